@@ -1,0 +1,40 @@
+// The carriers we issue labels for and the services each offers (contract §4).
+export const CARRIERS = ['UPS', 'USPS', 'FedEx', 'DHL'] as const;
+export type Carrier = (typeof CARRIERS)[number];
+
+export interface CarrierService {
+  /** Our code for the service, as clients send it in `service`. */
+  code: string;
+  /** The banner printed on the label. */
+  name: string;
+  /** Business days from acceptance to delivery, used for estimatedDelivery. */
+  transitDays: number;
+}
+
+export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
+  UPS: [
+    { code: 'ground', name: 'UPS GROUND', transitDays: 5 },
+    { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3 },
+    { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2 },
+    { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1 },
+  ],
+  USPS: [
+    { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5 },
+    { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3 },
+    { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2 },
+  ],
+  FedEx: [
+    { code: 'ground', name: 'FEDEX GROUND', transitDays: 5 },
+    { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3 },
+    { code: '2day', name: 'FEDEX 2DAY', transitDays: 2 },
+    { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1 },
+  ],
+  DHL: [
+    { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3 },
+    { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1 },
+  ],
+};
+
+export function findService(carrier: Carrier, code: string): CarrierService | undefined {
+  return SERVICES[carrier].find((s) => s.code === code);
+}
