@@ -9,29 +9,34 @@ export interface CarrierService {
   name: string;
   /** Business days from acceptance to delivery, used for estimatedDelivery. */
   transitDays: number;
+  /**
+   * The carrier's own code for the service: the UPS service code inside the tracking number, the
+   * USPS IMpb service type code, the FedEx service type, the DHL Express global product code.
+   */
+  carrierCode: string;
 }
 
 export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
   UPS: [
-    { code: 'ground', name: 'UPS GROUND', transitDays: 5 },
-    { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3 },
-    { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2 },
-    { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1 },
+    { code: 'ground', name: 'UPS GROUND', transitDays: 5, carrierCode: '03' },
+    { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3, carrierCode: '12' },
+    { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2, carrierCode: '02' },
+    { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1, carrierCode: '01' },
   ],
   USPS: [
-    { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5 },
-    { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3 },
-    { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2 },
+    { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5, carrierCode: '001' },
+    { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055' },
+    { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701' },
   ],
   FedEx: [
-    { code: 'ground', name: 'FEDEX GROUND', transitDays: 5 },
-    { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3 },
-    { code: '2day', name: 'FEDEX 2DAY', transitDays: 2 },
-    { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1 },
+    { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND' },
+    { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3, carrierCode: 'FEDEX_EXPRESS_SAVER' },
+    { code: '2day', name: 'FEDEX 2DAY', transitDays: 2, carrierCode: 'FEDEX_2_DAY' },
+    { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1, carrierCode: 'PRIORITY_OVERNIGHT' },
   ],
   DHL: [
-    { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3 },
-    { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1 },
+    { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3, carrierCode: 'P' },
+    { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1, carrierCode: 'T' },
   ],
 };
 

@@ -1,0 +1,116 @@
+// Carriers: tracking numbers with their check digits, public tracking pages, status codes and
+// delivery estimates. Pure functions; the serial behind a tracking number comes from the caller.
+import type { CarrierRules } from './rules.ts';
+import type { Carrier } from './services.ts';
+import type { CarrierStatusCode, TrackingStatus } from './status.ts';
+import { dhl } from './dhl.ts';
+import { fedex } from './fedex.ts';
+import { CARRIERS, findService } from './services.ts';
+import { TRACKING_STATUSES } from './status.ts';
+import { ups } from './ups.ts';
+import { usps } from './usps.ts';
+
+export { CARRIERS, SERVICES, findService } from './services.ts';
+export type { Carrier, CarrierService } from './services.ts';
+export { TRACKING_STATUSES } from './status.ts';
+export type { CarrierStatusCode, TrackingStatus } from './status.ts';
+export { estimateDelivery, DELIVERY_HOUR_UTC } from './delivery.ts';
+export { ISO_NUMERIC_COUNTRY } from './countries.ts';
+export { UPS_SHIPPER_ACCOUNT } from './ups.ts';
+export { USPS_MAILER_ID } from './usps.ts';
+
+const RULES: Readonly<Record<Carrier, CarrierRules>> = {
+  UPS: ups,
+  USPS: usps,
+  FedEx: fedex,
+  DHL: dhl,
+};
+
+function statusByCode(rules: CarrierRules): ReadonlyMap<string, TrackingStatus> {
+  const byCode = new Map(Object.entries(rules.statusAliases));
+  for (const status of TRACKING_STATUSES) byCode.set(rules.statusCodes[status].code, status);
+  return byCode;
+}
+
+const STATUS_BY_CODE: Readonly<Record<Carrier, ReadonlyMap<string, TrackingStatus>>> = {
+  UPS: statusByCode(ups),
+  USPS: statusByCode(usps),
+  FedEx: statusByCode(fedex),
+  DHL: statusByCode(dhl),
+};
+
+function rulesFor(carrier: Carrier): CarrierRules {
+  if (!Object.hasOwn(RULES, carrier)) throw new RangeError(`unknown carrier "${carrier}"`);
+  return RULES[carrier];
+}
+
+/** The largest serial `trackingNumberFor` takes for the carrier (serials start at 1). */
+export function maxTrackingSerial(carrier: Carrier): bigint {
+  return rulesFor(carrier).maxSerial;
+}
+
+/**
+ * The tracking number for a service-wide unique serial: distinct serials give distinct numbers for
+ * a carrier. Throws RangeError for a serial outside 1..maxTrackingSerial(carrier) or an unknown
+ * service.
+ */
+export function trackingNumberFor(carrier: Carrier, serial: bigint, serviceCode: string): string {
+  const rules = rulesFor(carrier);
+  if (typeof serial !== 'bigint') throw new TypeError('the tracking serial must be a bigint');
+  if (serial < 1n || serial > rules.maxSerial) {
+    throw new RangeError(`${carrier} tracking serial ${serial} is outside 1..${rules.maxSerial}`);
+  }
+  const service = findService(carrier, serviceCode);
+  if (!service) throw new RangeError(`${carrier} has no service "${serviceCode}"`);
+  return rules.trackingNumberFor(serial, service);
+}
+
+/** Whether the string is a well-formed tracking number of the carrier with a correct check digit. */
+export function isValidTrackingNumber(carrier: Carrier, trackingNumber: string): boolean {
+  return typeof trackingNumber === 'string' && rulesFor(carrier).isValid(trackingNumber);
+}
+
+/** The carrier whose format and check digit the number satisfies (lengths never overlap), or null. */
+export function detectCarrier(trackingNumber: string): Carrier | null {
+  if (typeof trackingNumber !== 'string') return null;
+  return CARRIERS.find((carrier) => RULES[carrier].isValid(trackingNumber)) ?? null;
+}
+
+/** The canonical form of a number a person typed or copied: no spaces or hyphens, upper case. */
+export function normalizeTrackingNumber(text: string): string {
+  return text.replace(/[\s-]+/g, '').toUpperCase();
+}
+
+/** The carrier's public tracking page for the number. */
+export function trackingUrl(carrier: Carrier, trackingNumber: string): string {
+  return rulesFor(carrier).url(trackingNumber);
+}
+
+/**
+ * The number in human-readable groups as printed on labels: UPS `1Z 5R8 939 03 5756 712 7`, USPS
+ * groups of four from the left, FedEx `9865 7878 8855`, DHL `33 1881 0025`. RangeError if the
+ * number is not valid for the carrier.
+ */
+export function formatTrackingNumber(carrier: Carrier, trackingNumber: string): string {
+  const rules = rulesFor(carrier);
+  if (!rules.isValid(trackingNumber)) {
+    throw new RangeError(`"${trackingNumber}" is not a valid ${carrier} tracking number`);
+  }
+  return rules.format(trackingNumber);
+}
+
+/** The carrier's own code and wording for one of our tracking statuses. */
+export function carrierStatusCode(carrier: Carrier, status: TrackingStatus): CarrierStatusCode {
+  const rules = rulesFor(carrier);
+  if (!Object.hasOwn(rules.statusCodes, status)) {
+    throw new RangeError(`unknown tracking status "${status}"`);
+  }
+  const { code, description } = rules.statusCodes[status];
+  return { code, description };
+}
+
+/** Our status for a carrier code (case-insensitive), or null for a code we do not know. */
+export function statusFromCarrierCode(carrier: Carrier, code: string): TrackingStatus | null {
+  rulesFor(carrier); // throws for an unknown carrier
+  return STATUS_BY_CODE[carrier].get(code.trim().toUpperCase()) ?? null;
+}
