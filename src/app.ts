@@ -1,0 +1,67 @@
+// Assembles the Fastify app: the one place that knows every capability.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from './context.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { installAuth } from './http/auth.ts';
+import { installIdempotency } from './http/idempotency.ts';
+import { installOpenApi } from './http/openapi.ts';
+import { errorSchema } from './http/schemas.ts';
+import { authRoutes } from './auth/routes.ts';
+import { healthRoutes } from './health/routes.ts';
+import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Bodies are checked strictly (no type coercion, unknown fields rejected); query strings are coerced. */
+function validators(schemas: object[]) {
+  const make = (coerceTypes: false | 'array') => {
+    const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+    addFormats(ajv);
+    for (const s of schemas) ajv.addSchema(s);
+    return ajv;
+  };
+  return { body: make(false), other: make('array') };
+}
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const sharedSchemas = [errorSchema, ...shipmentSchemas];
+  for (const s of sharedSchemas) app.addSchema(s);
+  const ajv = validators(sharedSchemas);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+  await installOpenApi(app, ctx);
+  installAuth(app, ctx);
+  installIdempotency(app, ctx);
+
+  await app.register(async (scope) => authRoutes(scope, ctx));
+  await app.register(
+    async (v1) => {
+      healthRoutes(v1, ctx);
+      shipmentRoutes(v1, ctx);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

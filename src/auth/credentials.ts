@@ -1,0 +1,166 @@
+// Accounts, API keys and OAuth clients: creation, lookup and revocation.
+import type { Db } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { NotFound, InvalidInput } from '../errors.ts';
+import { ALL_SCOPES, parseScopes, scopeString, type Scope } from './scopes.ts';
+import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
+
+export interface Principal {
+  accountId: string;
+  scopes: ReadonlySet<string>;
+  /** How the request authenticated, for logs: `api_key:<prefix>` or `client:<client_id>`. */
+  subject: string;
+}
+
+export function resolveScopes(text: string | undefined): Scope[] {
+  if (text === undefined) return [...ALL_SCOPES];
+  const { scopes, unknown } = parseScopes(text);
+  if (unknown.length) throw new InvalidInput(`unknown scope ${unknown.join(', ')}; known scopes: ${ALL_SCOPES.join(' ')}`);
+  return scopes;
+}
+
+export async function createAccount(db: Db, name: string): Promise<{ id: string; name: string }> {
+  const id = uuidv7();
+  await db.insertInto('accounts').values({ id, name, created_at: isoNow() }).execute();
+  return { id, name };
+}
+
+export async function ensureAccount(db: Db, name: string): Promise<string> {
+  await db.insertInto('accounts').values({ id: uuidv7(), name, created_at: isoNow() }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  const row = await db.selectFrom('accounts').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function findAccount(db: Db, idOrName: string): Promise<{ id: string; name: string }> {
+  const row = await db.selectFrom('accounts').select(['id', 'name']).where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)])).executeTakeFirst();
+  if (!row) throw new NotFound('account', idOrName);
+  return row;
+}
+
+export function apiKeyPrefix(live: boolean): string {
+  return live ? 'sk_live_' : 'sk_test_';
+}
+
+const DISPLAY_PREFIX_LENGTH = 16;
+
+/** Creates a key and returns it whole: this is the only time it is ever visible. */
+export async function createApiKey(db: Db, accountId: string, scopes: readonly Scope[], live: boolean, exactKey?: string): Promise<{ id: string; key: string; prefix: string }> {
+  const key = exactKey ?? apiKeyPrefix(live) + randomToken(32);
+  const id = uuidv7();
+  const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
+  await db.insertInto('api_keys').values({ id, account_id: accountId, prefix, hash: sha256Hex(key), scopes: scopeString(scopes), created_at: isoNow(), revoked_at: null }).execute();
+  return { id, key, prefix };
+}
+
+/** Ensures that exactly this key exists (BOOTSTRAP_API_KEY); a revoked one stays revoked. */
+export async function ensureApiKey(db: Db, accountId: string, key: string): Promise<void> {
+  const hash = sha256Hex(key);
+  const existing = await db.selectFrom('api_keys').select('id').where('hash', '=', hash).executeTakeFirst();
+  if (existing) return;
+  try {
+    await createApiKey(db, accountId, ALL_SCOPES, key.startsWith('sk_live_'), key);
+  } catch (err) {
+    // Another process inserted it in the meantime.
+    if (!(await db.selectFrom('api_keys').select('id').where('hash', '=', hash).executeTakeFirst())) throw err;
+  }
+}
+
+export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
+  const hash = sha256Hex(key);
+  const row = await db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
+  if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
+  return { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
+}
+
+export async function listApiKeys(db: Db, accountId?: string) {
+  let q = db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select(['api_keys.id', 'api_keys.prefix', 'api_keys.scopes', 'api_keys.created_at', 'api_keys.revoked_at', 'accounts.name as account']);
+  if (accountId) q = q.where('api_keys.account_id', '=', accountId);
+  return q.orderBy('api_keys.created_at').execute();
+}
+
+/** Revokes every key whose display prefix starts with `prefix` (at least 12 characters, to be unambiguous). */
+export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
+  if (prefix.length < 12) throw new InvalidInput('give at least the first 12 characters of the key, as `key list` shows them');
+  const rows = await db.selectFrom('api_keys').select(['id', 'prefix']).where('revoked_at', 'is', null).execute();
+  const ids = rows.filter((r) => r.prefix.startsWith(prefix) || prefix.startsWith(r.prefix)).map((r) => r.id);
+  if (ids.length === 0) throw new NotFound('api key', prefix);
+  if (ids.length > 1) throw new InvalidInput(`${ids.length} keys start with ${prefix}; give more characters`);
+  await db.updateTable('api_keys').set({ revoked_at: isoNow() }).where('id', 'in', ids).execute();
+  return ids.length;
+}
+
+export interface OAuthClient {
+  clientId: string;
+  accountId: string;
+  name: string;
+  scopes: Scope[];
+  redirectUris: string[];
+}
+
+export async function createClient(
+  db: Db,
+  accountId: string,
+  options: { scopes: readonly Scope[]; redirectUris?: string[]; name?: string; clientId?: string; clientSecret?: string },
+): Promise<{ clientId: string; clientSecret: string }> {
+  const clientId = options.clientId ?? `cl_${randomToken(20)}`;
+  const clientSecret = options.clientSecret ?? `cs_${randomToken(40)}`;
+  for (const uri of options.redirectUris ?? []) {
+    let u: URL;
+    try {
+      u = new URL(uri);
+    } catch {
+      throw new InvalidInput(`redirect URI ${uri} is not an absolute URL`);
+    }
+    if (u.hash) throw new InvalidInput(`redirect URI ${uri} must not have a fragment`);
+  }
+  await db
+    .insertInto('oauth_clients')
+    .values({
+      id: uuidv7(),
+      client_id: clientId,
+      account_id: accountId,
+      name: options.name ?? clientId,
+      // Client secrets are 238-bit random values we generate, so SHA-256 suffices (docs/decisions.md).
+      secret_hash: sha256Hex(clientSecret),
+      scopes: scopeString(options.scopes),
+      redirect_uris: JSON.stringify(options.redirectUris ?? []),
+      created_at: isoNow(),
+      revoked_at: null,
+    })
+    .execute();
+  return { clientId, clientSecret };
+}
+
+export async function ensureClient(db: Db, accountId: string, clientId: string, clientSecret: string): Promise<void> {
+  const existing = await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst();
+  if (existing) {
+    await db.updateTable('oauth_clients').set({ secret_hash: sha256Hex(clientSecret) }).where('client_id', '=', clientId).execute();
+    return;
+  }
+  try {
+    await createClient(db, accountId, { scopes: ALL_SCOPES, clientId, clientSecret, name: 'bootstrap client' });
+  } catch (err) {
+    if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst())) throw err;
+  }
+}
+
+export async function findClient(db: Db, clientId: string): Promise<(OAuthClient & { secretHash: string }) | null> {
+  const row = await db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+  if (!row) return null;
+  return {
+    clientId: row.client_id,
+    accountId: row.account_id,
+    name: row.name,
+    scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    secretHash: row.secret_hash,
+  };
+}
+
+/** The client when the secret matches, else null; the comparison takes the same time either way. */
+export async function authenticateClient(db: Db, clientId: string, clientSecret: string): Promise<OAuthClient | null> {
+  const client = await findClient(db, clientId);
+  const given = sha256Hex(clientSecret);
+  const ok = constantTimeEqual(client?.secretHash ?? '0'.repeat(64), given);
+  return client && ok ? client : null;
+}

@@ -1,0 +1,111 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { ALL_SCOPES } from './scopes.ts';
+import { grantHandlers, handleTokenRequest, parseForm } from './token-endpoint.ts';
+
+const oauthError = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+} as const;
+
+/** The path part of `{auth_url}`, where the OAuth routes live. */
+export function authPrefix(ctx: AppContext): string {
+  return new URL(ctx.config.authBaseUrl).pathname.replace(/\/+$/, '');
+}
+
+export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const prefix = authPrefix(ctx);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+    try {
+      done(null, parseForm(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  app.post(`${prefix}/oauth/token`, {
+    config: { public: true, oauth: true },
+    schema: {
+      tags: ['oauth'],
+      summary: 'Issue an access token',
+      description: 'RFC 6749 token endpoint. `application/x-www-form-urlencoded` only. Client authentication by `client_secret_post` (client_id and client_secret fields) or `client_secret_basic` (HTTP Basic).',
+      consumes: ['application/x-www-form-urlencoded'],
+      body: {
+        type: 'object',
+        properties: {
+          grant_type: { type: 'string', description: '`client_credentials`, `authorization_code` or `refresh_token`.' },
+          client_id: { type: 'string' },
+          client_secret: { type: 'string', format: 'password' },
+          scope: { type: 'string', description: 'Space-separated scopes, e.g. `read:labels write:labels` (`labels:read` is accepted too).' },
+          code: { type: 'string' },
+          redirect_uri: { type: 'string' },
+          code_verifier: { type: 'string' },
+          refresh_token: { type: 'string' },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          required: ['access_token', 'token_type', 'expires_in'],
+          properties: {
+            access_token: { type: 'string' },
+            token_type: { type: 'string', enum: ['Bearer'] },
+            expires_in: { type: 'integer' },
+            scope: { type: 'string' },
+            refresh_token: { type: 'string' },
+          },
+        },
+        400: oauthError,
+        401: oauthError,
+      },
+    },
+    handler: async (request, reply) => {
+      const token = await handleTokenRequest(ctx, request);
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(token);
+    },
+  });
+
+  app.get(`${prefix}/.well-known/jwks.json`, {
+    config: { public: true },
+    schema: {
+      tags: ['oauth'],
+      summary: 'Public keys that verify access tokens and stamp indicia',
+      response: { 200: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } } } },
+    },
+    handler: async (_request, reply) => {
+      await ctx.keys.reload();
+      return reply.header('cache-control', 'public, max-age=300').send(ctx.keys.jwks());
+    },
+  });
+
+  app.get(`${prefix}/.well-known/oauth-authorization-server`, {
+    config: { public: true },
+    schema: {
+      tags: ['oauth'],
+      summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+      response: { 200: { type: 'object', additionalProperties: true } },
+    },
+    handler: async () => authorizationServerMetadata(ctx),
+  });
+}
+
+export function authorizationServerMetadata(ctx: AppContext): Record<string, unknown> {
+  const base = ctx.config.authBaseUrl;
+  const grants = [...grantHandlers.keys()];
+  const meta: Record<string, unknown> = {
+    issuer: base,
+    token_endpoint: `${base}/oauth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    grant_types_supported: grants,
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    scopes_supported: [...ALL_SCOPES],
+    response_types_supported: grants.includes('authorization_code') ? ['code'] : [],
+    service_documentation: `${ctx.config.baseUrl}/docs`,
+  };
+  if (grants.includes('authorization_code')) {
+    meta.authorization_endpoint = `${base}/oauth/authorize`;
+    meta.code_challenge_methods_supported = ['S256'];
+  }
+  return meta;
+}

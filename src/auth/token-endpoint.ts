@@ -1,0 +1,84 @@
+// POST {auth_url}/oauth/token (RFC 6749 §4.4 and contract §3): client authentication, grants, scopes.
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { OAuthError } from '../errors.ts';
+import { authenticateClient, type OAuthClient } from './credentials.ts';
+import { parseScopes, type Scope } from './scopes.ts';
+import { issueAccessToken } from './tokens.ts';
+import { tokenSettings } from '../http/auth.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+}
+
+export type Form = Record<string, string>;
+export type GrantHandler = (ctx: AppContext, client: OAuthClient, form: Form) => Promise<TokenResponse>;
+
+/** Grants by `grant_type`; the authorization-code module adds its own. */
+export const grantHandlers = new Map<string, GrantHandler>();
+
+/** The scopes granted for a request: all the client may have when omitted, else exactly those asked. */
+export function grantedScopes(allowed: readonly Scope[], requested: string | undefined): Scope[] {
+  if (requested === undefined) return [...allowed];
+  if (requested.trim() === '') throw new OAuthError('invalid_scope', 'scope is empty');
+  const { scopes, unknown } = parseScopes(requested);
+  if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
+  const beyond = scopes.filter((s) => !allowed.includes(s));
+  if (beyond.length) throw new OAuthError('invalid_scope', `the client may not have ${beyond.join(' ')}`);
+  return scopes;
+}
+
+export async function tokenFor(ctx: AppContext, client: OAuthClient, subject: string, scopes: readonly Scope[]): Promise<TokenResponse> {
+  const t = await issueAccessToken(ctx.keys, tokenSettings(ctx), { accountId: client.accountId, subject, clientId: client.clientId, scopes });
+  return { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, scope: t.scope };
+}
+
+grantHandlers.set('client_credentials', async (ctx, client, form) => tokenFor(ctx, client, client.clientId, grantedScopes(client.scopes, form.scope)));
+
+/** Parses `application/x-www-form-urlencoded`; a parameter given twice is invalid (RFC 6749 §3.2). */
+export function parseForm(body: string): Form {
+  const form: Form = {};
+  for (const [k, v] of new URLSearchParams(body)) {
+    if (Object.hasOwn(form, k)) throw new OAuthError('invalid_request', `parameter ${k} is repeated`);
+    form[k] = v;
+  }
+  return form;
+}
+
+function basicCredentials(header: string): { id: string; secret: string } {
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', { basicChallenge: true });
+  try {
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before being joined.
+    const plus = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: plus(decoded.slice(0, colon)), secret: plus(decoded.slice(colon + 1)) };
+  } catch {
+    throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', { basicChallenge: true });
+  }
+}
+
+export async function handleTokenRequest(ctx: AppContext, request: FastifyRequest): Promise<TokenResponse> {
+  const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'send the token request as application/x-www-form-urlencoded');
+  const form = request.body as Form;
+  const authorization = request.headers.authorization;
+  const basic = typeof authorization === 'string' && /^basic\s/i.test(authorization);
+  if (basic && (form.client_id !== undefined && form.client_secret !== undefined)) {
+    throw new OAuthError('invalid_request', 'use one client authentication method, not both');
+  }
+  if (!form.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
+  const creds = basic ? basicCredentials(authorization!) : { id: form.client_id, secret: form.client_secret };
+  if (!creds.id) throw new OAuthError('invalid_request', 'client_id is required');
+  if (creds.secret === undefined) throw new OAuthError('invalid_client', 'client authentication failed', { basicChallenge: basic });
+  const client = await authenticateClient(ctx.db, creds.id, creds.secret);
+  if (!client) throw new OAuthError('invalid_client', 'client authentication failed', { basicChallenge: basic });
+  if (basic && form.client_id !== undefined && form.client_id !== creds.id) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
+  const grant = grantHandlers.get(form.grant_type);
+  if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported; use ${[...grantHandlers.keys()].join(' or ')}`);
+  return grant(ctx, client, form);
+}

@@ -1,0 +1,68 @@
+// Access tokens: ES256 JWTs with the claims of contract §3, verifiable offline through the JWKS.
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import type { KeyRing } from './keyring.ts';
+import { SIGNING_ALG } from './keyring.ts';
+import { uuidv7 } from '../db/ids.ts';
+import type { Principal } from './credentials.ts';
+
+export interface TokenSettings {
+  issuer: string;
+  audience: string;
+  ttlSeconds: number;
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  expiresIn: number;
+  scope: string;
+}
+
+export async function issueAccessToken(keys: KeyRing, settings: TokenSettings, claims: { accountId: string; subject: string; clientId: string; scopes: readonly string[] }): Promise<IssuedToken> {
+  const { kid, privateKey } = keys.signingKey('access_token');
+  const scope = claims.scopes.join(' ');
+  const accessToken = await new SignJWT({ scope, account_id: claims.accountId, client_id: claims.clientId })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: 'at+jwt' })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setSubject(claims.subject)
+    .setIssuedAt()
+    .setExpirationTime(`${settings.ttlSeconds}s`)
+    .setJti(uuidv7())
+    .sign(privateKey);
+  return { accessToken, expiresIn: settings.ttlSeconds, scope };
+}
+
+export type TokenCheck = { ok: true; principal: Principal } | { ok: false; reason: string };
+
+export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, token: string): Promise<TokenCheck> {
+  let kid: string | undefined;
+  try {
+    const header = decodeProtectedHeader(token);
+    // Only our algorithm: `none`, HS256 keyed with the public key and friends never get further.
+    if (header.alg !== SIGNING_ALG) return { ok: false, reason: `token algorithm ${String(header.alg)} is not accepted` };
+    kid = header.kid;
+  } catch {
+    return { ok: false, reason: 'the bearer token is not a JWT' };
+  }
+  if (!kid) return { ok: false, reason: 'the token has no key id' };
+  const key = await keys.publicKey(kid, 'access_token');
+  if (!key) return { ok: false, reason: 'the token was not signed by this service' };
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [SIGNING_ALG],
+      issuer: settings.issuer,
+      audience: settings.audience,
+      typ: 'at+jwt',
+      requiredClaims: ['exp', 'iat', 'sub', 'jti'],
+    });
+    const accountId = payload.account_id;
+    if (typeof accountId !== 'string') return { ok: false, reason: 'the token has no account' };
+    const scope = typeof payload.scope === 'string' ? payload.scope : '';
+    return { ok: true, principal: { accountId, scopes: new Set(scope.split(' ').filter(Boolean)), subject: `client:${String(payload.client_id ?? payload.sub)}` } };
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'the token has expired' };
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) return { ok: false, reason: 'the token signature is invalid' };
+    if (err instanceof joseErrors.JWTClaimValidationFailed) return { ok: false, reason: `the token ${err.claim} claim is invalid` };
+    return { ok: false, reason: 'the token is invalid' };
+  }
+}

@@ -1,0 +1,41 @@
+// Everything between "settings are read" and "the app can be built": database, migrations, keys,
+// and the BOOTSTRAP_* credentials.
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
+import { migrate, openStorage, type OpenOptions } from './db/index.ts';
+import { KeyRing, serviceSecret } from './auth/keyring.ts';
+import { createApiKey, ensureAccount, ensureApiKey, ensureClient } from './auth/credentials.ts';
+import { ALL_SCOPES } from './auth/scopes.ts';
+
+export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
+  const storage = await openStorage(config.databaseUrl, options);
+  try {
+    await migrate(storage);
+    const keys = new KeyRing(storage.db);
+    await keys.init();
+    const urlKey = await serviceSecret(storage.db, 'download_url_hmac');
+    return { config, storage, db: storage.db, keys, urlKey, log };
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+}
+
+/**
+ * Ensures the BOOTSTRAP_* credentials. In development with no key configured, creates one the very
+ * first time (when the default account has no key at all) and returns it so it can be printed once.
+ */
+export async function ensureBootstrapCredentials(ctx: AppContext): Promise<{ createdKey?: string }> {
+  const { config, db } = ctx;
+  const needDefault = config.bootstrapApiKey || config.bootstrapClientId || config.env === 'development';
+  if (!needDefault) return {};
+  const accountId = await ensureAccount(db, 'default');
+  if (config.bootstrapApiKey) await ensureApiKey(db, accountId, config.bootstrapApiKey);
+  if (config.bootstrapClientId && config.bootstrapClientSecret) await ensureClient(db, accountId, config.bootstrapClientId, config.bootstrapClientSecret);
+  if (!config.bootstrapApiKey && config.env === 'development') {
+    const any = await db.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirst();
+    if (!any) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
+  }
+  return {};
+}

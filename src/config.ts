@@ -1,0 +1,148 @@
+// Every setting, parsed and validated once (contract §1). Nothing else reads process.env.
+
+export const APP_ENVS = ['development', 'staging', 'production'] as const;
+export type AppEnv = (typeof APP_ENVS)[number];
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Config {
+  env: AppEnv;
+  role: Role;
+  host: string;
+  port: number;
+  publicBaseUrl: string;
+  /** `{base_url}`: the public origin plus `/v1`. */
+  baseUrl: string;
+  /** `{auth_url}`: the token endpoint is `${authBaseUrl}/oauth/token`. */
+  authBaseUrl: string;
+  databaseUrl: string;
+  bootstrapApiKey?: string;
+  bootstrapClientId?: string;
+  bootstrapClientSecret?: string;
+  sandboxTracking: boolean;
+  /** Seconds between two sandbox tracking steps of one parcel. */
+  sandboxStepSeconds: number;
+  webhookRetrySchedule: number[];
+  webhookAllowedCidrs: string[];
+  /** Private address ranges are reachable by webhooks (development only unless listed). */
+  webhookAllowPrivate: boolean;
+  webhookTimeoutMs: number;
+  accessTokenTtlSeconds: number;
+  logLevel: string;
+  /** Milliseconds the worker sleeps when it found nothing to do. */
+  workerIdleMs: number;
+  version: string;
+}
+
+export class ConfigError extends Error {}
+
+const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
+// Values that appear in docs and examples: never acceptable as a production secret.
+const KNOWN_DEV_SECRETS = new Set(['secret', 'changeme', 'password', 'dev', 'test', 'example']);
+
+function parseBool(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(value.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be 1 or 0, got "${value}"`);
+}
+
+function parseNumber(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+function parseUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be http or https`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+export function parseCidrList(name: string, value: string | undefined): string[] {
+  if (!value) return [];
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const cidr of list) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(cidr)) throw new ConfigError(`${name}: "${cidr}" is not a CIDR range like 10.0.0.0/8`);
+  }
+  return list;
+}
+
+function looksLikeDevSecret(value: string): boolean {
+  return value.length < 32 || KNOWN_DEV_SECRETS.has(value.toLowerCase()) || value.startsWith('sk_test_');
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env, version = '0.0.0'): Config {
+  const appEnv = (env.APP_ENV || 'development') as AppEnv;
+  if (!APP_ENVS.includes(appEnv)) throw new ConfigError(`APP_ENV must be one of ${APP_ENVS.join(', ')}, got "${env.APP_ENV}"`);
+  const production = appEnv === 'production';
+  const role = (env.ROLE || 'all') as Role;
+  if (!ROLES.includes(role)) throw new ConfigError(`ROLE must be one of ${ROLES.join(', ')}, got "${env.ROLE}"`);
+
+  const port = parseNumber('PORT', env.PORT, 8080, 0, 65535);
+  const host = env.HOST || (production ? '0.0.0.0' : '127.0.0.1');
+  if (production && !env.PUBLIC_BASE_URL) throw new ConfigError('PUBLIC_BASE_URL is required in production');
+  const publicBaseUrl = parseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL || `http://localhost:${port}`);
+  const authBaseUrl = env.AUTH_BASE_URL ? parseUrl('AUTH_BASE_URL', env.AUTH_BASE_URL) : publicBaseUrl;
+  if (production && (!publicBaseUrl.startsWith('https://') || !authBaseUrl.startsWith('https://'))) {
+    throw new ConfigError('PUBLIC_BASE_URL and AUTH_BASE_URL must be https in production');
+  }
+
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/shipping.db';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+  if (production && databaseUrl === 'sqlite::memory:') throw new ConfigError('an in-memory database is not allowed in production');
+
+  const bootstrapClientId = env.BOOTSTRAP_CLIENT_ID || undefined;
+  const bootstrapClientSecret = env.BOOTSTRAP_CLIENT_SECRET || undefined;
+  if (Boolean(bootstrapClientId) !== Boolean(bootstrapClientSecret)) {
+    throw new ConfigError('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  const bootstrapApiKey = env.BOOTSTRAP_API_KEY || undefined;
+  if (production) {
+    if (bootstrapApiKey && (looksLikeDevSecret(bootstrapApiKey) || !bootstrapApiKey.startsWith('sk_live_'))) {
+      throw new ConfigError('BOOTSTRAP_API_KEY must be a sk_live_ key of at least 32 characters in production');
+    }
+    if (bootstrapClientSecret && looksLikeDevSecret(bootstrapClientSecret)) {
+      throw new ConfigError('BOOTSTRAP_CLIENT_SECRET must be at least 32 random characters in production');
+    }
+  }
+
+  const schedule = (env.WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE).split(',').map((s) => s.trim());
+  const webhookRetrySchedule = schedule.map((s) => {
+    const n = Number(s);
+    if (s === '' || !Number.isFinite(n) || n < 0) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${s}"`);
+    return n;
+  });
+
+  return {
+    env: appEnv,
+    role,
+    host,
+    port,
+    publicBaseUrl,
+    baseUrl: `${publicBaseUrl}/v1`,
+    authBaseUrl,
+    databaseUrl,
+    bootstrapApiKey,
+    bootstrapClientId,
+    bootstrapClientSecret,
+    sandboxTracking: parseBool('SANDBOX_TRACKING', env.SANDBOX_TRACKING, !production),
+    sandboxStepSeconds: parseNumber('SANDBOX_STEP_SECONDS', env.SANDBOX_STEP_SECONDS, 60, 0, 86400),
+    webhookRetrySchedule,
+    webhookAllowedCidrs: parseCidrList('WEBHOOK_ALLOWED_CIDRS', env.WEBHOOK_ALLOWED_CIDRS),
+    webhookAllowPrivate: appEnv === 'development',
+    webhookTimeoutMs: parseNumber('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15000, 100, 60000),
+    accessTokenTtlSeconds: parseNumber('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
+    logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),
+    workerIdleMs: parseNumber('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
+    version,
+  };
+}

@@ -1,0 +1,16 @@
+// Domain events are written in the same transaction as the change that causes them; the webhook
+// worker fans them out later, so an acknowledged change never loses its event.
+import type { Db, Tx } from './index.ts';
+import { isoNow, uuidv7 } from './ids.ts';
+
+export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string; type: EventType; shipmentId: string; data: unknown; at?: string }): Promise<string> {
+  const id = uuidv7();
+  await tx
+    .insertInto('domain_events')
+    .values({ id, account_id: event.accountId, type: event.type, shipment_id: event.shipmentId, data: JSON.stringify(event.data), created_at: event.at ?? isoNow(), dispatched_at: null })
+    .execute();
+  return id;
+}

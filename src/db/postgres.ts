@@ -1,0 +1,26 @@
+import pg from 'pg';
+import { PostgresDialect } from 'kysely';
+
+// int8 and numeric come back as strings by default; our counters fit in a double.
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+export function postgresPool(url: string, schema?: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    types: types as pg.CustomTypesConfig,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+export function postgresDialect(pool: pg.Pool): PostgresDialect {
+  return new PostgresDialect({ pool });
+}

@@ -1,0 +1,112 @@
+// One interface describing every table. Times are RFC 3339 UTC strings with milliseconds (they sort
+// as text), JSON documents are text, and booleans are 0/1 integers, the same in both dialects.
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  /** The first characters of the key, shown in listings. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. */
+  hash: string;
+  scopes: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface OAuthClientsTable {
+  id: string;
+  client_id: string;
+  account_id: string;
+  name: string;
+  /** scrypt hash of the client secret: `scrypt$<salt b64>$<hash b64>`. */
+  secret_hash: string;
+  scopes: string;
+  /** JSON array of exact-match redirect URIs. */
+  redirect_uris: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  /** What the key signs: `access_token` or `stamp`. */
+  purpose: string;
+  alg: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
+export interface CountersTable {
+  name: string;
+  value: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  request_hash: string;
+  /** null while the first request is still being handled. */
+  status_code: number | null;
+  content_type: string | null;
+  response_body: string | null;
+  created_at: string;
+}
+
+export interface DomainEventsTable {
+  id: string;
+  account_id: string;
+  type: string;
+  shipment_id: string;
+  /** JSON: the event's `data` as delivered to webhooks. */
+  data: string;
+  created_at: string;
+  /** Set once the webhook fan-out has created its deliveries. */
+  dispatched_at: string | null;
+}
+
+export interface ShipmentsTable {
+  id: string;
+  account_id: string;
+  carrier: string;
+  service: string;
+  from_address: string;
+  to_address: string;
+  parcel: string;
+  reference: string | null;
+  status: string;
+  /** The active label, kept here so the shipment shows it without a join (labels set these). */
+  label_id: string | null;
+  tracking_number: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  oauth_clients: OAuthClientsTable;
+  signing_keys: SigningKeysTable;
+  service_secrets: ServiceSecretsTable;
+  counters: CountersTable;
+  idempotency_keys: IdempotencyKeysTable;
+  domain_events: DomainEventsTable;
+  shipments: ShipmentsTable;
+}
+
+// Kept so later tables can use generated columns without a new import.
+export type { Generated };

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { AppContext } from '../context.ts';
+import { referencePage } from '../http/openapi.ts';
+
+const healthSchema = {
+  type: 'object',
+  required: ['status', 'version'],
+  properties: { status: { type: 'string', enum: ['ok', 'unavailable'] }, version: { type: 'string' } },
+} as const;
+
+export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/health', {
+    config: { public: true },
+    schema: { tags: ['service'], summary: 'Service health and release version', response: { 200: healthSchema, 503: healthSchema } },
+    handler: async (_request, reply) => {
+      try {
+        await sql`select 1`.execute(ctx.db);
+        return { status: 'ok', version: ctx.config.version };
+      } catch (err) {
+        ctx.log.warn({ err }, 'health check: database does not answer');
+        return reply.code(503).send({ status: 'unavailable', version: ctx.config.version });
+      }
+    },
+  });
+
+  app.get('/openapi.json', {
+    config: { public: true },
+    schema: { hide: true },
+    handler: async () => app.swagger(),
+  });
+
+  app.get('/docs', {
+    config: { public: true },
+    schema: { hide: true },
+    handler: async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .send(referencePage(app.swagger() as Record<string, any>)),
+  });
+}

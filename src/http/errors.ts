@@ -1,0 +1,69 @@
+// The one place where errors become responses: `{code, message}` (or RFC 6749 on OAuth routes).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, InvalidInput, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+
+function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
+  const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const missing = params && typeof params.missingProperty === 'string' ? params.missingProperty : undefined;
+  const extra = params && typeof params.additionalProperty === 'string' ? params.additionalProperty : undefined;
+  const leaf = missing ?? extra;
+  const full = [path, leaf].filter(Boolean).join('.');
+  return full || where;
+}
+
+/** Turns anything thrown into one of our typed errors. */
+export function toAppError(err: FastifyError | Error, request: FastifyRequest): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const where = fe.validationContext ?? 'body';
+    const details: FieldProblem[] = fe.validation.map((v) => ({
+      field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where),
+      message: v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid'),
+    }));
+    const first = details[0]!;
+    const message = `${where === 'body' ? '' : `${where} `}${first.field} ${first.message}`.trim();
+    return new InvalidInput(message, details);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLarge('request body is larger than the limit of 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaType(`content type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidInput('request body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new InvalidInput('Content-Length does not match the body');
+    case 'FST_ERR_NOT_FOUND':
+      return new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);
+  }
+  if (err instanceof SyntaxError || fe.statusCode === 400) return new InvalidInput(`malformed request: ${err instanceof SyntaxError ? 'body is not valid JSON' : fe.message}`);
+  if (fe.statusCode === 404) return new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);
+  if (fe.statusCode === 415) return new UnsupportedMediaType(fe.message);
+  if (fe.statusCode === 413) return new PayloadTooLarge('request body is too large');
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new AppError(fe.statusCode, 'INVALID_INPUT', fe.message);
+  return new AppError(500, 'INTERNAL', 'internal error; the request id in x-request-id identifies it in the logs');
+}
+
+function oauthShape(err: AppError): AppError {
+  if (err instanceof OAuthError) return err;
+  if (err.status === 401) return new OAuthError('invalid_client', err.message);
+  if (err.status >= 500) return err;
+  return new OAuthError('invalid_request', err.message);
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    let appErr = toAppError(err, request);
+    if (request.routeOptions.config?.oauth) appErr = oauthShape(appErr);
+    if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
+    reply.headers(appErr.headers);
+    if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    return reply.status(appErr.status).type('application/json; charset=utf-8').send(appErr.body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const err = new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);
+    return reply.status(404).send(err.body());
+  });
+}

@@ -1,0 +1,88 @@
+// `Idempotency-Key` on every POST (contract §9): the same key and body within 24 h replays the first
+// response; a different body is 422. Keys are kept per account in the database.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { isUniqueViolation } from '../db/index.ts';
+import { isoNow } from '../db/ids.ts';
+import { Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
+
+const KEY_TTL_MS = 24 * 3600 * 1000;
+// A first request that has not finished after this long is taken to have died with its process.
+const ABANDONED_MS = 60 * 1000;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotencyKey?: string;
+  }
+}
+
+function requestHash(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n`)
+    .update(request.body === undefined ? '' : JSON.stringify(request.body))
+    .digest('hex');
+}
+
+export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
+  const { db } = ctx;
+  app.addHook('preHandler', async (request, reply) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.principal) return;
+    const key = Array.isArray(header) ? header[0]! : header;
+    if (key.length < 1 || key.length > 255) throw new InvalidInput('Idempotency-Key must be 1 to 255 characters');
+    const accountId = request.principal.accountId;
+    const hash = requestHash(request);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: hash, status_code: null, content_type: null, response_body: null, created_at: isoNow() }).execute();
+        request.idempotencyKey = key;
+        return;
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+      }
+      const row = await db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+      if (!row) continue;
+      const age = Date.now() - Date.parse(row.created_at);
+      const abandoned = row.status_code === null && age > ABANDONED_MS;
+      if (age > KEY_TTL_MS || abandoned) {
+        await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', row.created_at).execute();
+        continue;
+      }
+      if (row.request_hash !== hash) throw new IdempotencyKeyReused(`Idempotency-Key ${key} was used with a different request in the last 24 hours`);
+      if (row.status_code === null) throw new Conflict(`a request with Idempotency-Key ${key} is still being processed; retry shortly`);
+      return reply
+        .code(row.status_code)
+        .header('idempotent-replayed', 'true')
+        .type(row.content_type ?? 'application/json; charset=utf-8')
+        .send(row.response_body ?? '');
+    }
+    throw new Conflict(`Idempotency-Key ${key} is contended; retry shortly`);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const key = request.idempotencyKey;
+    if (!key || !request.principal) return payload;
+    request.idempotencyKey = undefined;
+    const where = db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key);
+    // A server error is not a result worth replaying: the client may retry with the same key.
+    if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+      await where.execute();
+      return payload;
+    }
+    await db
+      .updateTable('idempotency_keys')
+      .set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() })
+      .where('account_id', '=', request.principal.accountId)
+      .where('key', '=', key)
+      .execute();
+    return payload;
+  });
+}
+
+/** Forgets keys older than 24 hours; the worker calls this now and then. */
+export async function purgeIdempotencyKeys(ctx: AppContext): Promise<number> {
+  const cutoff = new Date(Date.now() - KEY_TTL_MS).toISOString();
+  const r = await ctx.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -1,0 +1,42 @@
+// JSON Schemas shared by every route: the error body, ids, times.
+import { UUID_PATTERN } from '../db/ids.ts';
+
+export const errorSchema = {
+  $id: 'Error',
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', description: 'Machine-readable error code, e.g. INVALID_INPUT or NOT_FOUND.' },
+    message: { type: 'string', description: 'What went wrong, for a person.' },
+    details: {
+      type: 'array',
+      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+} as const;
+
+export const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
+export const dateTime = { type: 'string', format: 'date-time' } as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: uuid }, additionalProperties: false } as const;
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid input',
+  401: 'Missing or bad credentials',
+  403: 'Missing scope or bad signature',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  410: 'Gone',
+  413: 'Body too large',
+  415: 'Unsupported content type',
+  422: 'Idempotency key reused with another request',
+  429: 'Rate limited',
+};
+
+/** The error responses of a route, by status. Authenticated routes always have 401 and 403. */
+export function errors(...statuses: number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const s of statuses) out[s] = { description: STATUS_TEXT[s] ?? 'Error', $ref: 'Error#' };
+  return out;
+}
+
+export const authErrors = [400, 401, 403] as const;

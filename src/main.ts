@@ -1,0 +1,71 @@
+// Process entry: read config, build the app and the worker, listen, shut down gracefully.
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
+import { ensureBootstrapCredentials, openContext } from './bootstrap.ts';
+import { buildApp } from './app.ts';
+import { startWorker, type Worker } from './worker.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+async function main(): Promise<void> {
+  const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.length);
+  let config;
+  try {
+    config = loadConfig(roleArg ? { ...process.env, ROLE: roleArg } : process.env, version);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const ctx = await openContext(config, log);
+  const { createdKey } = await ensureBootstrapCredentials(ctx);
+
+  let worker: Worker | null = null;
+  if (config.role !== 'api') worker = startWorker(ctx);
+  const app = config.role !== 'worker' ? await buildApp(ctx) : null;
+  if (app) {
+    await app.listen({ host: config.host, port: config.port });
+    const say = (s: string) => process.stdout.write(`${s}\n`);
+    say('');
+    say(`Shipping API ${version} (${config.env}) is serving ${config.baseUrl} on ${config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'PostgreSQL'}`);
+    say(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);
+    if (createdKey) {
+      say('');
+      say(`  An API key was created for account "default". It is shown this once; keep it:`);
+      say(`    ${createdKey}`);
+      say(`  Try it:`);
+      say(`    curl -s -H 'X-API-Key: ${createdKey}' ${config.baseUrl}/shipments`);
+    } else {
+      say(`  Try it: curl -s -H 'X-API-Key: <your key>' ${config.baseUrl}/shipments`);
+      say(`  (new key: npm run admin -- key create --account default)`);
+    }
+    say('');
+  } else {
+    log.info('worker started');
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    await app?.close();
+    await worker?.stop();
+    await ctx.storage.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

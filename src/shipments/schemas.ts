@@ -1,0 +1,83 @@
+import { CARRIERS } from '../carriers/services.ts';
+import { dateTime, uuid } from '../http/schemas.ts';
+
+// Printable text: no control characters (they would corrupt ZPL and confuse printers).
+const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: PRINTABLE }) as const;
+
+export const addressSchema = {
+  $id: 'Address',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'street1', 'city', 'postalCode', 'country'],
+  properties: {
+    name: { ...text(100, 1), description: 'Person or company to deliver to; UTF-8.' },
+    company: text(100),
+    street1: text(100, 1),
+    street2: text(100),
+    city: text(60, 1),
+    state: text(40),
+    postalCode: { type: 'string', minLength: 2, maxLength: 16, pattern: '^[A-Za-z0-9][A-Za-z0-9 -]*$' },
+    country: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
+    phone: { type: 'string', maxLength: 30, pattern: '^[0-9+()./ -]*$' },
+    email: { type: 'string', maxLength: 254, format: 'email' },
+  },
+} as const;
+
+export const parcelSchema = {
+  $id: 'Parcel',
+  type: 'object',
+  additionalProperties: false,
+  required: ['weight'],
+  properties: {
+    weight: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['value', 'unit'],
+      properties: { value: { type: 'number', exclusiveMinimum: 0, maximum: 100000 }, unit: { type: 'string', enum: ['g', 'kg', 'oz', 'lb'] } },
+    },
+    length: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
+    width: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
+    height: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
+    dimensionUnit: { type: 'string', enum: ['cm', 'in'] },
+  },
+} as const;
+
+export const shipmentStatuses = ['created', 'pre_transit', 'in_transit', 'out_for_delivery', 'delivered', 'exception', 'returned'] as const;
+
+export const createShipmentBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['carrier', 'service', 'from', 'to', 'parcel'],
+  properties: {
+    carrier: { type: 'string', enum: [...CARRIERS] },
+    service: { type: 'string', minLength: 1, maxLength: 40, description: 'One of the carrier\'s services, e.g. UPS ground, USPS priority_mail.' },
+    from: { $ref: 'Address#' },
+    to: { $ref: 'Address#' },
+    parcel: { $ref: 'Parcel#' },
+    reference: { ...text(100), description: 'Free text printed on the label.' },
+  },
+} as const;
+
+export const shipmentSchema = {
+  $id: 'Shipment',
+  type: 'object',
+  required: ['id', 'carrier', 'service', 'from', 'to', 'parcel', 'status', 'createdAt'],
+  properties: {
+    id: uuid,
+    carrier: { type: 'string', enum: [...CARRIERS] },
+    service: { type: 'string' },
+    from: { $ref: 'Address#' },
+    to: { $ref: 'Address#' },
+    parcel: { $ref: 'Parcel#' },
+    reference: { type: 'string' },
+    status: { type: 'string', enum: [...shipmentStatuses] },
+    label: {
+      type: 'object',
+      required: ['id', 'trackingNumber', 'carrier'],
+      properties: { id: uuid, trackingNumber: { type: 'string' }, carrier: { type: 'string' } },
+    },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+} as const;

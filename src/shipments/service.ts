@@ -1,0 +1,126 @@
+import type { AppContext } from '../context.ts';
+import type { Db, Tx } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { recordDomainEvent } from '../db/events.ts';
+import { InvalidInput, NotFound } from '../errors.ts';
+import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
+import type { Page } from '../http/pagination.ts';
+import * as store from './store.ts';
+
+export interface Address {
+  name: string;
+  company?: string;
+  street1: string;
+  street2?: string;
+  city: string;
+  state?: string;
+  postalCode: string;
+  country: string;
+  phone?: string;
+  email?: string;
+}
+
+export interface Parcel {
+  weight: { value: number; unit: 'g' | 'kg' | 'oz' | 'lb' };
+  length?: number;
+  width?: number;
+  height?: number;
+  dimensionUnit?: 'cm' | 'in';
+}
+
+export interface NewShipment {
+  carrier: Carrier;
+  service: string;
+  from: Address;
+  to: Address;
+  parcel: Parcel;
+  reference?: string;
+}
+
+export interface Shipment extends NewShipment {
+  id: string;
+  status: string;
+  label?: { id: string; trackingNumber: string; carrier: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+const regions = new Intl.DisplayNames(['en'], { type: 'region' });
+function isCountry(code: string): boolean {
+  try {
+    return regions.of(code) !== code;
+  } catch {
+    return false;
+  }
+}
+
+export function toShipment(row: store.ShipmentRow): Shipment {
+  const s: Shipment = {
+    id: row.id,
+    carrier: row.carrier as Carrier,
+    service: row.service,
+    from: JSON.parse(row.from_address),
+    to: JSON.parse(row.to_address),
+    parcel: JSON.parse(row.parcel),
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.reference !== null) s.reference = row.reference;
+  if (row.label_id && row.tracking_number) s.label = { id: row.label_id, trackingNumber: row.tracking_number, carrier: row.carrier };
+  return s;
+}
+
+function checkShipment(input: NewShipment): void {
+  if (!findService(input.carrier, input.service)) {
+    const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
+    throw new InvalidInput(`service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: 'service', message: `must be one of ${known}` }]);
+  }
+  for (const side of ['from', 'to'] as const) {
+    if (!isCountry(input[side].country)) {
+      throw new InvalidInput(`${side}.country ${input[side].country} is not an ISO 3166-1 alpha-2 country code`, [{ field: `${side}.country`, message: 'is not a country code' }]);
+    }
+  }
+  const p = input.parcel;
+  const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
+  if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) {
+    throw new InvalidInput('parcel dimensions need length, width, height and dimensionUnit together', [{ field: 'parcel', message: 'incomplete dimensions' }]);
+  }
+}
+
+export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {
+  checkShipment(input);
+  const now = isoNow();
+  const row: store.ShipmentRow = {
+    id: uuidv7(),
+    account_id: accountId,
+    carrier: input.carrier,
+    service: input.service,
+    from_address: JSON.stringify(input.from),
+    to_address: JSON.stringify(input.to),
+    parcel: JSON.stringify(input.parcel),
+    reference: input.reference ?? null,
+    status: 'created',
+    label_id: null,
+    tracking_number: null,
+    created_at: now,
+    updated_at: now,
+  };
+  const shipment = toShipment(row);
+  await ctx.db.transaction().execute(async (tx) => {
+    await store.insertShipment(tx, row);
+    await recordDomainEvent(tx, { accountId, type: 'shipment.created', shipmentId: row.id, data: shipment, at: now });
+  });
+  return shipment;
+}
+
+/** The shipment of this account, or NOT_FOUND (also for another account's id). */
+export async function getShipment(db: Db | Tx, accountId: string, id: string): Promise<Shipment> {
+  const row = await store.findShipment(db, accountId, id);
+  if (!row) throw new NotFound('shipment', id);
+  return toShipment(row);
+}
+
+export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {
+  return (await store.listShipments(ctx.db, accountId, page)).map(toShipment);
+}

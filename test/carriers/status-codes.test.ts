@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { Carrier, TrackingStatus } from '../../src/carriers/index.ts';
+import { CARRIERS, TRACKING_STATUSES, carrierStatusCode, statusFromCarrierCode } from '../../src/carriers/index.ts';
+
+const EXPECTED: Record<Carrier, Record<TrackingStatus, string>> = {
+  UPS: { pre_transit: 'M', in_transit: 'I', out_for_delivery: 'O', delivered: 'D', exception: 'X', returned: 'RS' },
+  USPS: { pre_transit: 'MA', in_transit: '10', out_for_delivery: 'OF', delivered: '01', exception: '05', returned: '31' },
+  FedEx: { pre_transit: 'OC', in_transit: 'IT', out_for_delivery: 'OD', delivered: 'DL', exception: 'DE', returned: 'RS' },
+  DHL: { pre_transit: 'PU', in_transit: 'PL', out_for_delivery: 'WC', delivered: 'OK', exception: 'NH', returned: 'RT' },
+};
+
+describe('tracking statuses (contract §7)', () => {
+  it('are the six of the contract, in order', () => {
+    assert.deepEqual(TRACKING_STATUSES, ['pre_transit', 'in_transit', 'out_for_delivery', 'delivered', 'exception', 'returned']);
+  });
+});
+
+describe('carrierStatusCode', () => {
+  it('gives each carrier its own code and a description for every status', () => {
+    for (const carrier of CARRIERS) {
+      for (const status of TRACKING_STATUSES) {
+        const { code, description } = carrierStatusCode(carrier, status);
+        assert.equal(code, EXPECTED[carrier][status], `${carrier} ${status}`);
+        assert.ok(description.length > 0);
+      }
+    }
+  });
+
+  it('gives distinct codes per carrier, so the mapping can be inverted', () => {
+    for (const carrier of CARRIERS) {
+      const codes = TRACKING_STATUSES.map((status) => carrierStatusCode(carrier, status).code);
+      assert.equal(new Set(codes).size, codes.length, carrier);
+    }
+  });
+
+  it('returns a copy the caller may change without affecting the table', () => {
+    const first = carrierStatusCode('UPS', 'delivered');
+    first.code = 'changed';
+    assert.equal(carrierStatusCode('UPS', 'delivered').code, 'D');
+  });
+
+  it('throws RangeError for an unknown status', () => {
+    assert.throws(() => carrierStatusCode('UPS', 'lost' as TrackingStatus), RangeError);
+    assert.throws(() => carrierStatusCode('UPS', 'toString' as TrackingStatus), RangeError);
+  });
+});
+
+describe('statusFromCarrierCode', () => {
+  it('inverts carrierStatusCode for every carrier and status, in any letter case and with spaces', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...CARRIERS), fc.constantFrom(...TRACKING_STATUSES), fc.boolean(), (carrier, status, lower) => {
+        const { code } = carrierStatusCode(carrier, status);
+        assert.equal(statusFromCarrierCode(carrier, code), status);
+        assert.equal(statusFromCarrierCode(carrier, ` ${lower ? code.toLowerCase() : code} `), status);
+      }),
+    );
+  });
+
+  it('reads further carrier codes that report the same states', () => {
+    assert.equal(statusFromCarrierCode('UPS', 'P'), 'in_transit');
+    assert.equal(statusFromCarrierCode('USPS', 'GX'), 'pre_transit');
+    assert.equal(statusFromCarrierCode('USPS', '21'), 'returned');
+    assert.equal(statusFromCarrierCode('FedEx', 'PU'), 'in_transit');
+    assert.equal(statusFromCarrierCode('FedEx', 'SE'), 'exception');
+    assert.equal(statusFromCarrierCode('DHL', 'AF'), 'in_transit');
+    assert.equal(statusFromCarrierCode('DHL', 'CA'), 'exception');
+  });
+
+  it('returns null for codes it does not know, including object property names', () => {
+    for (const carrier of CARRIERS) {
+      for (const code of ['', 'ZZZ', '__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+        assert.equal(statusFromCarrierCode(carrier, code), null, `${carrier} ${code}`);
+      }
+    }
+    assert.equal(statusFromCarrierCode('UPS', 'OK'), null); // a DHL code
+  });
+
+  it('only ever answers a known status or null', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...CARRIERS), fc.string({ maxLength: 4 }), (carrier, code) => {
+        const status = statusFromCarrierCode(carrier, code);
+        assert.ok(status === null || TRACKING_STATUSES.includes(status));
+      }),
+    );
+  });
+});
