@@ -1,0 +1,129 @@
+// `npm run admin -- <command>`: accounts, API keys, OAuth clients and users, scriptable with --json.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { openContext } from '../bootstrap.ts';
+import { AppError } from '../errors.ts';
+import { createAccount, createApiKey, createClient, findAccount, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
+import type { AppContext } from '../context.ts';
+
+const USAGE = `usage: npm run admin -- <command> [options] [--json]
+
+  account create <name>                         create an account; prints its id
+  account list                                  list accounts
+  key create --account <id|name> [--scopes "…"] create an API key; prints it once
+  key list [--account <id|name>]                list keys (display prefix only)
+  key revoke <prefix>                           revoke the key starting with <prefix>
+  client create --account <id|name> [--scopes "…"] [--name <n>] [--redirect-uri <uri>]…
+                                                create an OAuth client; prints id and secret once
+  user create --account <id|name> --email <e>   create a user who can sign in to the consent page;
+                                                the password is read from standard input
+  keys rotate <access_token|stamp>              start signing with a new key (old ones stay published)
+
+Settings come from the environment (DATABASE_URL, APP_ENV, …) exactly as for npm start.`;
+
+/** Extra commands from other capabilities (e.g. users for the OAuth sign-in), keyed "noun verb". */
+export type AdminCommand = (ctx: AppContext, args: { positionals: string[]; values: Record<string, unknown> }) => Promise<Record<string, unknown>>;
+export const extraCommands = new Map<string, AdminCommand>();
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('password: ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<string, unknown> | Record<string, unknown>[]; text: string }> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      account: { type: 'string' },
+      scopes: { type: 'string' },
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      email: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const [noun, verb, arg] = positionals;
+  const live = ctx.config.env === 'production';
+  const account = async () => {
+    if (!values.account) throw new AppError(400, 'INVALID_INPUT', '--account is required');
+    return findAccount(ctx.db, values.account);
+  };
+  switch (`${noun} ${verb}`) {
+    case 'account create': {
+      if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the account a name');
+      const a = await createAccount(ctx.db, arg);
+      return { json: { id: a.id }, text: `account ${a.name}: ${a.id}` };
+    }
+    case 'account list': {
+      const rows = await ctx.db.selectFrom('accounts').select(['id', 'name', 'created_at']).orderBy('created_at').execute();
+      return { json: rows, text: rows.map((r) => `${r.id}  ${r.name}`).join('\n') };
+    }
+    case 'key create': {
+      const a = await account();
+      const k = await createApiKey(ctx.db, a.id, resolveScopes(values.scopes), live);
+      return { json: { key: k.key }, text: `API key for ${a.name} (shown once, keep it):\n${k.key}` };
+    }
+    case 'key list': {
+      const rows = await listApiKeys(ctx.db, values.account ? (await account()).id : undefined);
+      return {
+        json: rows.map((r) => ({ prefix: r.prefix, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })),
+        text: rows.map((r) => `${r.prefix}…  ${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
+      };
+    }
+    case 'key revoke': {
+      if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the key prefix shown by key list');
+      await revokeApiKey(ctx.db, arg);
+      return { json: { revoked: arg }, text: `revoked ${arg}` };
+    }
+    case 'client create': {
+      const a = await account();
+      const c = await createClient(ctx.db, a.id, { scopes: resolveScopes(values.scopes), redirectUris: values['redirect-uri'] ?? [], name: values.name });
+      return { json: { clientId: c.clientId, clientSecret: c.clientSecret }, text: `client_id:     ${c.clientId}\nclient_secret: ${c.clientSecret}  (shown once)` };
+    }
+    case 'keys rotate': {
+      if (arg !== 'access_token' && arg !== 'stamp') throw new AppError(400, 'INVALID_INPUT', 'rotate access_token or stamp');
+      const kid = await ctx.keys.rotate(arg);
+      return { json: { kid }, text: `now signing ${arg} with key ${kid}` };
+    }
+  }
+  const extra = extraCommands.get(`${noun} ${verb}`);
+  if (extra) {
+    const v: Record<string, unknown> = { ...values };
+    if (noun === 'user' && verb === 'create') v.password = await readStdin();
+    const json = await extra(ctx, { positionals, values: v });
+    return { json, text: Object.entries(json).map(([k, val]) => `${k}: ${String(val)}`).join('\n') };
+  }
+  throw new AppError(400, 'INVALID_INPUT', USAGE);
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const json = argv.includes('--json');
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  let ctx: AppContext | undefined;
+  try {
+    const config = loadConfig(process.env, version);
+    ctx = await openContext(config, createLogger('warn', process.stderr as never));
+    const { json: out, text } = await run(ctx, argv);
+    process.stdout.write(`${json ? JSON.stringify(out) : text}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof AppError || err instanceof ConfigError ? err.message : (err as Error).message;
+    if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
+    else process.stderr.write(`error: ${message}\n`);
+    return err instanceof AppError || err instanceof ConfigError || err instanceof TypeError ? 2 : 1;
+  } finally {
+    await ctx?.storage.close();
+  }
+}
+
+process.exitCode = await main();

@@ -1,0 +1,68 @@
+// Making arbitrary user text printable: no control characters, nothing the font lacks, never wider
+// than its place on the label.
+import { hasGlyph, textWidth } from './fonts.ts';
+
+const DROPPED = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0e\ufe0f\u{e0020}-\u{e007f}]/u;
+
+/**
+ * One printable line: NFC, control characters (C0, C1, line/paragraph separators) removed,
+ * whitespace collapsed; emoji the font lacks are dropped, any other missing character becomes '?'.
+ */
+export function cleanText(input: unknown): string {
+  if (input === undefined || input === null) return '';
+  const s = String(input)
+    .normalize('NFC')
+    .replace(/[\t\n\v\f\r\u2028\u2029]+/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  let out = '';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (cp === 0x20 || hasGlyph(cp)) out += ch;
+    else if (DROPPED.test(ch)) continue;
+    else if (/\p{Cf}|\p{Mn}/u.test(ch)) continue; // invisible format marks and stray combining marks
+    else out += '?';
+  }
+  return out.replace(/\?{2,}/g, '?').replace(/\s+/g, ' ').trim();
+}
+
+/** Plain ASCII for barcode payloads: diacritics removed, anything else becomes '?'. */
+export function asciiText(input: unknown): string {
+  return cleanText(input)
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/ß/g, 'ss')
+    .replace(/[^\x20-\x7e]/g, '?')
+    .replace(/\?{2,}/g, '?');
+}
+
+export interface FittedText {
+  text: string;
+  size: number;
+}
+
+/**
+ * Fits one line into `maxWidth` points: first shrinks the size down to `minSize`, then cuts the text
+ * and ends it with an ellipsis. Never returns something wider than `maxWidth`.
+ */
+export function fitText(text: string, maxWidth: number, size: number, bold = false, minSize = size * 0.75): FittedText {
+  if (!text || maxWidth <= 0) return { text: '', size };
+  // No glyph of DejaVu Sans is narrower than 0.25 em, so longer prefixes can never fit.
+  const chars = Array.from(text);
+  const cap = Math.ceil(maxWidth / (0.25 * minSize)) + 1;
+  if (chars.length > cap) text = chars.slice(0, cap).join('');
+  const w = textWidth(text, size, bold);
+  if (w <= maxWidth) return { text, size };
+  const shrunk = Math.floor(size * (maxWidth / w) * 10) / 10;
+  if (shrunk >= minSize && textWidth(text, shrunk, bold) <= maxWidth) return { text, size: shrunk };
+  // Cut at the longest prefix that fits with the ellipsis (binary search over code points).
+  const cps = Array.from(text);
+  let lo = 0;
+  let hi = cps.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (textWidth(cps.slice(0, mid).join('').trimEnd() + '…', minSize, bold) <= maxWidth) lo = mid;
+    else hi = mid - 1;
+  }
+  const cut = cps.slice(0, lo).join('').trimEnd();
+  return { text: cut ? cut + '…' : '', size: minSize };
+}

@@ -1,0 +1,116 @@
+// Shared test machinery: an app on a fresh database (SQLite in memory, or a private PostgreSQL
+// schema), accounts and keys, and a log capture.
+import { describe } from 'node:test';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { openContext } from '../src/bootstrap.ts';
+import { buildApp } from '../src/app.ts';
+import type { AppContext } from '../src/context.ts';
+import { createAccount, createApiKey, createClient } from '../src/auth/credentials.ts';
+import { ALL_SCOPES, type Scope } from '../src/auth/scopes.ts';
+
+export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export interface DatabaseUnderTest {
+  name: 'sqlite' | 'postgres';
+  url: string;
+}
+export const DATABASES: DatabaseUnderTest[] = [
+  { name: 'sqlite', url: 'sqlite::memory:' },
+  { name: 'postgres', url: POSTGRES_URL },
+];
+
+/** Runs the same tests once on SQLite and once on PostgreSQL. */
+export function forEachDatabase(fn: (database: DatabaseUnderTest) => void): void {
+  for (const database of DATABASES) describe(database.name, () => fn(database));
+}
+
+let schemaCounter = 0;
+function uniqueSchema(): string {
+  return `t_${process.pid}_${++schemaCounter}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+export interface TestAccount {
+  accountId: string;
+  apiKey: string;
+}
+
+export interface TestApp extends TestAccount {
+  app: FastifyInstance;
+  ctx: AppContext;
+  /** Every log line written by the app, as raw JSON text. */
+  logs: string[];
+  /** `app.inject` with the default account's API key. */
+  request(options: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  newAccount(scopes?: readonly Scope[]): Promise<TestAccount>;
+  newClient(accountId: string, scopes?: readonly Scope[], redirectUris?: string[]): Promise<{ clientId: string; clientSecret: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: database.url, PUBLIC_BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', ...env }, '0.0.0-test');
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const schema = database.name === 'postgres' ? uniqueSchema() : undefined;
+  const ctx = await openContext(config, createLogger('info', sink), { schema });
+  const app = await buildApp(ctx);
+  await app.ready();
+  const newAccount = async (scopes: readonly Scope[] = ALL_SCOPES): Promise<TestAccount> => {
+    const account = await createAccount(ctx.db, `acct-${Math.random().toString(36).slice(2)}`);
+    const { key } = await createApiKey(ctx.db, account.id, scopes, false);
+    return { accountId: account.id, apiKey: key };
+  };
+  const main = await newAccount();
+  return {
+    ...main,
+    app,
+    ctx,
+    logs,
+    request: (options) => app.inject({ ...options, headers: { 'x-api-key': main.apiKey, ...(options.headers ?? {}) } }),
+    newAccount,
+    newClient: (accountId, scopes = ALL_SCOPES, redirectUris = []) => createClient(ctx.db, accountId, { scopes, redirectUris, name: 'Test client' }),
+    async close() {
+      await app.close();
+      await ctx.storage.close();
+      if (schema) await dropSchema(schema);
+    },
+  };
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+export const sampleShipment = {
+  carrier: 'UPS',
+  service: 'ground',
+  from: { name: 'Jürgen Müller', company: 'Müller GmbH', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE', phone: '+49 30 1234567' },
+  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+  parcel: { weight: { value: 1.2, unit: 'kg' }, length: 30, width: 20, height: 10, dimensionUnit: 'cm' },
+  reference: 'Order #1001',
+} as const;
+
+/** Creates a shipment through the API and returns its JSON. */
+export async function createShipment(t: TestApp, overrides: Record<string, unknown> = {}, apiKey?: string): Promise<Record<string, any>> {
+  const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey ?? t.apiKey }, payload: { ...sampleShipment, ...overrides } });
+  if (res.statusCode !== 201) throw new Error(`shipment creation failed: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
+export async function countRows(ctx: AppContext, table: string): Promise<number> {
+  const row = await ctx.db.selectFrom(table as 'shipments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,96 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+
+forEachDatabase((database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(async () => t.close());
+
+  describe('POST /v1/shipments', () => {
+    it('creates a shipment with UTF-8 addresses and writes shipment.created in the same transaction', async () => {
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+      assert.equal(res.statusCode, 201);
+      const body = res.json();
+      assert.match(body.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.equal(body.from.name, 'Jürgen Müller');
+      assert.equal(body.to.name, 'Ελένη Παπαδοπούλου');
+      assert.equal(body.status, 'created');
+      assert.match(body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const events = await t.ctx.db.selectFrom('domain_events').selectAll().where('shipment_id', '=', body.id).execute();
+      assert.equal(events.length, 1);
+      assert.equal(events[0]!.type, 'shipment.created');
+      assert.deepEqual(JSON.parse(events[0]!.data), body);
+    });
+
+    const bad: [string, unknown][] = [
+      ['unknown carrier', { ...sampleShipment, carrier: 'TNT' }],
+      ['unknown service', { ...sampleShipment, service: 'teleport' }],
+      ['missing to', { ...sampleShipment, to: undefined }],
+      ['unknown field', { ...sampleShipment, colour: 'red' }],
+      ['weight as string', { ...sampleShipment, parcel: { weight: { value: '1', unit: 'kg' } } }],
+      ['bad country', { ...sampleShipment, to: { ...sampleShipment.to, country: 'XX' } }],
+      ['control character', { ...sampleShipment, to: { ...sampleShipment.to, name: 'A\u0007B' } }],
+      ['line too long', { ...sampleShipment, to: { ...sampleShipment.to, street1: 'x'.repeat(101) } }],
+      ['partial dimensions', { ...sampleShipment, parcel: { weight: { value: 1, unit: 'kg' }, length: 3 } }],
+      ['array body', [1, 2]],
+    ];
+    for (const [name, payload] of bad) {
+      it(`rejects ${name} with 400 INVALID_INPUT and writes nothing`, async () => {
+        const before = await countRows(t.ctx, 'shipments');
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: payload as object });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.equal(res.json().code, 'INVALID_INPUT');
+        assert.equal(typeof res.json().message, 'string');
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+      });
+    }
+
+    it('answers malformed JSON with 400, a wrong content type with 415, an oversized body with 413', async () => {
+      const malformed = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: '{"carrier":' });
+      assert.equal(malformed.statusCode, 400);
+      assert.equal(malformed.json().code, 'INVALID_INPUT');
+      const xml = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
+      assert.equal(xml.statusCode, 415);
+      assert.equal(xml.json().code, 'UNSUPPORTED_MEDIA_TYPE');
+      const big = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ reference: 'x'.repeat(1024 * 1024 + 10) }) });
+      assert.equal(big.statusCode, 413);
+      assert.equal(big.json().code, 'PAYLOAD_TOO_LARGE');
+    });
+  });
+
+  describe('GET /v1/shipments/{id}', () => {
+    it('returns the shipment, and 404 naming the id for another account or an unknown id', async () => {
+      const s = await createShipment(t);
+      const ok = await t.request({ method: 'GET', url: `/v1/shipments/${s.id}` });
+      assert.equal(ok.statusCode, 200);
+      assert.deepEqual(ok.json(), s);
+      const other = await t.newAccount();
+      const foreign = await t.app.inject({ method: 'GET', url: `/v1/shipments/${s.id}`, headers: { 'x-api-key': other.apiKey } });
+      assert.equal(foreign.statusCode, 404);
+      assert.deepEqual(foreign.json(), { code: 'NOT_FOUND', message: `shipment ${s.id} not found` });
+      const bad = await t.request({ method: 'GET', url: '/v1/shipments/not-a-uuid' });
+      assert.equal(bad.statusCode, 400);
+    });
+  });
+
+  describe('GET /v1/shipments', () => {
+    it('pages newest first with a Link header', async () => {
+      const acct = await t.newAccount();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await createShipment(t, {}, acct.apiKey)).id);
+      const seen: string[] = [];
+      let url: string | null = '/v1/shipments?limit=2';
+      while (url) {
+        const res = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': acct.apiKey } });
+        assert.equal(res.statusCode, 200);
+        seen.push(...res.json().map((s: { id: string }) => s.id));
+        const link = res.headers.link as string | undefined;
+        url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : null;
+      }
+      assert.deepEqual(seen, ids.reverse());
+    });
+  });
+});
