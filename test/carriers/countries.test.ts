@@ -18,7 +18,9 @@ describe('ISO_NUMERIC_COUNTRY', () => {
       US: '840', CA: '124', MX: '484', GB: '826', DE: '276', FR: '250', GR: '300', RU: '643', JP: '392', CN: '156',
       IT: '380', ES: '724', NL: '528', BE: '056', AU: '036', BR: '076', IN: '356', KR: '410', AT: '040', CH: '756',
     };
-    for (const [alpha2, numeric] of Object.entries(expected)) assert.equal(ISO_NUMERIC_COUNTRY[alpha2], numeric, alpha2);
+    for (const [alpha2, numeric] of Object.entries(expected)) {
+      assert.equal(ISO_NUMERIC_COUNTRY[alpha2], numeric, alpha2);
+    }
   });
 
   it('knows every alpha-2 code as a region name (no invented codes)', () => {

@@ -43,7 +43,7 @@ describe('trackingUrl', () => {
           if (carrier === 'DHL') assert.equal(url.searchParams.get('brand'), 'DHL');
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: 500 },
     );
   });
 
