@@ -96,6 +96,25 @@ export interface ShipmentsTable {
   updated_at: string;
 }
 
+export interface LabelsTable {
+  id: string;
+  account_id: string;
+  shipment_id: string;
+  carrier: string;
+  service: string;
+  tracking_number: string;
+  /** The format asked for at creation; retrieval may ask for another. */
+  format: string;
+  size: string;
+  /** `active` or `invalidated`. */
+  status: string;
+  /** JSON snapshot of everything printed, so rendering is deterministic from stored data. */
+  label_data: string;
+  created_at: string;
+  expires_at: string;
+  invalidated_at: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -106,6 +125,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   domain_events: DomainEventsTable;
   shipments: ShipmentsTable;
+  labels: LabelsTable;
 }
 
 // Kept so later tables can use generated columns without a new import.
