@@ -13,7 +13,19 @@ try {
   process.exit(1);
 }
 const { rows } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname like 't\\_%'");
-for (const { nspname } of rows) await client.query(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`);
+// Schemas are named t_<pid>_…; drop only those whose test process is gone (other runs may be live).
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+for (const { nspname } of rows) {
+  const pid = Number(nspname.split('_')[1]);
+  if (!alive(pid)) await client.query(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`);
+}
 await client.end();
 
 const files = process.argv.slice(2);
