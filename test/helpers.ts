@@ -3,7 +3,7 @@
 import { describe } from 'node:test';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { openContext } from '../src/bootstrap.ts';
@@ -43,7 +43,7 @@ export interface TestApp extends TestAccount {
   /** Every log line written by the app, as raw JSON text. */
   logs: string[];
   /** `app.inject` with the default account's API key. */
-  request(options: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  request(options: InjectOptions): Promise<LightMyRequestResponse>;
   newAccount(scopes?: readonly Scope[]): Promise<TestAccount>;
   newClient(accountId: string, scopes?: readonly Scope[], redirectUris?: string[]): Promise<{ clientId: string; clientSecret: string }>;
   close(): Promise<void>;

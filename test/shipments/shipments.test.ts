@@ -84,7 +84,7 @@ forEachDatabase((database) => {
       const seen: string[] = [];
       let url: string | null = '/v1/shipments?limit=2';
       while (url) {
-        const res = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': acct.apiKey } });
+        const res: { statusCode: number; json(): any; headers: Record<string, unknown> } = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': acct.apiKey } });
         assert.equal(res.statusCode, 200);
         seen.push(...res.json().map((s: { id: string }) => s.id));
         const link = res.headers.link as string | undefined;
