@@ -12,6 +12,7 @@ import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './auth/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
+import { labelRoutes, labelSchemas } from './labels/routes.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const BODY_LIMIT = 1024 * 1024;
@@ -42,7 +43,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...labelSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -60,6 +61,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     async (v1) => {
       healthRoutes(v1, ctx);
       shipmentRoutes(v1, ctx);
+      labelRoutes(v1, ctx);
     },
     { prefix: '/v1' },
   );

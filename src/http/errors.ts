@@ -19,7 +19,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     const where = fe.validationContext ?? 'body';
     const details: FieldProblem[] = fe.validation.map((v) => ({
       field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where),
-      message: v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid'),
+      message: v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'enum' ? `must be one of ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}` : (v.message ?? 'is invalid'),
     }));
     const first = details[0]!;
     const message = `${where === 'body' ? '' : `${where} `}${first.field} ${first.message}`.trim();

@@ -19,6 +19,9 @@ export function signedLink(key: Buffer, baseUrl: string, kind: LinkKind, id: str
 export function linkSignatureValid(key: Buffer, kind: LinkKind, id: string, format: string, expires: number, sig: string): boolean {
   const expected = mac(key, kind, id, format, expires);
   const given = Buffer.from(sig, 'base64url');
+  // Node's decoder ignores stray characters and the unused low bits of the last one; only the
+  // canonical encoding counts, so no changed character is ever accepted.
+  if (given.toString('base64url') !== sig) return false;
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 

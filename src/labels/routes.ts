@@ -1,0 +1,104 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { principalOf } from '../http/auth.ts';
+import { errors, idParams } from '../http/schemas.ts';
+import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
+import {
+  createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema, trackingNumberQuery, trackingNumberSchema,
+} from './schemas.ts';
+import { createLabel, getLabel, invalidateLabel, openDownload, trackingLookup, type DownloadRequest, type NewLabel } from './service.ts';
+
+export const labelSchemas = [labelSchema];
+
+const binary = { type: 'string', format: 'binary' } as const;
+const documentContent = Object.fromEntries([...new Set(LABEL_FORMATS.map(mediaTypeOf))].map((t) => [t, { schema: binary }]));
+
+export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post<{ Body: NewLabel }>('/labels', {
+    config: { scope: 'write:labels' },
+    schema: {
+      tags: ['labels'],
+      summary: 'Create a label for a shipment',
+      description: 'Issues a tracking number and a label valid for download for 24 hours. A shipment has at most one active label: another one is 409 until it is invalidated.',
+      body: createLabelBody,
+      response: { 201: { $ref: 'Label#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
+    },
+    handler: async (request, reply) => {
+      const label = await createLabel(ctx, principalOf(request).accountId, request.body);
+      return reply.code(201).send(label);
+    },
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { format: LabelFormat } }>('/labels/:id', {
+    config: { scope: 'read:labels' },
+    schema: {
+      tags: ['labels'],
+      summary: 'Get a label in a chosen format',
+      description: '`format` (default PDF) sets the format of the returned `url`; expiresAt does not change.',
+      params: idParams,
+      querystring: labelFormatQuery,
+      response: { 200: { $ref: 'Label#' }, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => getLabel(ctx, principalOf(request).accountId, request.params.id, request.query.format),
+  });
+
+  app.put<{ Params: { id: string } }>('/labels/:id/invalidate', {
+    config: { scope: 'write:labels' },
+    schema: {
+      tags: ['labels'],
+      summary: 'Invalidate a label',
+      description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204.',
+      params: idParams,
+      response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request, reply) => {
+      await invalidateLabel(ctx, principalOf(request).accountId, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  app.get<{ Params: { id: string } }>('/labels/:id/trackingnumber', {
+    config: { scope: 'read:labels' },
+    schema: {
+      tags: ['labels'],
+      summary: 'Get the tracking number of a label',
+      params: idParams,
+      querystring: trackingNumberQuery,
+      response: { 200: trackingNumberSchema, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => trackingLookup(ctx.db, principalOf(request).accountId, request.params.id),
+  });
+
+  app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id'> }>('/downloads/labels/:id', {
+    config: { public: true },
+    schema: {
+      tags: ['labels'],
+      summary: 'Download a label by its signed link',
+      description: 'The `url` of a label. Needs no other credential. 403 if the link was changed, 410 after expiresAt or invalidation.',
+      params: labelDownloadParams,
+      querystring: labelDownloadQuery,
+      response: {
+        200: { description: 'The label document in its media type', content: documentContent },
+        304: { description: 'Not modified (If-None-Match)', type: 'null' },
+        ...errors(400, 403, 404, 410),
+      },
+    },
+    handler: async (request, reply) => {
+      const download = await openDownload(ctx, { ...request.query, id: request.params.id });
+      reply
+        .header('cache-control', `private, max-age=${download.maxAge}`)
+        .header('etag', download.etag)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox");
+      const ifNoneMatch = request.headers['if-none-match'];
+      if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === download.etag)) {
+        return reply.code(304).send();
+      }
+      const doc = await download.render();
+      return reply
+        .type(doc.mediaType)
+        .header('content-disposition', `inline; filename="${download.filename}.${doc.extension}"`)
+        .send(doc.body);
+    },
+  });
+}

@@ -1,0 +1,77 @@
+import { CARRIERS } from '../carriers/index.ts';
+import { LABEL_FORMATS, LABEL_SIZES } from '../render/index.ts';
+import { dateTime, uuid } from '../http/schemas.ts';
+
+export const LABEL_STATUSES = ['active', 'invalidated'] as const;
+
+const format = { type: 'string', enum: [...LABEL_FORMATS], description: 'Output format (upper case).' } as const;
+const size = { type: 'string', enum: [...LABEL_SIZES], description: 'Label size in inches, `<width>x<height>`.' } as const;
+
+export const labelSchema = {
+  $id: 'Label',
+  type: 'object',
+  required: ['id', 'shipmentId', 'format', 'size', 'url', 'createdAt', 'expiresAt', 'trackingNumber', 'carrier', 'status'],
+  properties: {
+    id: uuid,
+    shipmentId: uuid,
+    format,
+    size,
+    url: { type: 'string', format: 'uri', description: 'Signed download link for `format`; needs no other credential; valid until expiresAt.' },
+    createdAt: dateTime,
+    expiresAt: { ...dateTime, description: 'createdAt + 24 hours: the end of download validity.' },
+    trackingNumber: { type: 'string', description: 'The carrier tracking number, without spaces.' },
+    carrier: { type: 'string', enum: [...CARRIERS] },
+    status: { type: 'string', enum: [...LABEL_STATUSES] },
+  },
+} as const;
+
+export const createLabelBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['shipmentId'],
+  properties: {
+    shipmentId: { ...uuid, description: 'The shipment to label; at most one active label per shipment.' },
+    format: { ...format, default: 'PDF' },
+    size: { ...size, default: '4x6' },
+  },
+} as const;
+
+export const labelFormatQuery = {
+  type: 'object',
+  properties: { format: { ...format, default: 'PDF' } },
+} as const;
+
+// Loose on purpose: a link changed in any character must answer 403, not a 400 from validation.
+export const labelDownloadParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', maxLength: 100 } },
+} as const;
+
+export const labelDownloadQuery = {
+  type: 'object',
+  required: ['format', 'expires', 'sig'],
+  properties: {
+    format: { type: 'string', maxLength: 20, description: 'The format the link was signed for.' },
+    expires: { type: 'string', maxLength: 20, description: 'Expiry of the link, Unix seconds.' },
+    sig: { type: 'string', maxLength: 100, description: 'HMAC-SHA256 over label id, format and expiry, base64url.' },
+    dpi: { type: 'integer', enum: [203, 300], default: 203, description: 'Resolution of raster formats and ZPL.' },
+  },
+} as const;
+
+export const trackingNumberSchema = {
+  type: 'object',
+  required: ['trackingNumber', 'carrier'],
+  properties: {
+    trackingNumber: { type: 'string' },
+    carrier: { type: 'string', enum: [...CARRIERS] },
+    trackingUrl: { type: 'string', format: 'uri', description: 'The carrier\'s public tracking page for this number.' },
+  },
+} as const;
+
+export const trackingNumberQuery = {
+  type: 'object',
+  properties: {
+    format: { type: 'string', enum: ['basic'], default: 'basic', description: 'Response form; `basic` gives trackingNumber, carrier and trackingUrl.' },
+  },
+} as const;

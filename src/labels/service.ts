@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../context.ts';
+import { isUniqueViolation, nextCounter, type Db } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
+import { findService, trackingNumberFor, trackingUrl, type Carrier } from '../carriers/index.ts';
+import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { LABEL_FORMATS, UnsupportedFormatError, renderLabel, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
+import { getShipment } from '../shipments/service.ts';
+import { setShipmentLabel } from '../shipments/store.ts';
+import * as store from './store.ts';
+
+export const DOWNLOAD_VALIDITY_MS = 24 * 3600 * 1000;
+
+export interface NewLabel {
+  shipmentId: string;
+  format: LabelFormat;
+  size: LabelSize;
+}
+
+export interface Label {
+  id: string;
+  shipmentId: string;
+  format: LabelFormat;
+  size: LabelSize;
+  url: string;
+  createdAt: string;
+  expiresAt: string;
+  trackingNumber: string;
+  carrier: Carrier;
+  status: 'active' | 'invalidated';
+}
+
+/** The label as the API shows it, with a download link signed for `format`. */
+export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelFormat): Label {
+  return {
+    id: row.id,
+    shipmentId: row.shipment_id,
+    format,
+    size: row.size as LabelSize,
+    url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'labels', row.id, format, row.expires_at),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    trackingNumber: row.tracking_number,
+    carrier: row.carrier as Carrier,
+    status: row.status as Label['status'],
+  };
+}
+
+function alreadyLabelled(shipmentId: string, labelId: string | undefined): Conflict {
+  return new Conflict(
+    labelId
+      ? `shipment ${shipmentId} already has an active label ${labelId}; invalidate it before creating another`
+      : `shipment ${shipmentId} already has an active label; invalidate it before creating another`,
+  );
+}
+
+export async function createLabel(ctx: AppContext, accountId: string, input: NewLabel): Promise<Label> {
+  // Shipments never change carrier, service, addresses or parcel, so reading one outside the transaction is safe.
+  const shipment = await getShipment(ctx.db, accountId, input.shipmentId);
+  const existing = await store.findActiveLabel(ctx.db, accountId, shipment.id);
+  if (existing) throw alreadyLabelled(shipment.id, existing.id);
+  const service = findService(shipment.carrier, shipment.service);
+  if (!service) throw new InvalidInput(`shipment ${shipment.id} has service ${shipment.service}, which ${shipment.carrier} no longer offers`);
+
+  const now = Date.now();
+  const id = uuidv7(now);
+  const createdAt = isoNow(now);
+  const expiresAt = isoNow(now + DOWNLOAD_VALIDITY_MS);
+  let row: store.LabelRow;
+  try {
+    row = await ctx.db.transaction().execute(async (tx) => {
+      // The counter is the first write, so the transaction takes its lock before anything else; a
+      // rollback (the 409 below) gives the serial back unused, and a committed one is never issued again.
+      const serial = await nextCounter(tx, `tracking:${shipment.carrier}`);
+      const trackingNumber = trackingNumberFor(shipment.carrier, BigInt(serial), shipment.service);
+      const data: LabelData = {
+        labelId: id,
+        carrier: shipment.carrier,
+        serviceCode: service.code,
+        serviceName: service.name,
+        trackingNumber,
+        size: input.size,
+        shipDate: createdAt,
+        from: shipment.from,
+        to: shipment.to,
+        parcel: shipment.parcel,
+        ...(shipment.reference !== undefined ? { reference: shipment.reference } : {}),
+      };
+      const r: store.LabelRow = {
+        id,
+        account_id: accountId,
+        shipment_id: shipment.id,
+        carrier: shipment.carrier,
+        service: shipment.service,
+        tracking_number: trackingNumber,
+        format: input.format,
+        size: input.size,
+        status: 'active',
+        label_data: JSON.stringify(data),
+        created_at: createdAt,
+        expires_at: expiresAt,
+        invalidated_at: null,
+      };
+      await store.insertLabel(tx, r);
+      await setShipmentLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
+      return r;
+    });
+  } catch (err) {
+    // The partial unique index decided a race between two requests for the same shipment.
+    if (!isUniqueViolation(err)) throw err;
+    const winner = await store.findActiveLabel(ctx.db, accountId, shipment.id);
+    throw alreadyLabelled(shipment.id, winner?.id);
+  }
+  return toLabel(ctx, row, input.format);
+}
+
+export async function getLabel(ctx: AppContext, accountId: string, id: string, format: LabelFormat): Promise<Label> {
+  const row = await store.findLabel(ctx.db, accountId, id);
+  if (!row) throw new NotFound('label', id);
+  return toLabel(ctx, row, format);
+}
+
+/** Idempotent: an already invalidated label stays so. Clears the shipment's active label. */
+export async function invalidateLabel(ctx: AppContext, accountId: string, id: string): Promise<void> {
+  const changed = await ctx.db.transaction().execute(async (tx) => {
+    const now = isoNow();
+    const row = await store.invalidateLabel(tx, accountId, id, now);
+    if (row) await setShipmentLabel(tx, row.shipment_id, null, now);
+    return row !== undefined;
+  });
+  if (!changed && !(await store.findLabel(ctx.db, accountId, id))) throw new NotFound('label', id);
+}
+
+export interface TrackingNumberBasic {
+  trackingNumber: string;
+  carrier: Carrier;
+  trackingUrl: string;
+}
+
+/** `GET /v1/labels/{id}/trackingnumber` in its basic form (the tracking capability adds the rest). */
+export async function trackingLookup(db: Db, accountId: string, labelId: string): Promise<TrackingNumberBasic> {
+  const row = await store.findLabel(db, accountId, labelId);
+  if (!row) throw new NotFound('label', labelId);
+  const carrier = row.carrier as Carrier;
+  return { trackingNumber: row.tracking_number, carrier, trackingUrl: trackingUrl(carrier, row.tracking_number) };
+}
+
+export interface DownloadRequest {
+  id: string;
+  format: string;
+  expires: string;
+  sig: string;
+  dpi: 203 | 300;
+}
+
+export interface Download {
+  etag: string;
+  /** Seconds the document may be cached: until the link expires. */
+  maxAge: number;
+  filename: string;
+  /** Renders the document; called only when the client's cached copy (If-None-Match) is stale. */
+  render(): Promise<{ body: Buffer; mediaType: string; extension: string }>;
+}
+
+const DIGITS = /^[0-9]{1,15}$/;
+
+/** Checks a signed link (403 if tampered or foreign, 410 if expired or invalidated) and prepares the document. */
+export async function openDownload(ctx: AppContext, req: DownloadRequest): Promise<Download> {
+  // Only the canonical decimal form is accepted, so `0123` cannot stand in for `123`.
+  const expires = DIGITS.test(req.expires) ? Number(req.expires) : NaN;
+  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'labels', req.id, req.format, expires, req.sig)) {
+    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
+  }
+  const row = await store.findLabelForDownload(ctx.db, req.id);
+  if (!row) throw new NotFound('label', req.id);
+  if (row.status !== 'active') throw new Gone(`label ${row.id} was invalidated and can no longer be downloaded`);
+  const now = Date.now();
+  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  if (now >= until) throw new Gone(`the download link of label ${row.id} expired at ${row.expires_at}`);
+  const format = req.format as LabelFormat;
+  if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Forbidden('the download link is not valid');
+  const data = JSON.parse(row.label_data) as LabelData;
+  // Rendering is deterministic from the stored data, so the data and the options identify the document.
+  const etag = `"${createHash('sha256').update(`${row.label_data}\n${format}\n${req.dpi}`).digest('base64url').slice(0, 32)}"`;
+  return {
+    etag,
+    maxAge: Math.max(0, Math.floor((until - now) / 1000)),
+    filename: `label-${row.tracking_number}`,
+    async render() {
+      try {
+        const doc = await renderLabel(data, format, { dpi: req.dpi });
+        return { body: doc.body, mediaType: doc.mediaType, extension: doc.extension };
+      } catch (err) {
+        if (err instanceof UnsupportedFormatError) throw new InvalidInput(err.message);
+        throw err;
+      }
+    },
+  };
+}

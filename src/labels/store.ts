@@ -1,0 +1,40 @@
+import type { Db, Tx } from '../db/index.ts';
+import type { LabelsTable } from '../db/schema.ts';
+
+export type LabelRow = LabelsTable;
+
+export async function insertLabel(tx: Tx | Db, row: LabelRow): Promise<void> {
+  await tx.insertInto('labels').values(row).execute();
+}
+
+/** The label of this account (another account's label is not found). */
+export async function findLabel(db: Db | Tx, accountId: string, id: string): Promise<LabelRow | undefined> {
+  return db.selectFrom('labels').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** Any account's label: only for downloads, whose signed link is the credential. */
+export async function findLabelForDownload(db: Db, id: string): Promise<LabelRow | undefined> {
+  return db.selectFrom('labels').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findActiveLabel(db: Db | Tx, accountId: string, shipmentId: string): Promise<Pick<LabelRow, 'id'> | undefined> {
+  return db
+    .selectFrom('labels')
+    .select('id')
+    .where('shipment_id', '=', shipmentId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+}
+
+/** Marks an active label invalidated; returns the row it changed, or undefined if none was active. */
+export async function invalidateLabel(tx: Tx, accountId: string, id: string, at: string): Promise<Pick<LabelRow, 'shipment_id'> | undefined> {
+  return tx
+    .updateTable('labels')
+    .set({ status: 'invalidated', invalidated_at: at })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'active')
+    .returning('shipment_id')
+    .executeTakeFirst();
+}
