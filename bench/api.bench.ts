@@ -1,0 +1,63 @@
+// Issue 2: authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
+// Targets: GET /v1/shipments/{id} with an API key ≥ 0.5 of the baseline's requests/s, with a bearer
+// JWT ≥ 0.4, p99 ≤ 10 ms at 10 connections; the token endpoint ≥ 1,000 tokens/s.
+import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, startApp, startBaseline, targetTable, tokenForm, type LoadResult } from './lib.ts';
+
+const shipment = {
+  carrier: 'UPS',
+  service: 'ground',
+  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+  parcel: { weight: { value: 1.2, unit: 'kg' } },
+  reference: 'bench',
+};
+
+export async function run(): Promise<string> {
+  const baseline = await startBaseline();
+  const app = await startApp();
+  try {
+    // A few hundred shipments so the one read is not alone in its table.
+    let id = '';
+    for (let i = 0; i < 200; i++) id = (await api<{ id: string }>(app, 'POST', '/v1/shipments', shipment)).id;
+    const jwt = await accessToken(app, 'read:shipments');
+    const url = `${app.url}/v1/shipments/${id}`;
+
+    // The baseline is measured before and after the app, and the ratios use the mean of the two, so a
+    // neighbour's load that comes or goes during the run skews both sides alike.
+    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url });
+    const apiKey = await load('GET /v1/shipments/{id}, X-API-Key', { url, headers: { 'x-api-key': app.apiKey! }, expectStatus: 200 });
+    const bearer = await load('GET /v1/shipments/{id}, Bearer JWT', { url, headers: { authorization: `Bearer ${jwt}` }, expectStatus: 200 });
+    const token = await load('POST /oauth/token, client_credentials', {
+      url: `${app.url}/oauth/token`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: tokenForm(app, 'read:shipments'),
+      expectStatus: 200,
+    });
+    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url });
+
+    const base: LoadResult = { ...before, name: 'baseline (mean of before and after)', rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
+    const checks = [
+      atLeastShare('API key: req/s', apiKey.rps, base.rps, 0.5),
+      atMostMs(`API key: p99 at ${CONNECTIONS} connections`, apiKey.p99, 10, base.p99),
+      atLeastShare('JWT: req/s', bearer.rps, base.rps, 0.4),
+      atMostMs(`JWT: p99 at ${CONNECTIONS} connections`, bearer.p99, 10, base.p99),
+      atLeast('token endpoint: tokens/s', token.rps, 1000, base.rps, 'tokens/s'),
+    ];
+    return [
+      '## API: authentication and the token endpoint (issue 2)',
+      '',
+      `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
+        'The shipment read is one of 200 in the table; the JWT carries `read:shipments`; the token endpoint issues one ES256 JWT per request.',
+      '',
+      loadTable([before, apiKey, bearer, token, after], base.rps),
+      '',
+      `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms (mean of before and after).`,
+      '',
+      targetTable(checks),
+      '',
+    ].join('\n');
+  } finally {
+    await Promise.all([baseline.stop(), app.stop()]);
+  }
+}

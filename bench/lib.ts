@@ -1,0 +1,270 @@
+// Shared benchmark machinery: servers in their own processes (bare Fastify baseline, the real app on
+// a fresh SQLite file), HTTP load with autocannon, in-process timing, and markdown reporting where
+// every target is printed as measured / target / ratio to a baseline measured in the same run.
+// Benchmarks print; they never fail on a missed target (performance is not a test).
+import autocannon from 'autocannon';
+import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import type { ServeOptions, ServeReady } from './serve.ts';
+
+/** Seconds of measured load per scenario (BENCH_SECONDS, default 5) after a warm-up (BENCH_WARMUP, default 1). */
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 1);
+export const CONNECTIONS = 10;
+export const OUT_DIR = new URL('./out/', import.meta.url);
+
+export function progress(message: string): void {
+  process.stderr.write(`  · ${message}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+
+export interface BenchServer extends ServeReady {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts bench/serve.ts in a child process. With BENCH_CPU_PROF=1 the child writes a V8 CPU profile
+ * to bench/out/prof/ when it stops (open it in Chrome DevTools or speedscope).
+ */
+export async function startServer(options: ServeOptions): Promise<BenchServer> {
+  const execArgv = ['--disable-warning=ExperimentalWarning'];
+  if (process.env.BENCH_CPU_PROF === '1') {
+    const dir = new URL('prof/', OUT_DIR).pathname;
+    mkdirSync(dir, { recursive: true });
+    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${options.kind}-${Date.now()}.cpuprofile`);
+  }
+  const child: ChildProcess = fork(new URL('./serve.ts', import.meta.url).pathname, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<ServeReady>((resolve, reject) => {
+    child.once('message', (m: { ready?: ServeReady; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(`bench server failed: ${m.error}`))));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code} before it was ready`)));
+    child.send(options);
+  });
+  return {
+    ...ready,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
+}
+
+/** A bare Fastify app with one `GET /` answering `{"hello":"world"}`: the baseline of every HTTP benchmark. */
+export function startBaseline(): Promise<BenchServer> {
+  return startServer({ kind: 'baseline' });
+}
+
+/** The real service on a fresh SQLite file, with an account, an all-scope API key and an OAuth client. */
+export function startApp(options: Omit<ServeOptions, 'kind'> = {}): Promise<BenchServer> {
+  return startServer({ kind: 'app', ...options });
+}
+
+/** A JSON request to a bench server with its API key; throws unless the status is `expect`. */
+export async function api<T = any>(server: BenchServer, method: string, path: string, body?: unknown, expect = method === 'POST' ? 201 : 200): Promise<T> {
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { 'x-api-key': server.apiKey!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expect) throw new Error(`${method} ${path}: expected ${expect}, got ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** An access token from the app's token endpoint (client_credentials with the bench client). */
+export async function accessToken(server: BenchServer, scope?: string): Promise<string> {
+  const res = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: tokenForm(server, scope) });
+  const json = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !json.access_token) throw new Error(`token endpoint answered ${res.status} ${JSON.stringify(json)}`);
+  return json.access_token;
+}
+
+export function tokenForm(server: BenchServer, scope?: string): string {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: server.clientId!, client_secret: server.clientSecret! });
+  if (scope) form.set('scope', scope);
+  return form.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP load
+
+export interface LoadOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections?: number;
+  seconds?: number;
+  warmupSeconds?: number;
+  /** Every response must have this status (default: any 2xx); otherwise the numbers mean nothing and it throws. */
+  expectStatus?: number;
+  /** A fixed request rate (requests/s over all connections) instead of as fast as possible. */
+  rate?: number;
+}
+
+export interface LoadResult {
+  name: string;
+  connections: number;
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function cannon(options: LoadOptions, seconds: number): Promise<{ latencies: Float64Array; statuses: Map<number, number>; errors: number; wall: number }> {
+  let latencies = new Float64Array(1 << 16);
+  let n = 0;
+  const statuses = new Map<number, number>();
+  const started = process.hrtime.bigint();
+  const instance = autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? CONNECTIONS,
+    duration: seconds,
+    ...(options.rate ? { overallRate: options.rate } : {}),
+  });
+  // autocannon's own histogram has 1 ms resolution; our own samples keep the fractions.
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (n === latencies.length) {
+      const grown = new Float64Array(n * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[n++] = ms;
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  });
+  const result = await instance;
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  return { latencies: latencies.subarray(0, n).sort(), statuses, errors: result.errors + result.timeouts, wall };
+}
+
+/** Drives `options.url` with autocannon (10 connections) for a warm-up, then for the measured run. */
+export async function load(name: string, options: LoadOptions): Promise<LoadResult> {
+  const seconds = options.seconds ?? SECONDS;
+  const warmup = options.warmupSeconds ?? WARMUP_SECONDS;
+  progress(`${name}: ${warmup}s warm-up, ${seconds}s measured, ${options.connections ?? CONNECTIONS} connections`);
+  if (warmup > 0) await cannon(options, warmup);
+  const { latencies, statuses, errors, wall } = await cannon(options, seconds);
+  const wrong = [...statuses].filter(([s]) => (options.expectStatus ? s !== options.expectStatus : s < 200 || s > 299));
+  if (wrong.length || errors) {
+    throw new Error(`${name}: ${errors} socket errors, unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}; the numbers would be meaningless`);
+  }
+  const result: LoadResult = {
+    name,
+    connections: options.connections ?? CONNECTIONS,
+    requests: latencies.length,
+    seconds: wall,
+    rps: latencies.length / wall,
+    p50: percentile(latencies, 50),
+    p90: percentile(latencies, 90),
+    p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1] ?? NaN,
+  };
+  progress(`${name}: ${fmtRate(result.rps)} req/s, p50 ${fmtMs(result.p50)}, p99 ${fmtMs(result.p99)}`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-process timing (for renderers and other code measured without HTTP)
+
+export interface Timing {
+  runs: number;
+  median: number;
+  p99: number;
+  mean: number;
+  min: number;
+}
+
+/** Runs `fn` `warmup` times unmeasured, then `runs` times, and returns the distribution in ms. */
+export async function time(fn: () => unknown, runs = 200, warmup = 20): Promise<Timing> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const samples = new Float64Array(runs);
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    samples[i] = Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+  samples.sort();
+  return { runs, median: percentile(samples, 50), p99: percentile(samples, 99), mean: samples.reduce((a, b) => a + b, 0) / runs, min: samples[0]! };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting
+
+export function fmtRate(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export function fmtMs(ms: number): string {
+  return `${ms < 10 ? ms.toFixed(2) : ms.toFixed(1)} ms`;
+}
+
+export function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** One row per load result: requests/s, p50, p90, p99, and requests/s as a ratio to the baseline. */
+export function loadTable(results: LoadResult[], baselineRps: number): string {
+  return table(
+    ['scenario', 'connections', 'requests', 'req/s', 'p50', 'p90', 'p99', 'max', 'req/s ÷ baseline'],
+    results.map((r) => [r.name, r.connections, r.requests.toLocaleString('en-US'), fmtRate(r.rps), fmtMs(r.p50), fmtMs(r.p90), fmtMs(r.p99), fmtMs(r.max), (r.rps / baselineRps).toFixed(2)]),
+  );
+}
+
+export interface TargetCheck {
+  what: string;
+  measured: string;
+  target: string;
+  /** The measured value divided by the baseline's same metric in the same run. */
+  ratio: number;
+  met: boolean;
+}
+
+/** Throughput as a share of the baseline's: met when measured ≥ share × baseline. */
+export function atLeastShare(what: string, measured: number, baseline: number, share: number, unit = 'req/s'): TargetCheck {
+  return { what, measured: `${fmtRate(measured)} ${unit}`, target: `≥ ${share} × baseline (${fmtRate(share * baseline)} ${unit})`, ratio: measured / baseline, met: measured >= share * baseline };
+}
+
+/** An absolute floor, e.g. tokens/s; the ratio is to the baseline's value of the same unit. */
+export function atLeast(what: string, measured: number, goal: number, baseline: number, unit: string): TargetCheck {
+  return { what, measured: `${fmtRate(measured)} ${unit}`, target: `≥ ${fmtRate(goal)} ${unit}`, ratio: measured / baseline, met: measured >= goal };
+}
+
+/** An absolute ceiling in milliseconds, e.g. p99; the ratio is to the baseline's same percentile. */
+export function atMostMs(what: string, measured: number, goal: number, baseline: number): TargetCheck {
+  return { what, measured: fmtMs(measured), target: `≤ ${fmtMs(goal)}`, ratio: measured / baseline, met: measured <= goal };
+}
+
+export function targetTable(checks: TargetCheck[], baselineName = 'baseline'): string {
+  return table(
+    ['target', 'measured', 'target', `ratio to ${baselineName}`, 'met'],
+    checks.map((c) => [c.what, c.measured, c.target, c.ratio.toFixed(2), c.met ? 'yes' : '**no**']),
+  );
+}
+
+/** Where the numbers came from: CPU, cores, memory, Node, load average at the time, commit. */
+export function machine(): string {
+  const cpu = cpus();
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {}
+  const [l1, l5] = loadavg();
+  return `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${l1!.toFixed(2)} / ${l5!.toFixed(2)} (1 / 5 min) at the start, commit ${commit}`;
+}
