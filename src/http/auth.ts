@@ -33,8 +33,9 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   const settings = tokenSettings(ctx);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
-    // Unknown routes (no scope declared) fall through to the 404 handler.
-    if (config.public || config.scope === undefined) return;
+    // Unknown routes fall through to the 404 handler; a known route needs credentials unless it says
+    // `public`, even when it forgot to declare a scope (fail closed).
+    if (config.public || request.is404) return;
     const apiKey = request.headers['x-api-key'];
     const authorization = request.headers.authorization;
     let principal: Principal | null = null;
