@@ -79,15 +79,20 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  app.get(`${prefix}/.well-known/oauth-authorization-server`, {
-    config: { public: true },
-    schema: {
-      tags: ['oauth'],
-      summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-      response: { 200: { type: 'object', additionalProperties: true } },
-    },
-    handler: async () => authorizationServerMetadata(ctx),
-  });
+  // RFC 8414 §3 inserts the well-known segment before the issuer's path; the issuer-relative place is
+  // kept too, because that is where many clients look.
+  const metadataPaths = prefix ? [`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`] : ['/.well-known/oauth-authorization-server'];
+  for (const path of metadataPaths) {
+    app.get(path, {
+      config: { public: true },
+      schema: {
+        tags: ['oauth'],
+        summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+        response: { 200: { type: 'object', additionalProperties: true } },
+      },
+      handler: async () => authorizationServerMetadata(ctx),
+    });
+  }
 }
 
 export function authorizationServerMetadata(ctx: AppContext): Record<string, unknown> {

@@ -68,13 +68,14 @@ export async function handleTokenRequest(ctx: AppContext, request: FastifyReques
   const form = request.body as Form;
   const authorization = request.headers.authorization;
   const basic = typeof authorization === 'string' && /^basic\s/i.test(authorization);
-  if (basic && (form.client_id !== undefined && form.client_secret !== undefined)) {
+  // RFC 6749 §2.3: one authentication method per request (client_id alone may accompany Basic).
+  if (basic && form.client_secret !== undefined) {
     throw new OAuthError('invalid_request', 'use one client authentication method, not both');
   }
   if (!form.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
   const creds = basic ? basicCredentials(authorization!) : { id: form.client_id, secret: form.client_secret };
-  if (!creds.id) throw new OAuthError('invalid_request', 'client_id is required');
-  if (creds.secret === undefined) throw new OAuthError('invalid_client', 'client authentication failed', { basicChallenge: basic });
+  // §5.2: "no client authentication included" is invalid_client.
+  if (!creds.id || creds.secret === undefined) throw new OAuthError('invalid_client', 'client authentication failed: send client_id and client_secret, or HTTP Basic', { basicChallenge: basic });
   const client = await authenticateClient(ctx.db, creds.id, creds.secret);
   if (!client) throw new OAuthError('invalid_client', 'client authentication failed', { basicChallenge: basic });
   if (basic && form.client_id !== undefined && form.client_id !== creds.id) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
