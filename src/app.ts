@@ -12,6 +12,7 @@ import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './auth/routes.ts';
 import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
+import { stampRoutes, stampSchemas } from './stamps/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -43,7 +44,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...labelSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -61,6 +62,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     async (v1) => {
       healthRoutes(v1, ctx);
       shipmentRoutes(v1, ctx);
+      stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
     },
     { prefix: '/v1' },

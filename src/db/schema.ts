@@ -115,6 +115,30 @@ export interface LabelsTable {
   invalidated_at: string | null;
 }
 
+export interface StampsTable {
+  id: string;
+  account_id: string;
+  shipment_id: string;
+  carrier: string;
+  /** `ST-<issuer code>-<number>`, unique across the service, monotonic per account. */
+  serial: string;
+  /** The format asked for at creation: PDF, PNG or ZPL. */
+  format: string;
+  /** `active` or `invalidated` (expiry is derived from expires_at). */
+  status: string;
+  /** The compact JWS printed in the DataMatrix; everything the stamp shows is in it. */
+  indicium: string;
+  created_at: string;
+  expires_at: string;
+  invalidated_at: string | null;
+}
+
+export interface StampIssuersTable {
+  account_id: string;
+  code: number;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -126,6 +150,8 @@ export interface Database {
   domain_events: DomainEventsTable;
   shipments: ShipmentsTable;
   labels: LabelsTable;
+  stamps: StampsTable;
+  stamp_issuers: StampIssuersTable;
 }
 
 // Kept so later tables can use generated columns without a new import.

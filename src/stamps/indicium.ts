@@ -1,0 +1,84 @@
+// The indicium: a compact JWS (a JWT with short claim names, so the DataMatrix stays small) signed
+// with the service's stamp key. Anyone holding the published JWKS can verify it offline.
+import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import type { KeyRing } from '../auth/keyring.ts';
+import { SIGNING_ALG } from '../auth/keyring.ts';
+import { CARRIERS } from '../carriers/services.ts';
+import { isUuid } from '../db/ids.ts';
+
+/** Explicit typing (RFC 8725 §3.11): an access token from the same JWKS is never taken for a stamp. */
+export const INDICIUM_TYP = 'indicium+jwt';
+export const SERIAL_PATTERN = '^ST-[0-9]{4,}-[0-9]{6,}$';
+const serialRe = new RegExp(SERIAL_PATTERN);
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export interface Indicium {
+  /** Stamp id. */
+  jti: string;
+  /** Serial number as printed. */
+  sn: string;
+  /** Shipment id. */
+  sub: string;
+  /** Carrier, spelled as in the API (UPS, USPS, FedEx, DHL). */
+  car: string;
+  /** Origin postal code. */
+  org: string;
+  /** Destination postal code. */
+  dst: string;
+  /** Issue time, Unix seconds. */
+  iat: number;
+}
+
+export async function signIndicium(keys: KeyRing, claims: Indicium): Promise<string> {
+  const { kid, privateKey } = keys.signingKey('stamp');
+  const { jti, sn, sub, car, org, dst, iat } = claims;
+  return new SignJWT({ sn, car, org, dst })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: INDICIUM_TYP })
+    .setJti(jti)
+    .setSubject(sub)
+    .setIssuedAt(iat)
+    .sign(privateKey);
+}
+
+function postalCode(v: unknown): v is string {
+  return typeof v === 'string' && v.length >= 1 && v.length <= 16;
+}
+
+function wellFormed(p: Record<string, unknown>): p is Record<string, unknown> & Indicium {
+  return (
+    typeof p.jti === 'string' && isUuid(p.jti) &&
+    typeof p.sub === 'string' && isUuid(p.sub) &&
+    typeof p.sn === 'string' && serialRe.test(p.sn) &&
+    typeof p.car === 'string' && (CARRIERS as readonly string[]).includes(p.car) &&
+    postalCode(p.org) && postalCode(p.dst) &&
+    typeof p.iat === 'number' && Number.isSafeInteger(p.iat) && p.iat > 0
+  );
+}
+
+/**
+ * The claims of an indicium that one of our stamp keys (current or rotated) signed, or null for
+ * anything else: malformed text, an unknown or non-stamp kid, a bad signature, unexpected claims.
+ */
+export async function verifyIndicium(keys: KeyRing, token: string): Promise<Indicium | null> {
+  if (token.length > 4096 || !COMPACT_JWS.test(token)) return null;
+  // The signature covers the header and payload text, not the signature's own encoding: reject
+  // non-canonical base64url so that no other spelling of a genuine indicium verifies.
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) return null;
+  try {
+    const header = decodeProtectedHeader(token);
+    if (header.alg !== SIGNING_ALG || header.typ !== INDICIUM_TYP || typeof header.kid !== 'string' || header.kid.length > 100) return null;
+    const key = await keys.publicKey(header.kid, 'stamp');
+    if (!key) return null;
+    const { payload } = await jwtVerify(token, key, { algorithms: [SIGNING_ALG], typ: INDICIUM_TYP });
+    return wellFormed(payload) ? { jti: payload.jti, sn: payload.sn, sub: payload.sub, car: payload.car, org: payload.org, dst: payload.dst, iat: payload.iat } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The claims of an indicium we issued ourselves (stored), without verifying it again. */
+export function readIndicium(token: string): Indicium {
+  const payload = token.split('.')[1]!;
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Indicium;
+}

@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { principalOf } from '../http/auth.ts';
+import { downloadQuery } from '../http/signed-links.ts';
+import { errors, idParams } from '../http/schemas.ts';
+import { createStampBody, downloadParams, invalidQuery, stampFormatQuery, stampSchema, verificationSchema, verifyBody } from './schemas.ts';
+import { createStamp, getStamp, invalidateStamps, openStampDownload, verifyStamp, type DownloadRequest, type NewStamp, type StampFormat } from './service.ts';
+
+export const stampSchemas = [stampSchema];
+
+const binary = { type: 'string', format: 'binary' } as const;
+const documentContent = { 'application/pdf': { schema: binary }, 'image/png': { schema: binary }, 'application/zpl': { schema: binary } };
+
+export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post<{ Body: NewStamp }>('/stamps', {
+    config: { scope: 'write:stamps' },
+    schema: {
+      tags: ['stamps'],
+      summary: 'Create a postage stamp for a shipment',
+      description: 'Issues a stamp with a serial number and a signed indicium, downloadable for 24 hours. A shipment has at most one active stamp: another one is 409 until it is invalidated.',
+      body: createStampBody,
+      response: { 201: { $ref: 'Stamp#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
+    },
+    handler: async (request, reply) => {
+      const stamp = await createStamp(ctx, principalOf(request).accountId, request.body);
+      return reply.code(201).send(stamp);
+    },
+  });
+
+  app.post<{ Body: { indicium: string } }>('/stamps/verify', {
+    config: { scope: null },
+    schema: {
+      tags: ['stamps'],
+      summary: 'Verify a stamp\'s indicium',
+      description: 'Any credential, no scope. Answers whether the indicium is genuine and, if so, only the stamp\'s id and current status. Malformed or forged input is `genuine: false`, not an error.',
+      body: verifyBody,
+      response: { 200: verificationSchema, ...errors(400, 401, 413, 415, 422) },
+    },
+    handler: async (request) => verifyStamp(ctx, request.body.indicium),
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { format?: StampFormat } }>('/stamps/:id', {
+    config: { scope: 'read:stamps' },
+    schema: {
+      tags: ['stamps'],
+      summary: 'Get a stamp',
+      description: '`format` (PDF, PNG or ZPL; by default the format the stamp was created in) sets the format of the returned `url`; expiresAt does not change.',
+      params: idParams,
+      querystring: stampFormatQuery,
+      response: { 200: { $ref: 'Stamp#' }, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => getStamp(ctx, principalOf(request).accountId, request.params.id, request.query.format),
+  });
+
+  app.put<{ Params: { id: string }; Querystring: { ids: string[] } }>('/stamps/:id/invalid', {
+    config: { scope: 'write:stamps' },
+    schema: {
+      tags: ['stamps'],
+      summary: 'Invalidate stamps',
+      description: 'Invalidates the path id together with every id in `ids`, in one transaction: any id unknown to the account is 404 naming it and nothing is invalidated. Stamps already invalidated are fine.',
+      params: idParams,
+      querystring: invalidQuery,
+      response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404) },
+    },
+    // Form style without explode: `ids=a,b,c` arrives as one string; a repeated `ids` is accepted too.
+    preValidation: async (request) => {
+      const query = request.query as { ids?: unknown };
+      if (query.ids === undefined) return;
+      const parts = (Array.isArray(query.ids) ? query.ids : [query.ids]).flatMap((v) => String(v).split(','));
+      query.ids = parts.length === 1 && parts[0] === '' ? [] : parts;
+    },
+    handler: async (request, reply) => {
+      await invalidateStamps(ctx, principalOf(request).accountId, [request.params.id, ...request.query.ids]);
+      return reply.code(204).send();
+    },
+  });
+
+  app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id'> }>('/downloads/stamps/:id', {
+    config: { public: true },
+    schema: {
+      tags: ['stamps'],
+      summary: 'Download a stamp by its signed link',
+      description: 'The `url` of a stamp. Needs no other credential. 403 if the link was changed, 410 after expiresAt or invalidation. `dpi` (203 or 300) sets the resolution of PNG and ZPL.',
+      params: downloadParams,
+      querystring: downloadQuery,
+      response: {
+        200: { description: 'The stamp in its media type', content: documentContent },
+        ...errors(400, 403, 404, 410),
+      },
+    },
+    handler: async (request, reply) => {
+      const download = await openStampDownload(ctx, { ...request.query, id: request.params.id });
+      const doc = await download.render();
+      return reply
+        .header('cache-control', 'no-store')
+        .header('x-content-type-options', 'nosniff')
+        .type(doc.mediaType)
+        .header('content-disposition', `inline; filename="${download.filename}.${doc.extension}"`)
+        .send(doc.body);
+    },
+  });
+}

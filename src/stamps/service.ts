@@ -1,0 +1,191 @@
+import type { AppContext } from '../context.ts';
+import type { Db } from '../db/index.ts';
+import { isUniqueViolation } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { Conflict, Forbidden, Gone, NotFound } from '../errors.ts';
+import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { renderDrawing, type RenderedDocument } from '../render/index.ts';
+import { getShipment } from '../shipments/service.ts';
+import { readIndicium, signIndicium, verifyIndicium } from './indicium.ts';
+import { layoutStamp } from './layout.ts';
+import * as store from './store.ts';
+
+export const STAMP_FORMATS = ['PDF', 'PNG', 'ZPL'] as const;
+export type StampFormat = (typeof STAMP_FORMATS)[number];
+export const STAMP_STATUSES = ['active', 'invalidated', 'expired'] as const;
+export type StampStatus = (typeof STAMP_STATUSES)[number];
+
+const DOWNLOAD_VALIDITY_MS = 24 * 3600 * 1000;
+
+export interface NewStamp {
+  shipmentId: string;
+  format?: StampFormat;
+}
+
+export interface Stamp {
+  id: string;
+  shipmentId: string;
+  carrier: string;
+  format: StampFormat;
+  url: string;
+  createdAt: string;
+  expiresAt: string;
+  status: StampStatus;
+  serial: string;
+  indicium: string;
+}
+
+export interface Verification {
+  genuine: boolean;
+  status: StampStatus | null;
+  stampId: string | null;
+}
+
+/** `ST-0007-000123`: the account's issuer code, then its own running number. */
+export function formatSerial(issuerCode: number, number: number): string {
+  return `ST-${String(issuerCode).padStart(4, '0')}-${String(number).padStart(6, '0')}`;
+}
+
+/** The stored state, with `expired` once the 24 hours are over. */
+export function statusOf(row: Pick<store.StampRow, 'status' | 'expires_at'>, now = Date.now()): StampStatus {
+  if (row.status === 'invalidated') return 'invalidated';
+  return now >= Date.parse(row.expires_at) ? 'expired' : 'active';
+}
+
+function toStamp(ctx: AppContext, row: store.StampRow, format = row.format as StampFormat): Stamp {
+  return {
+    id: row.id,
+    shipmentId: row.shipment_id,
+    carrier: row.carrier,
+    format,
+    url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'stamps', row.id, format, row.expires_at),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    status: statusOf(row),
+    serial: row.serial,
+    indicium: row.indicium,
+  };
+}
+
+// Issuer codes never change once assigned, so each process remembers them.
+const issuerCodes = new WeakMap<Db, Map<string, number>>();
+async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
+  let codes = issuerCodes.get(db);
+  if (!codes) issuerCodes.set(db, (codes = new Map()));
+  let code = codes.get(accountId);
+  if (code === undefined) {
+    code = await store.issuerCode(db, accountId);
+    codes.set(accountId, code);
+  }
+  return code;
+}
+
+function alreadyStamped(shipmentId: string, stampId: string): Conflict {
+  return new Conflict(`shipment ${shipmentId} already has stamp ${stampId}; invalidate it before creating another`);
+}
+
+export async function createStamp(ctx: AppContext, accountId: string, input: NewStamp): Promise<Stamp> {
+  const format = input.format ?? 'PDF';
+  const shipment = await getShipment(ctx.db, accountId, input.shipmentId);
+  const existing = await store.findActiveStampOfShipment(ctx.db, shipment.id);
+  if (existing) throw alreadyStamped(shipment.id, existing.id);
+  const code = await issuerCodeOf(ctx.db, accountId);
+  const now = Date.now();
+  const id = uuidv7(now);
+  try {
+    const row = await ctx.db.transaction().execute(async (tx) => {
+      // The counter comes first: it takes the write lock, and serials follow commit order.
+      const serial = formatSerial(code, await store.nextSerialNumber(tx, accountId));
+      const indicium = await signIndicium(ctx.keys, {
+        jti: id,
+        sn: serial,
+        sub: shipment.id,
+        car: shipment.carrier,
+        org: shipment.from.postalCode,
+        dst: shipment.to.postalCode,
+        iat: Math.floor(now / 1000),
+      });
+      const row: store.StampRow = {
+        id,
+        account_id: accountId,
+        shipment_id: shipment.id,
+        carrier: shipment.carrier,
+        serial,
+        format,
+        status: 'active',
+        indicium,
+        created_at: isoNow(now),
+        expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
+        invalidated_at: null,
+      };
+      await store.insertStamp(tx, row);
+      return row;
+    });
+    return toStamp(ctx, row);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      const winner = await store.findActiveStampOfShipment(ctx.db, shipment.id);
+      if (winner) throw alreadyStamped(shipment.id, winner.id);
+    }
+    throw err;
+  }
+}
+
+/** The stamp, with `format` and `url` for the format asked for (by default the one it was created in). */
+export async function getStamp(ctx: AppContext, accountId: string, id: string, format?: StampFormat): Promise<Stamp> {
+  const row = await store.findStamp(ctx.db, accountId, id.toLowerCase());
+  if (!row) throw new NotFound('stamp', id);
+  return toStamp(ctx, row, format);
+}
+
+/** Invalidates all the stamps or none: any id unknown to the account is 404 and changes nothing. */
+export async function invalidateStamps(ctx: AppContext, accountId: string, ids: string[]): Promise<void> {
+  const wanted = [...new Set(ids.map((id) => id.toLowerCase()))];
+  await ctx.db.transaction().execute(async (tx) => {
+    const found = await store.invalidateStamps(tx, ctx.storage.dialect, accountId, wanted, isoNow());
+    const missing = wanted.find((id) => !found.has(id));
+    if (missing) throw new NotFound('stamp', missing);
+  });
+}
+
+const NOT_GENUINE: Verification = { genuine: false, status: null, stampId: null };
+
+/** Genuine when one of our stamp keys signed it and the stamp it names exists; says nothing else. */
+export async function verifyStamp(ctx: AppContext, indicium: string): Promise<Verification> {
+  const claims = await verifyIndicium(ctx.keys, indicium);
+  if (!claims) return NOT_GENUINE;
+  const row = await store.findStampState(ctx.db, claims.jti);
+  if (!row || row.serial !== claims.sn || row.shipment_id !== claims.sub) return NOT_GENUINE;
+  return { genuine: true, status: statusOf(row), stampId: row.id };
+}
+
+export interface DownloadRequest {
+  id: string;
+  format: string;
+  expires: number;
+  sig: string;
+  dpi?: 203 | 300;
+}
+
+export interface StampDownload {
+  filename: string;
+  render(): Promise<RenderedDocument>;
+}
+
+export async function openStampDownload(ctx: AppContext, req: DownloadRequest): Promise<StampDownload> {
+  if (!linkSignatureValid(ctx.urlKey, 'stamps', req.id, req.format, req.expires, req.sig) || !(STAMP_FORMATS as readonly string[]).includes(req.format)) {
+    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
+  }
+  const now = Date.now();
+  const row = await store.findStampById(ctx.db, req.id);
+  if (!row) throw new NotFound('stamp', req.id);
+  if (row.status !== 'active') throw new Gone(`stamp ${row.id} was invalidated and can no longer be downloaded`);
+  const until = Math.min(req.expires * 1000, Date.parse(row.expires_at));
+  if (now >= until) throw new Gone(`the download link of stamp ${row.id} expired at ${new Date(until).toISOString()}`);
+  const claims = readIndicium(row.indicium);
+  const drawing = layoutStamp({ serial: row.serial, carrier: row.carrier, originPostalCode: claims.org, issuedAt: row.created_at, indicium: row.indicium });
+  return {
+    filename: `stamp-${row.serial}`,
+    render: () => renderDrawing(drawing, req.format as StampFormat, { dpi: req.dpi }),
+  };
+}
