@@ -1,0 +1,122 @@
+// Contract §9: Idempotency-Key on POST, stored in the database, per account, 24 hours.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { countRows, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+
+forEachDatabase((database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(async () => t.close());
+
+  const post = (key: string, payload: object, apiKey?: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey ?? t.apiKey, 'idempotency-key': key }, payload });
+  const shipmentsOf = async (accountId: string) => Number((await t.ctx.db.selectFrom('shipments').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow()).n);
+
+  describe('Idempotency-Key on POST /v1/shipments', () => {
+    it('the same key and body replays the first response: same status, body and id, marked idempotent-replayed, one row', async () => {
+      const acct = await t.newAccount();
+      const first = await post('order-1001', sampleShipment, acct.apiKey);
+      assert.equal(first.statusCode, 201);
+      assert.equal(first.headers['idempotent-replayed'], undefined);
+      const again = await post('order-1001', sampleShipment, acct.apiKey);
+      assert.equal(again.statusCode, 201);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.match(String(again.headers['content-type']), /^application\/json/);
+      assert.deepEqual(again.json(), first.json());
+      assert.equal(await shipmentsOf(acct.accountId), 1);
+      const events = await t.ctx.db.selectFrom('domain_events').select('id').where('shipment_id', '=', first.json().id).execute();
+      assert.equal(events.length, 1, 'the replay emits no second shipment.created');
+    });
+
+    it('the same key with a different body: 422 IDEMPOTENCY_KEY_REUSED and nothing created', async () => {
+      const acct = await t.newAccount();
+      assert.equal((await post('k-reused', sampleShipment, acct.apiKey)).statusCode, 201);
+      const res = await post('k-reused', { ...sampleShipment, reference: 'another order' }, acct.apiKey);
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.json().code, 'IDEMPOTENCY_KEY_REUSED');
+      assert.equal(typeof res.json().message, 'string');
+      assert.equal(await shipmentsOf(acct.accountId), 1);
+    });
+
+    it('keys belong to an account: another account\'s same key and body creates its own shipment', async () => {
+      const a = await t.newAccount();
+      const b = await t.newAccount();
+      const ra = await post('shared-key', sampleShipment, a.apiKey);
+      const rb = await post('shared-key', sampleShipment, b.apiKey);
+      assert.equal(ra.statusCode, 201);
+      assert.equal(rb.statusCode, 201);
+      assert.equal(rb.headers['idempotent-replayed'], undefined);
+      assert.notEqual(ra.json().id, rb.json().id);
+      assert.equal(await shipmentsOf(b.accountId), 1);
+    });
+
+    it('a 4xx the handler answered is replayed too; a request rejected by schema validation is not remembered', async () => {
+      const acct = await t.newAccount();
+      // A service the carrier does not offer passes the schema and is refused by the service layer.
+      const wrongService = { ...sampleShipment, service: 'priority_mail' };
+      const first = await post('k-4xx', wrongService, acct.apiKey);
+      assert.equal(first.statusCode, 400, first.body);
+      const again = await post('k-4xx', wrongService, acct.apiKey);
+      assert.equal(again.statusCode, 400);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(again.json(), first.json());
+      // Schema-invalid bodies never reach the handler: the key stays free for the corrected request.
+      const invalid = await post('k-schema', { ...sampleShipment, carrier: 'TNT' }, acct.apiKey);
+      assert.equal(invalid.statusCode, 400);
+      const corrected = await post('k-schema', sampleShipment, acct.apiKey);
+      assert.equal(corrected.statusCode, 201);
+      assert.equal(await shipmentsOf(acct.accountId), 1);
+    });
+
+    it('concurrent requests with one key create one shipment; the others replay it or get 409 CONFLICT', async () => {
+      const acct = await t.newAccount();
+      const results = await Promise.all(Array.from({ length: 6 }, () => post('k-race', sampleShipment, acct.apiKey)));
+      const created = results.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined);
+      assert.equal(created.length, 1, results.map((r) => `${r.statusCode} ${r.body}`).join('\n'));
+      for (const r of results) {
+        assert.ok(r.statusCode === 201 || r.statusCode === 409, `${r.statusCode} ${r.body}`);
+        if (r.statusCode === 201) assert.equal(r.json().id, created[0]!.json().id);
+        else assert.equal(r.json().code, 'CONFLICT');
+      }
+      assert.equal(await shipmentsOf(acct.accountId), 1);
+      // Once the first finished, a retry replays it.
+      const retry = await post('k-race', sampleShipment, acct.apiKey);
+      assert.equal(retry.headers['idempotent-replayed'], 'true');
+      assert.equal(retry.json().id, created[0]!.json().id);
+    });
+
+    it('after 24 hours a key may be used again', async () => {
+      const acct = await t.newAccount();
+      const first = await post('k-old', sampleShipment, acct.apiKey);
+      const dayAgo = new Date(Date.now() - 25 * 3600 * 1000).toISOString();
+      await t.ctx.db.updateTable('idempotency_keys').set({ created_at: dayAgo }).where('account_id', '=', acct.accountId).where('key', '=', 'k-old').execute();
+      const later = await post('k-old', { ...sampleShipment, reference: 'a new order' }, acct.apiKey);
+      assert.equal(later.statusCode, 201);
+      assert.notEqual(later.json().id, first.json().id);
+      assert.equal(later.headers['idempotent-replayed'], undefined);
+    });
+
+    it('a key longer than 255 characters: 400 INVALID_INPUT, nothing created', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const res = await post('k'.repeat(256), sampleShipment);
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().code, 'INVALID_INPUT');
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+    });
+
+    it('without a key, two identical requests create two shipments', async () => {
+      const acct = await t.newAccount();
+      for (let i = 0; i < 2; i++) assert.equal((await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey }, payload: sampleShipment })).statusCode, 201);
+      assert.equal(await shipmentsOf(acct.accountId), 2);
+    });
+
+    it('an unauthenticated request with a key stores nothing', async () => {
+      const before = await countRows(t.ctx, 'idempotency_keys');
+      const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'idempotency-key': 'anon' }, payload: sampleShipment });
+      assert.equal(res.statusCode, 401);
+      assert.equal(await countRows(t.ctx, 'idempotency_keys'), before);
+    });
+  });
+});
