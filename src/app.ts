@@ -14,6 +14,7 @@ import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
+import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const BODY_LIMIT = 1024 * 1024;
@@ -44,7 +45,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -64,6 +65,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       shipmentRoutes(v1, ctx);
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
+      trackingRoutes(v1, ctx);
     },
     { prefix: '/v1' },
   );

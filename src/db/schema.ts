@@ -139,6 +139,45 @@ export interface StampIssuersTable {
   created_at: string;
 }
 
+export interface TrackingEventsTable {
+  id: string;
+  label_id: string;
+  account_id: string;
+  /** The carrier that reported the event (a parcel can be handed between carriers). */
+  carrier: string;
+  status: string;
+  /** The reporting carrier's own code for `status`. */
+  carrier_code: string;
+  /** When the event happened, normalised to UTC with milliseconds. */
+  timestamp: string;
+  location: string;
+  description: string;
+  created_at: string;
+}
+
+export interface LabelTrackingTable {
+  label_id: string;
+  account_id: string;
+  /** The status of the latest event. */
+  status: string;
+  last_event_at: string | null;
+  /** null once no delivery is expected any more (returned to sender). */
+  estimated_delivery: string | null;
+  updated_at: string;
+}
+
+export interface SandboxParcelsTable {
+  label_id: string;
+  account_id: string;
+  /** `delivered`, `exception` or `returned`: where the sandbox carrier takes this parcel. */
+  outcome: string;
+  /** Steps done so far. */
+  step: number;
+  /** When the next step is due; null when the parcel is done or was taken over. */
+  next_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -152,6 +191,9 @@ export interface Database {
   labels: LabelsTable;
   stamps: StampsTable;
   stamp_issuers: StampIssuersTable;
+  tracking_events: TrackingEventsTable;
+  label_tracking: LabelTrackingTable;
+  sandbox_parcels: SandboxParcelsTable;
 }
 
 // Kept so later tables can use generated columns without a new import.

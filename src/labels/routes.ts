@@ -3,10 +3,8 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
-import {
-  createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema, trackingNumberQuery, trackingNumberSchema,
-} from './schemas.ts';
-import { createLabel, getLabel, invalidateLabel, openDownload, trackingLookup, type DownloadRequest, type NewLabel } from './service.ts';
+import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
+import { createLabel, getLabel, invalidateLabel, openDownload, type DownloadRequest, type NewLabel } from './service.ts';
 
 export const labelSchemas = [labelSchema];
 
@@ -57,17 +55,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  app.get<{ Params: { id: string } }>('/labels/:id/trackingnumber', {
-    config: { scope: 'read:labels' },
-    schema: {
-      tags: ['labels'],
-      summary: 'Get the tracking number of a label',
-      params: idParams,
-      querystring: trackingNumberQuery,
-      response: { 200: trackingNumberSchema, ...errors(400, 401, 403, 404) },
-    },
-    handler: async (request) => trackingLookup(ctx.db, principalOf(request).accountId, request.params.id),
-  });
+  // GET /labels/{id}/trackingnumber lives in src/tracking/routes.ts.
 
   app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id'> }>('/downloads/labels/:id', {
     config: { public: true },

@@ -1,0 +1,107 @@
+// The sandbox carrier: outside production, moves new labels along by itself so integrations see
+// real tracking and webhooks without a carrier. Its events go through the same ingestion as the API.
+import type { AppContext } from '../context.ts';
+import { isoNow } from '../db/ids.ts';
+import type { TrackingStatus } from '../carriers/index.ts';
+import type { Address } from '../shipments/service.ts';
+import { ingestInTransaction } from './service.ts';
+import * as store from './store.ts';
+
+export const SANDBOX_OUTCOMES = ['delivered', 'exception', 'returned'] as const;
+export type SandboxOutcome = (typeof SANDBOX_OUTCOMES)[number];
+
+/** Labels created longer ago than this when the sandbox first sees them are left alone. */
+export const ENROLL_WINDOW_MS = 24 * 3600 * 1000;
+const BATCH = 50;
+
+interface Step {
+  status: TrackingStatus;
+  at: 'origin' | 'destination';
+  description: string;
+}
+
+/** The four steps of each outcome, one every `SANDBOX_STEP_SECONDS`. */
+export const SANDBOX_SCRIPTS: Record<SandboxOutcome, readonly Step[]> = {
+  delivered: [
+    { status: 'pre_transit', at: 'origin', description: 'Shipping label created, awaiting item' },
+    { status: 'in_transit', at: 'origin', description: 'Picked up and departed origin facility' },
+    { status: 'out_for_delivery', at: 'destination', description: 'Out for delivery' },
+    { status: 'delivered', at: 'destination', description: 'Delivered, front door' },
+  ],
+  exception: [
+    { status: 'pre_transit', at: 'origin', description: 'Shipping label created, awaiting item' },
+    { status: 'in_transit', at: 'origin', description: 'Picked up and departed origin facility' },
+    { status: 'out_for_delivery', at: 'destination', description: 'Out for delivery' },
+    { status: 'exception', at: 'destination', description: 'Delivery attempted, recipient not available' },
+  ],
+  returned: [
+    { status: 'pre_transit', at: 'origin', description: 'Shipping label created, awaiting item' },
+    { status: 'in_transit', at: 'origin', description: 'Picked up and departed origin facility' },
+    { status: 'exception', at: 'destination', description: 'Address undeliverable, returning to sender' },
+    { status: 'returned', at: 'origin', description: 'Returned to sender' },
+  ],
+};
+
+/** The documented triggers: the shipment's `reference` containing SANDBOX_EXCEPTION or SANDBOX_RETURNED (any case). */
+export function sandboxOutcome(reference: string | null): SandboxOutcome {
+  const r = (reference ?? '').toUpperCase();
+  if (r.includes('SANDBOX_RETURNED')) return 'returned';
+  if (r.includes('SANDBOX_EXCEPTION')) return 'exception';
+  return 'delivered';
+}
+
+function place(address: Address): string {
+  return [address.city, address.state, address.country].filter(Boolean).join(', ');
+}
+
+/** The smallest uuidv7 of a millisecond: label ids sort by creation time. */
+function firstIdAt(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/** One run of the job: takes new labels on, then does every step that is due. Returns steps done. */
+export async function runSandbox(ctx: AppContext): Promise<number> {
+  if (!ctx.config.sandboxTracking) return 0;
+  const stepMs = ctx.config.sandboxStepSeconds * 1000;
+  const nowMs = Date.now();
+
+  const fresh = await store.unenrolledLabels(ctx.db, firstIdAt(nowMs - ENROLL_WINDOW_MS), BATCH);
+  await store.enroll(
+    ctx.db,
+    fresh.map((l) => ({ label_id: l.id, account_id: l.account_id, outcome: sandboxOutcome(l.reference), step: 0, next_at: isoNow(nowMs + stepMs), created_at: isoNow(nowMs) })),
+  );
+
+  let done = 0;
+  for (const parcel of await store.dueParcels(ctx.db, isoNow(), BATCH)) {
+    if (await advance(ctx, parcel, stepMs)) done++;
+  }
+  return done + fresh.length;
+}
+
+/** Does the parcel's next step once, however many workers try: the conditional UPDATE decides. */
+async function advance(ctx: AppContext, parcel: store.SandboxParcelRow, stepMs: number): Promise<boolean> {
+  const script = SANDBOX_SCRIPTS[parcel.outcome as SandboxOutcome] ?? SANDBOX_SCRIPTS.delivered;
+  const step = script[parcel.step];
+  return ctx.db.transaction().execute(async (tx) => {
+    const now = Date.now();
+    const last = parcel.step + 1 >= script.length;
+    if (!(await store.claimStep(tx, parcel.label_id, parcel.step, last ? null : isoNow(now + stepMs)))) return false;
+    const label = await store.sandboxLabel(tx, parcel.label_id);
+    if (!step || !label || label.status !== 'active') {
+      await store.stopSandbox(tx, [parcel.label_id]);
+      return true;
+    }
+    const address: Address = JSON.parse(step.at === 'origin' ? label.from_address : label.to_address);
+    // Strictly after the previous event, so the order of a parcel's steps never rests on a tie.
+    const at = Math.max(now, label.last_event_at ? Date.parse(label.last_event_at) + 1 : 0);
+    await ingestInTransaction(
+      tx,
+      ctx.storage.dialect,
+      label.account_id,
+      [{ trackingNumber: label.tracking_number, status: step.status, timestamp: isoNow(at), location: place(address), description: step.description }],
+      'sandbox',
+    );
+    return true;
+  });
+}

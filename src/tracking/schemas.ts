@@ -1,0 +1,108 @@
+import { CARRIERS, TRACKING_STATUSES } from '../carriers/index.ts';
+import { dateTime } from '../http/schemas.ts';
+
+export const TRACKING_FORMATS = ['basic', 'detailed', 'carrier-specific'] as const;
+export const EVENT_SORTS = ['newest_first', 'oldest_first'] as const;
+export const MAX_EVENTS_PER_BATCH = 1000;
+
+// Printable text: no control characters.
+const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+const carrier = { type: 'string', enum: [...CARRIERS] } as const;
+const status = { type: 'string', enum: [...TRACKING_STATUSES] } as const;
+const statusCode = {
+  type: 'object',
+  required: ['code', 'description'],
+  properties: { code: { type: 'string' }, description: { type: 'string' } },
+} as const;
+
+export const trackingEventSchema = {
+  $id: 'TrackingEvent',
+  type: 'object',
+  required: ['timestamp', 'location', 'status', 'carrier', 'description'],
+  properties: {
+    timestamp: { ...dateTime, description: 'When it happened, UTC with milliseconds.' },
+    location: { type: 'string' },
+    status,
+    carrier: { ...carrier, description: 'The carrier that reported the event.' },
+    description: { type: 'string' },
+  },
+} as const;
+
+export const trackingInfoSchema = {
+  $id: 'TrackingInfo',
+  type: 'object',
+  required: ['trackingNumber', 'carrier'],
+  properties: {
+    trackingNumber: { type: 'string' },
+    carrier,
+    trackingUrl: { type: 'string', format: 'uri', description: "The carrier's public tracking page for this number." },
+    status: { ...status, description: 'detailed and carrier-specific: the status of the latest event (`pre_transit` before any).' },
+    estimatedDelivery: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'detailed and carrier-specific: the service transit time in business days from label creation, revised by events; null once the parcel was returned.',
+    },
+    events: { type: 'array', items: { $ref: 'TrackingEvent#' }, description: 'detailed and carrier-specific: filtered, sorted, then limited.' },
+    carrierDetails: {
+      type: 'object',
+      description: "carrier-specific: the carriers' own status codes, for the status and for each event (same order as `events`).",
+      required: ['carrier', 'status', 'events'],
+      properties: {
+        carrier: { ...carrier, description: 'The label\'s carrier, in whose codes `status` is given.' },
+        status: statusCode,
+        events: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['timestamp', 'carrier', 'code', 'description'],
+            properties: { timestamp: dateTime, carrier, code: { type: 'string' }, description: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const trackingQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    format: { type: 'string', enum: [...TRACKING_FORMATS], default: 'basic', description: '`detailed` adds status, estimatedDelivery and events; `carrier-specific` also adds carrierDetails.' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 10, description: 'Maximum number of events returned, applied after the filters and the sort.' },
+    carrier: { ...carrier, description: 'Only events reported by this carrier.' },
+    events_since: { ...dateTime, description: 'Only events strictly after this time (RFC 3339 with any offset).' },
+    sort: { type: 'string', enum: [...EVENT_SORTS], default: 'newest_first' },
+  },
+} as const;
+
+export const ingestBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['events'],
+  properties: {
+    events: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_EVENTS_PER_BATCH,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['trackingNumber', 'status', 'timestamp', 'location'],
+        properties: {
+          trackingNumber: { type: 'string', minLength: 1, maxLength: 40, description: 'A tracking number of one of your labels; spaces and hyphens are ignored.' },
+          status,
+          timestamp: { ...dateTime, description: 'RFC 3339 with an offset (`Z` or `±hh:mm`).' },
+          location: { type: 'string', maxLength: 200, pattern: PRINTABLE },
+          carrier: { ...carrier, description: "The carrier reporting the event; defaults to the label's carrier." },
+          description: { type: 'string', maxLength: 500, pattern: PRINTABLE, description: "Defaults to the carrier's wording for the status." },
+        },
+      },
+    },
+  },
+} as const;
+
+export const ingestResponse = {
+  type: 'object',
+  required: ['accepted'],
+  properties: { accepted: { type: 'integer', minimum: 0, description: 'How many events were new; duplicates of stored events are not counted.' } },
+} as const;

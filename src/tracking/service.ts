@@ -1,0 +1,307 @@
+import type { AppContext } from '../context.ts';
+import type { DialectName, Tx } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { recordDomainEvent, type EventType } from '../db/events.ts';
+import { InvalidInput, NotFound } from '../errors.ts';
+import {
+  DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
+} from '../carriers/index.ts';
+import { findShipment, updateShipmentStatus } from '../shipments/store.ts';
+import { toShipment } from '../shipments/service.ts';
+import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
+import * as store from './store.ts';
+
+export interface IncomingEvent {
+  trackingNumber: string;
+  status: TrackingStatus;
+  timestamp: string;
+  location: string;
+  carrier?: Carrier;
+  description?: string;
+}
+
+export interface TrackingEvent {
+  timestamp: string;
+  location: string;
+  status: TrackingStatus;
+  carrier: Carrier;
+  description: string;
+}
+
+export interface TrackingQuery {
+  format: (typeof TRACKING_FORMATS)[number];
+  limit: number;
+  carrier?: Carrier;
+  events_since?: string;
+  sort: (typeof EVENT_SORTS)[number];
+}
+
+export interface TrackingInfo {
+  trackingNumber: string;
+  carrier: Carrier;
+  trackingUrl: string;
+  status?: TrackingStatus;
+  estimatedDelivery?: string | null;
+  events?: TrackingEvent[];
+  carrierDetails?: {
+    carrier: Carrier;
+    status: CarrierStatusCode;
+    events: { timestamp: string; carrier: Carrier; code: string; description: string }[];
+  };
+}
+
+/** Where the sandbox carrier's events come from; events from the API take a label over from it. */
+export type EventSource = 'api' | 'sandbox';
+
+// ---- time ----
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one (leap seconds included). */
+export function parseRfc3339(text: string): number | null {
+  const m = RFC3339.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
+  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null;
+  let offset = 0;
+  if (m[8]) {
+    const oh = Number(m[9]);
+    const om = Number(m[10]);
+    if (oh > 23 || om > 59) return null;
+    offset = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, ms);
+  return d.getTime() - offset * 60_000;
+}
+
+function isLeap(y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+}
+
+/** The stored form: UTC with milliseconds, which sorts as text. */
+function utc(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+// ---- delivery estimate ----
+
+function deliveryDay(ms: number): Date {
+  const d = new Date(ms);
+  d.setUTCHours(DELIVERY_HOUR_UTC, 0, 0, 0);
+  return d;
+}
+
+/** The next business day (Monday to Friday, UTC) after `ms`, at the delivery hour. */
+export function nextBusinessDay(ms: number): string {
+  const d = deliveryDay(ms);
+  do d.setUTCDate(d.getUTCDate() + 1);
+  while (d.getUTCDay() === 0 || d.getUTCDay() === 6);
+  return d.toISOString();
+}
+
+/** Before any event: the service's transit time in business days from label creation. */
+export function initialEstimate(label: { carrier: string; service: string; created_at: string }): string | null {
+  try {
+    return estimateDelivery(label.carrier as Carrier, label.service, new Date(label.created_at)).toISOString();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How a status change revises the estimate: out for delivery → that day; exception → one business
+ * day later than before (or than the exception, if the estimate had passed); delivered → the
+ * delivery time; returned → none. Other statuses keep it.
+ */
+export function reviseEstimate(current: string | null, status: TrackingStatus, timestamp: string): string | null {
+  const at = Date.parse(timestamp);
+  switch (status) {
+    case 'delivered':
+      return timestamp;
+    case 'returned':
+      return null;
+    case 'exception':
+      return nextBusinessDay(Math.max(current === null ? at : Date.parse(current), at));
+    case 'out_for_delivery':
+      return utc(Math.max(deliveryDay(at).getTime(), at));
+    default:
+      return current;
+  }
+}
+
+// ---- ingestion ----
+
+const DOMAIN_EVENT: Record<TrackingStatus, EventType | null> = {
+  pre_transit: null,
+  in_transit: 'shipment.in_transit',
+  out_for_delivery: 'shipment.in_transit',
+  delivered: 'shipment.delivered',
+  exception: 'shipment.exception',
+  returned: 'shipment.exception',
+};
+
+interface PreparedEvent extends IncomingEvent {
+  /** The tracking number as sent, for the error message. */
+  given?: string;
+}
+
+function prepare(events: IncomingEvent[]): PreparedEvent[] {
+  return events.map((e, i) => {
+    const ms = parseRfc3339(e.timestamp);
+    const timestamp = ms === null ? '' : utc(ms);
+    // Also rejects instants past year 9999 in UTC, whose ISO form would not sort as text.
+    if (!/^\d{4}-/.test(timestamp)) {
+      throw new InvalidInput(`events.${i}.timestamp must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00+02:00`, [
+        { field: `events.${i}.timestamp`, message: 'is not an RFC 3339 date-time with an offset' },
+      ]);
+    }
+    return { ...e, given: e.trackingNumber, trackingNumber: normalizeTrackingNumber(e.trackingNumber), timestamp };
+  });
+}
+
+function toEvent(row: Pick<store.TrackingEventRow, 'timestamp' | 'location' | 'status' | 'carrier' | 'description'>): TrackingEvent {
+  return { timestamp: row.timestamp, location: row.location, status: row.status as TrackingStatus, carrier: row.carrier as Carrier, description: row.description };
+}
+
+/**
+ * Stores a batch of events, all or none: unknown numbers are 404 and nothing is stored; events
+ * already stored are skipped. Each status change of a label updates its shipment and records the
+ * matching domain event in the same transaction. Returns how many events were new.
+ */
+export async function ingestEvents(ctx: AppContext, accountId: string, events: IncomingEvent[], source: EventSource = 'api'): Promise<{ accepted: number }> {
+  const prepared = prepare(events);
+  const accepted = await ctx.db.transaction().execute((tx) => ingestInTransaction(tx, ctx.storage.dialect, accountId, prepared, source));
+  return { accepted };
+}
+
+/** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised). */
+export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
+  const numbers = [...new Set(events.map((e) => e.trackingNumber))];
+  const labels = await store.findLabelsByTrackingNumbers(tx, accountId, numbers);
+  const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
+  const unknown = events.find((e) => !byNumber.has(e.trackingNumber));
+  if (unknown) throw new NotFound('tracking number', unknown.given ?? unknown.trackingNumber);
+
+  const now = isoNow();
+  labels.sort((a, b) => (a.id < b.id ? -1 : 1));
+  const labelIds = labels.map((l) => l.id);
+  await store.ensureLabelTracking(
+    tx,
+    labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now })),
+  );
+  const states = new Map((await store.lockLabelTracking(tx, dialect, labelIds)).map((s) => [s.label_id, s]));
+
+  const seen = new Set<string>();
+  const rows: store.TrackingEventRow[] = [];
+  for (const e of events) {
+    const label = byNumber.get(e.trackingNumber)!;
+    const carrier = e.carrier ?? (label.carrier as Carrier);
+    const key = [label.id, e.timestamp, e.status, e.location, carrier].join('\u0000');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const code = carrierStatusCode(carrier, e.status);
+    rows.push({
+      id: uuidv7(),
+      label_id: label.id,
+      account_id: label.account_id,
+      carrier,
+      status: e.status,
+      carrier_code: code.code,
+      timestamp: e.timestamp,
+      location: e.location,
+      description: e.description ?? code.description,
+      created_at: now,
+    });
+  }
+  const insertedIds = await store.insertEvents(tx, rows);
+  const fresh = rows.filter((r) => insertedIds.has(r.id));
+  if (source === 'api') await store.stopSandbox(tx, labelIds);
+
+  for (const label of labels) {
+    const mine = fresh.filter((r) => r.label_id === label.id).sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+    if (mine.length === 0) continue;
+    const state = states.get(label.id)!;
+    let status: string | null = state.last_event_at === null ? null : state.status;
+    let last = state.last_event_at;
+    let estimate = state.estimated_delivery;
+    const changes: store.TrackingEventRow[] = [];
+    for (const e of mine) {
+      // An event older than the latest one is history: stored, but it changes nothing.
+      if (last !== null && e.timestamp < last) continue;
+      if (e.status !== status) {
+        changes.push(e);
+        estimate = reviseEstimate(estimate, e.status as TrackingStatus, e.timestamp);
+      }
+      status = e.status;
+      last = e.timestamp;
+    }
+    if (last === state.last_event_at && changes.length === 0) continue;
+    await store.updateLabelTracking(tx, label.id, { status: status!, last_event_at: last, estimated_delivery: estimate, updated_at: now });
+    // Only the shipment's active label speaks for it; an invalidated label's events are history.
+    if (changes.length === 0 || label.status !== 'active') continue;
+    const shipment = await findShipment(tx, label.account_id, label.shipment_id);
+    if (!shipment) continue;
+    for (const change of changes) {
+      const type = DOMAIN_EVENT[change.status as TrackingStatus];
+      if (!type) continue;
+      const data = {
+        ...toShipment({ ...shipment, status: change.status, updated_at: now }),
+        label: { id: label.id, trackingNumber: label.tracking_number, carrier: label.carrier },
+        event: toEvent(change),
+      };
+      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: shipment.id, data, at: now });
+    }
+    await updateShipmentStatus(tx, shipment.id, changes.at(-1)!.status, now);
+  }
+  return fresh.length;
+}
+
+// ---- lookup ----
+
+/** Normalises `events_since`; throws 400 naming the parameter when it is not RFC 3339 with an offset. */
+function sinceOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseRfc3339(text);
+  if (ms === null) {
+    throw new InvalidInput(`querystring events_since must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [
+      { field: 'events_since', message: 'is not an RFC 3339 date-time with an offset' },
+    ]);
+  }
+  return utc(ms);
+}
+
+/** `GET /v1/labels/{id}/trackingnumber`: basic, detailed or carrier-specific. */
+export async function trackingInfo(ctx: AppContext, accountId: string, labelId: string, query: TrackingQuery): Promise<TrackingInfo> {
+  const since = sinceOf(query.events_since);
+  const label = await store.findLabelWithTracking(ctx.db, accountId, labelId);
+  if (!label) throw new NotFound('label', labelId);
+  const carrier = label.carrier as Carrier;
+  const info: TrackingInfo = { trackingNumber: label.tracking_number, carrier, trackingUrl: trackingUrl(carrier, label.tracking_number) };
+  if (query.format === 'basic') return info;
+
+  // A bound past year 9999 (`+010000-…`) would sort before every stored time: nothing is after it.
+  const rows = since?.startsWith('+')
+    ? []
+    : await store.listEvents(ctx.db, label.id, { carrier: query.carrier, since, newestFirst: query.sort === 'newest_first', limit: query.limit });
+  const status = (label.tracking_status ?? 'pre_transit') as TrackingStatus;
+  info.status = status;
+  info.estimatedDelivery = label.tracked === null ? initialEstimate(label) : label.estimated_delivery;
+  info.events = rows.map(toEvent);
+  if (query.format === 'carrier-specific') {
+    info.carrierDetails = {
+      carrier,
+      status: carrierStatusCode(carrier, status),
+      events: rows.map((r) => ({
+        timestamp: r.timestamp,
+        carrier: r.carrier as Carrier,
+        code: r.carrier_code,
+        description: carrierStatusCode(r.carrier as Carrier, r.status as TrackingStatus).description,
+      })),
+    };
+  }
+  return info;
+}
