@@ -39,8 +39,12 @@ export function dejaVu(bold = false): LoadedFont {
 /** A shaped run in font units: glyph ids with their pen positions (x grows right, y up). */
 export interface ShapedText {
   glyphs: number[];
+  /** Where each glyph is drawn (pen position plus offset). */
   x: number[];
   y: number[];
+  /** The shaper's advances and offsets, as PDF text positioning needs them. */
+  xAdvance: number[];
+  xOffset: number[];
   /** Total advance in font units. */
   advance: number;
   unitsPerEm: number;
@@ -59,15 +63,19 @@ export function shape(text: string, bold = false): ShapedText {
   const glyphs: number[] = [];
   const xs: number[] = [];
   const ys: number[] = [];
+  const xAdvance: number[] = [];
+  const xOffset: number[] = [];
   let pen = 0;
   for (let i = 0; i < run.glyphs.length; i++) {
     const p = run.positions[i]!;
     glyphs.push(run.glyphs[i]!.id);
     xs.push(pen + p.xOffset);
     ys.push(p.yOffset);
+    xAdvance.push(p.xAdvance);
+    xOffset.push(p.xOffset);
     pen += p.xAdvance;
   }
-  s = { glyphs, x: xs, y: ys, advance: pen, unitsPerEm: f.unitsPerEm };
+  s = { glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm };
   if (cache.size >= SHAPE_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(text, s);
   return s;

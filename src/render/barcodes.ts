@@ -1,0 +1,168 @@
+// Barcodes are encoded once, at layout time, with bwip-js `raw()`: the modules land in the drawing
+// and every backend draws exactly those modules (ZPL uses the printer's own encoder on `data`).
+import bwipjs from 'bwip-js';
+import type { BarcodePrimitive, Symbology } from './model.ts';
+
+/** One printer dot at 203 dpi, in points: module widths are whole dots so thermal prints are sharp. */
+export const DOT = 72 / 203;
+
+export interface Area {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+type RawLinear = { sbs: number[] };
+type RawMatrix = { pixs: number[]; pixx: number; pixy: number };
+
+function raw(bcid: string, text: string, opts: Record<string, unknown> = {}): unknown[] {
+  return bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as unknown[];
+}
+
+/**
+ * A Code 128 or GS1-128 symbol centred in `area` (which must include room for the 10-module quiet
+ * zones), with the widest whole-dot module (at most `maxDots`) that fits.
+ */
+export function linearBarcode(symbology: 'code128' | 'gs1-128', data: string, area: Area, maxDots = 3): BarcodePrimitive {
+  const sbs = (raw(symbology, data)[0] as RawLinear).sbs;
+  const widths = sbs.slice();
+  const modules = widths.reduce((a, b) => a + b, 0);
+  let dots = maxDots;
+  while (dots > 1 && (modules + 20) * dots * DOT > area.w) dots--;
+  let module = dots * DOT;
+  if ((modules + 20) * module > area.w) module = area.w / (modules + 20); // last resort: thinner than a dot
+  const w = modules * module;
+  return {
+    kind: 'barcode',
+    x: area.x + (area.w - w) / 2,
+    y: area.y,
+    w,
+    h: area.h,
+    symbology,
+    data,
+    module,
+    modules: { shape: 'bars', widths },
+  };
+}
+
+function matrixPrimitive(symbology: Symbology, data: string, m: RawMatrix, area: Area, module: number, align: 'center' | 'start'): BarcodePrimitive {
+  const rows = m.pixs.length / m.pixx;
+  const rowHeight = m.pixy / rows;
+  const w = m.pixx * module;
+  const h = rows * rowHeight * module;
+  return {
+    kind: 'barcode',
+    x: align === 'center' ? area.x + (area.w - w) / 2 : area.x,
+    y: area.y + (area.h - h) / 2,
+    w,
+    h,
+    symbology,
+    data,
+    module,
+    modules: { shape: 'matrix', columns: m.pixx, rows, rowHeight, dark: m.pixs.slice() },
+  };
+}
+
+/** A square ECC 200 Data Matrix, as large as `area` allows with whole-dot modules (2 to `maxDots`). */
+export function dataMatrix(data: string, gs1: boolean, area: Area, maxDots = 6, align: 'center' | 'start' = 'center'): BarcodePrimitive {
+  const symbology = gs1 ? 'gs1datamatrix' : 'datamatrix';
+  const m = raw(symbology, data)[0] as RawMatrix;
+  let dots = maxDots;
+  // One module of quiet zone on every side.
+  while (dots > 2 && (m.pixx + 2) * dots * DOT > Math.min(area.w, area.h)) dots--;
+  return matrixPrimitive(symbology, data, m, area, dots * DOT, align);
+}
+
+/** PDF417 error correction level, the same for bwip-js and the ZPL printer's encoder. */
+export const PDF417_EC_LEVEL = 4;
+
+/**
+ * A PDF417 symbol (rows three modules tall) filling `area` as well as possible: tries module widths
+ * of 3 and 2 dots and every column count, keeps the largest symbol that fits with its quiet zones.
+ */
+export function pdf417(data: string, area: Area, align: 'center' | 'start' = 'center'): BarcodePrimitive {
+  let best: { m: RawMatrix; module: number; size: number } | undefined;
+  for (const dots of [3, 2]) {
+    const module = dots * DOT;
+    for (let columns = 1; columns <= 30; columns++) {
+      const width = (17 * columns + 69 + 4) * module;
+      if (width > area.w) break;
+      let m: RawMatrix;
+      try {
+        m = raw('pdf417', data, { columns, eclevel: PDF417_EC_LEVEL })[0] as RawMatrix;
+      } catch {
+        continue; // too many rows for this column count
+      }
+      const h = (m.pixy + 4) * module;
+      if (h > area.h) continue;
+      const size = m.pixx * m.pixy * module * module;
+      if (!best || size > best.size) best = { m, module, size };
+    }
+    if (best) break;
+  }
+  if (!best) {
+    // Does not fit even at 2 dots: the smallest possible module that fits.
+    const m = raw('pdf417', data, { columns: 6, eclevel: PDF417_EC_LEVEL })[0] as RawMatrix;
+    const module = Math.min(area.w / (m.pixx + 4), area.h / (m.pixy + 4));
+    return matrixPrimitive('pdf417', data, m, area, module, align);
+  }
+  return matrixPrimitive('pdf417', data, best.m, area, best.module, align);
+}
+
+/** MaxiCode's hexagon pitch: 0.927 mm, which makes the nominal 1.11 x 1.054 in symbol. */
+export const MAXICODE_PITCH = (0.927 / 25.4) * 72;
+/** Width and height of a MaxiCode symbol in pitches. */
+export const MAXICODE_WIDTH = 30.5;
+export const MAXICODE_HEIGHT = 32 * (Math.sqrt(3) / 2) + 2 / Math.sqrt(3);
+
+/** A MaxiCode (mode 2 or 3 carry the structured carrier message) at its nominal size. */
+export function maxiCode(message: string, mode: 2 | 3 | 4, area: Area, align: 'center' | 'start' = 'center'): BarcodePrimitive {
+  const pixs = (raw('maxicode', message, { mode })[0] as { pixs: number[] }).pixs;
+  const module = MAXICODE_PITCH;
+  const w = MAXICODE_WIDTH * module;
+  const h = MAXICODE_HEIGHT * module;
+  return {
+    kind: 'barcode',
+    x: align === 'center' ? area.x + (area.w - w) / 2 : area.x,
+    y: area.y + (area.h - h) / 2,
+    w,
+    h,
+    symbology: 'maxicode',
+    data: message,
+    module,
+    modules: { shape: 'hexagons', dark: pixs.slice().sort((a, b) => a - b) },
+  };
+}
+
+export interface Hexagon {
+  /** Centre, relative to the symbol's top-left corner, in pitches. */
+  cx: number;
+  cy: number;
+}
+
+/** Centre of MaxiCode hexagon `index` (row-major in the 30 x 33 grid); odd rows sit half a pitch right. */
+export function hexagonCentre(index: number): Hexagon {
+  const row = Math.floor(index / 30);
+  const col = index % 30;
+  return { cx: col + 0.5 + (row & 1 ? 0.5 : 0), cy: 1 / Math.sqrt(3) + row * (Math.sqrt(3) / 2) };
+}
+
+/** The six corners of a MaxiCode hexagon (pointy top), scaled to 0.9 of the pitch to leave a gap. */
+export function hexagonCorners(index: number): [number, number][] {
+  const { cx, cy } = hexagonCentre(index);
+  const r = (0.9 / Math.sqrt(3)); // circumradius of a hexagon 0.9 pitch wide
+  const pts: [number, number][] = [];
+  for (let k = 0; k < 6; k++) {
+    const a = (Math.PI / 3) * k - Math.PI / 2;
+    pts.push([cx + r * Math.cos(a), cy + r * Math.sin(a)]);
+  }
+  return pts;
+}
+
+/** Bullseye centre and ring radii (dark between radii[2k] and radii[2k+1]), in pitches. */
+export const MAXICODE_BULLSEYE = {
+  cx: 14.5,
+  cy: 1 / Math.sqrt(3) + 16 * (Math.sqrt(3) / 2),
+  radii: [0.5774, 1.3359, 2.1058, 2.8644, 3.6229, 4.3814],
+} as const;

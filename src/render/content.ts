@@ -1,0 +1,194 @@
+// What each carrier prints: tracking number groups, routing code, and the messages in the barcodes.
+import { countryNumeric } from './countries.ts';
+import { asciiText } from './text.ts';
+import type { LabelData } from './label.ts';
+
+const GS = '\x1d';
+const RS = '\x1e';
+const EOT = '\x04';
+
+/** The tracking number as printed: UPS `1Z 5R8 939 03 5756 712 7`, USPS groups of four, FedEx 4-4-4, DHL 2-4-4. */
+export function groupTrackingNumber(carrier: LabelData['carrier'], trackingNumber: string): string {
+  const t = trackingNumber.replace(/\s+/g, '');
+  const groups = (sizes: number[]): string => {
+    const out: string[] = [];
+    let i = 0;
+    for (const n of sizes) {
+      if (i >= t.length) break;
+      out.push(t.slice(i, i + n));
+      i += n;
+    }
+    if (i < t.length) out.push(t.slice(i));
+    return out.join(' ');
+  };
+  switch (carrier) {
+    case 'UPS': return t.length === 18 ? groups([2, 3, 3, 2, 4, 3, 1]) : groups(Array(9).fill(4));
+    case 'USPS': return groups(Array(9).fill(4));
+    case 'FedEx': return t.length === 12 ? groups([4, 4, 4]) : groups(Array(9).fill(4));
+    case 'DHL': return t.length === 10 ? groups([2, 4, 4]) : groups(Array(9).fill(4));
+  }
+}
+
+/** Postal code in capitals without spaces or punctuation. */
+export function normalPostalCode(postalCode: string): string {
+  return asciiText(postalCode).toUpperCase().replace(/[^A-Z0-9]/g, '');
+}
+
+/** Whether the destination is a US ZIP code (5 or 9 digits). */
+export function isUsZip(data: LabelData): boolean {
+  return data.to.country.toUpperCase() === 'US' && /^\d{5}(\d{4})?$/.test(normalPostalCode(data.to.postalCode));
+}
+
+function hash32(s: string): number {
+  let h = 0x811c9dc5; // FNV-1a
+  for (const b of Buffer.from(s, 'utf8')) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * The routing code printed large on the label, UPS style `NY 100 9-01`: destination state (or
+ * country outside the US), the first three characters of the postal code, then a sort digit and a
+ * two-digit sort group derived from carrier, country and postal code. Deterministic, no lookups.
+ */
+export function routingCodeFor(data: LabelData): string {
+  const country = data.to.country.toUpperCase();
+  const postal = normalPostalCode(data.to.postalCode);
+  const region = country === 'US' && data.to.state ? asciiText(data.to.state).toUpperCase().replace(/[^A-Z]/g, '').slice(0, 2) || country : country;
+  const h = hash32(`${data.carrier}|${country}|${postal}`);
+  const sort = (h % 9) + 1;
+  const group = String(Math.floor(h / 9) % 100).padStart(2, '0');
+  return `${region} ${(postal.slice(0, 3) || '000').padEnd(3, '0')} ${sort}-${group}`;
+}
+
+/** UPS service class printed in the MaxiCode (the three-digit UPS service codes). */
+const UPS_SERVICE_CLASS: Record<string, string> = {
+  next_day_air: '001',
+  '2nd_day_air': '002',
+  ground: '003',
+  '3_day_select': '012',
+  next_day_air_saver: '013',
+  next_day_air_early: '014',
+};
+
+export function serviceClass(data: LabelData): string {
+  if (data.carrier === 'UPS') return UPS_SERVICE_CLASS[data.serviceCode] ?? '003';
+  return String(hash32(data.serviceCode) % 1000).padStart(3, '0');
+}
+
+/** Day of the year (001–366) of the ship date, as UPS encodes the pickup date. */
+export function julianDay(shipDate: string): string {
+  const d = new Date(/^\d{4}-\d{2}-\d{2}/.test(shipDate) ? shipDate.slice(0, 10) + 'T00:00:00Z' : shipDate);
+  if (Number.isNaN(d.getTime())) return '001';
+  const start = Date.UTC(d.getUTCFullYear(), 0, 1);
+  return String(Math.floor((d.getTime() - start) / 86_400_000) + 1).padStart(3, '0');
+}
+
+/** The ship date as printed: YYYY-MM-DD, in UTC. */
+export function printedDate(shipDate: string): string {
+  if (/^\d{4}-\d{2}-\d{2}/.test(shipDate)) return shipDate.slice(0, 10);
+  const d = new Date(shipDate);
+  return Number.isNaN(d.getTime()) ? asciiText(shipDate).slice(0, 10) : d.toISOString().slice(0, 10);
+}
+
+export function weightInPounds(w: LabelData['parcel']['weight']): number {
+  const factor = { g: 1 / 453.59237, kg: 1 / 0.45359237, oz: 1 / 16, lb: 1 }[w.unit] ?? 1;
+  return w.value * factor;
+}
+
+/** A shipper account number (six characters) derived from the sender, for the carrier messages. */
+export function shipperAccount(data: LabelData): string {
+  const alphabet = '0123456789ABCDEFGHJKLMNPRSTUVWXY';
+  let h = hash32(`${data.carrier}|${data.from.name}|${data.from.postalCode}|${data.from.country}`);
+  let s = '';
+  for (let i = 0; i < 6; i++) {
+    s += alphabet[h % 32];
+    h = Math.floor(h / 32) + (i + 1) * 7919;
+  }
+  return s;
+}
+
+function field(s: string | undefined, max: number): string {
+  return asciiText(s ?? '').toUpperCase().replace(/[\x1d\x1e\x04]/g, '').slice(0, max);
+}
+
+/**
+ * The UPS MaxiCode message (ANSI MH10.8.3 format 01, version 96): postal code, ISO numeric country
+ * code and service class first (they become the primary message), then tracking number, SCAC,
+ * shipper account, pickup day, shipment id, package n/x, weight, address validation, street, city,
+ * state. Mode 2 for US ZIP codes (9 digits, ZIP+4 or ZIP + 0000), mode 3 for alphanumeric codes.
+ * `addressChars` limits the address fields so the message fits the symbol.
+ */
+export function maxiCodeMessage(data: LabelData, addressChars = 40): { mode: 2 | 3; message: string; postal: string } {
+  const zip = isUsZip(data);
+  const postalRaw = normalPostalCode(data.to.postalCode);
+  const postal = zip ? postalRaw.padEnd(9, '0') : (postalRaw || '0').slice(0, 6);
+  const weight = String(Math.max(1, Math.ceil(weightInPounds(data.parcel.weight))));
+  const street = field(data.to.street1, addressChars);
+  const city = field(data.to.city, Math.max(0, addressChars - street.length));
+  const parts = [
+    postal,
+    countryNumeric(data.to.country),
+    serviceClass(data),
+    field(data.trackingNumber, 20),
+    'UPSN',
+    shipperAccount(data),
+    julianDay(data.shipDate),
+    '',
+    '1/1',
+    weight,
+    'N',
+    street,
+    city,
+    field(data.to.state, 2),
+  ];
+  return { mode: zip ? 2 : 3, message: `[)>${RS}01${GS}96${parts.join(GS)}${RS}${EOT}`, postal };
+}
+
+/** The FedEx PDF417 message, in the same MH10.8.3 shape as the UPS one (format 01, version 02). */
+export function fedexPdf417Message(data: LabelData): string {
+  const parts = [
+    normalPostalCode(data.to.postalCode),
+    countryNumeric(data.to.country),
+    serviceClass(data),
+    field(data.trackingNumber, 20),
+    'FDEG',
+    shipperAccount(data),
+    julianDay(data.shipDate),
+    field(data.reference, 30),
+    '1/1',
+    `${Math.max(1, Math.ceil(weightInPounds(data.parcel.weight)))}LB`,
+    'N',
+    field(data.to.street1, 35),
+    field(data.to.city, 30),
+    field(data.to.state, 2),
+    field(data.to.name, 35),
+  ];
+  return `[)>${RS}01${GS}02${parts.join(GS)}${RS}${EOT}`;
+}
+
+/** The DHL DataMatrix message (MH10.8.3 format 06 with data identifiers): J waybill, 2L routing, … */
+export function dhlDataMatrixMessage(data: LabelData): string {
+  const parts = [
+    `J${field(data.trackingNumber, 20)}`,
+    `2L${data.to.country.toUpperCase().slice(0, 2)}${normalPostalCode(data.to.postalCode).slice(0, 12)}`,
+    `9D${julianDay(data.shipDate)}`,
+    `7Q${Math.max(0.1, Math.round(weightInPounds(data.parcel.weight) * 0.45359237 * 10) / 10)}KG`,
+    `1V${field(data.serviceCode, 20)}`,
+  ];
+  return `[)>${RS}06${GS}${parts.join(GS)}${RS}${EOT}`;
+}
+
+/**
+ * The USPS IMpb barcode as USPS prints it: one GS1-128 with AI 420 and the destination ZIP (AI 421
+ * with the ISO numeric country outside the US), FNC1, then the 22-digit IMpb, whose first two
+ * digits (92–95) are read as a GS1 internal application identifier.
+ */
+export function uspsImpbElementString(data: LabelData): string {
+  const postal = normalPostalCode(data.to.postalCode);
+  const dest = isUsZip(data) ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(data.to.country)}${postal.slice(0, 9)}`;
+  const t = data.trackingNumber.replace(/\D/g, '');
+  return `${dest}(${t.slice(0, 2)})${t.slice(2)}`;
+}

@@ -1,0 +1,83 @@
+// Barcode geometry shared by the backends: bars, matrix runs and MaxiCode hexagons as rectangles
+// and polygons, either in points (vector formats) or snapped to whole pixels (raster formats).
+import { MAXICODE_BULLSEYE, hexagonCorners } from './barcodes.ts';
+import type { BarcodePrimitive } from './model.ts';
+
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface BarcodeShapes {
+  rects: Rect[];
+  polygons: [number, number][][];
+  /** Bullseye rings: dark between inner and outer radius. */
+  rings: { cx: number; cy: number; inner: number; outer: number }[];
+}
+
+/**
+ * The dark parts of a barcode. With `pxPerPt` the modules are whole pixels (at least one) and the
+ * coordinates are pixels; otherwise points. The symbol stays centred on its box when snapping
+ * changes its size.
+ */
+export function barcodeShapes(b: BarcodePrimitive, pxPerPt?: number): BarcodeShapes {
+  const out: BarcodeShapes = { rects: [], polygons: [], rings: [] };
+  const scale = pxPerPt ?? 1;
+  const m = b.modules;
+  if (m.shape === 'hexagons') {
+    // Hexagons are not grid-aligned anyway: scale them smoothly.
+    const p = b.module * scale;
+    const ox = b.x * scale;
+    const oy = b.y * scale;
+    for (const i of m.dark) out.polygons.push(hexagonCorners(i).map(([x, y]) => [ox + x * p, oy + y * p]));
+    const e = MAXICODE_BULLSEYE;
+    for (let k = 0; k < e.radii.length; k += 2) {
+      out.rings.push({ cx: ox + e.cx * p, cy: oy + e.cy * p, inner: e.radii[k]! * p, outer: e.radii[k + 1]! * p });
+    }
+    return out;
+  }
+  const total = m.shape === 'bars' ? m.widths.reduce((a, c) => a + c, 0) : m.columns;
+  let mod = b.module * scale;
+  let x0 = b.x * scale;
+  let y0 = b.y * scale;
+  let height = b.h * scale;
+  if (pxPerPt) {
+    const boxW = b.w * scale;
+    mod = Math.max(1, Math.round(mod));
+    // Rounding up may not grow the symbol by more than one module past its box.
+    if (mod > 1 && mod * total > boxW + mod) mod--;
+    const w = mod * total;
+    x0 = Math.round(x0 + (boxW - w) / 2);
+    if (m.shape === 'matrix') {
+      const h = mod * m.rows * m.rowHeight;
+      y0 = Math.round(y0 + (height - h) / 2);
+      height = h;
+    } else {
+      y0 = Math.round(y0);
+      height = Math.round(height);
+    }
+  }
+  if (m.shape === 'bars') {
+    let x = x0;
+    for (let i = 0; i < m.widths.length; i++) {
+      const w = m.widths[i]! * mod;
+      if (i % 2 === 0) out.rects.push({ x, y: y0, w, h: height });
+      x += w;
+    }
+  } else {
+    const rowH = mod * m.rowHeight;
+    for (let r = 0; r < m.rows; r++) {
+      const row = r * m.columns;
+      let c = 0;
+      while (c < m.columns) {
+        if (!m.dark[row + c]) { c++; continue; }
+        const start = c;
+        while (c < m.columns && m.dark[row + c]) c++;
+        out.rects.push({ x: x0 + start * mod, y: y0 + r * rowH, w: (c - start) * mod, h: rowH });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+// The label renderer: `layoutLabel` lays a label out once as primitives in points, and
+// `renderDrawing` hands that drawing to the backend of the requested format.
+import { layoutLabel } from './layout.ts';
+import type { LabelData } from './label.ts';
+import type { Drawing } from './model.ts';
+import { drawingToPdf } from './pdf.ts';
+import { encodePng1, rasterize } from './raster.ts';
+import { drawingToSvg } from './svg.ts';
+import { drawingToZpl } from './zpl.ts';
+
+export type { Address, LabelData, LabelSize } from './label.ts';
+export { LABEL_SIZES } from './label.ts';
+export type { BarcodeModules, BarcodePrimitive, Drawing, Primitive, Symbology } from './model.ts';
+export { layoutLabel } from './layout.ts';
+export { routingCodeFor, groupTrackingNumber } from './content.ts';
+
+export const LABEL_FORMATS = ['PDF', 'PNG', 'ZPL', 'JPEG', 'TIFF', 'SVG', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'] as const;
+export type LabelFormat = (typeof LABEL_FORMATS)[number];
+
+/** The formats that have a backend today. */
+export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG'];
+
+const MEDIA_TYPES: Record<LabelFormat, { mediaType: string; extension: string }> = {
+  PDF: { mediaType: 'application/pdf', extension: 'pdf' },
+  PNG: { mediaType: 'image/png', extension: 'png' },
+  ZPL: { mediaType: 'application/zpl', extension: 'zpl' },
+  JPEG: { mediaType: 'image/jpeg', extension: 'jpg' },
+  TIFF: { mediaType: 'image/tiff', extension: 'tif' },
+  SVG: { mediaType: 'image/svg+xml', extension: 'svg' },
+  EPS: { mediaType: 'application/postscript', extension: 'eps' },
+  BMP: { mediaType: 'image/bmp', extension: 'bmp' },
+  GIF: { mediaType: 'image/gif', extension: 'gif' },
+  WEBP: { mediaType: 'image/webp', extension: 'webp' },
+  PCX: { mediaType: 'image/vnd.zbrush.pcx', extension: 'pcx' },
+  EMF: { mediaType: 'image/emf', extension: 'emf' },
+  PS: { mediaType: 'application/postscript', extension: 'ps' },
+};
+
+export function mediaTypeOf(format: LabelFormat): string {
+  return MEDIA_TYPES[format].mediaType;
+}
+
+export interface RenderOptions {
+  /** Resolution of raster formats and ZPL: 203 (default) or 300 dpi. */
+  dpi?: 203 | 300;
+}
+
+export interface RenderedDocument {
+  body: Buffer;
+  mediaType: string;
+  extension: string;
+}
+
+export class UnsupportedFormatError extends Error {
+  readonly format: string;
+  constructor(format: string) {
+    super(`label format ${format} has no renderer yet; supported: ${SUPPORTED_FORMATS.join(', ')}`);
+    this.name = 'UnsupportedFormatError';
+    this.format = format;
+  }
+}
+
+export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
+  const dpi = opts.dpi === 300 ? 300 : 203;
+  const { mediaType, extension } = MEDIA_TYPES[format] ?? { mediaType: '', extension: '' };
+  let body: Buffer;
+  switch (format) {
+    case 'PDF': body = await drawingToPdf(drawing); break;
+    case 'SVG': body = Buffer.from(drawingToSvg(drawing), 'utf8'); break;
+    case 'PNG': body = encodePng1(rasterize(drawing, dpi)); break;
+    case 'ZPL': body = Buffer.from(drawingToZpl(drawing, { dpi }), 'utf8'); break;
+    default: throw new UnsupportedFormatError(format);
+  }
+  return { body, mediaType, extension };
+}
+
+export async function renderLabel(data: LabelData, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
+  return renderDrawing(layoutLabel(data), format, opts);
+}
