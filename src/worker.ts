@@ -2,6 +2,7 @@
 // any number of worker processes can run beside any number of API processes.
 import type { AppContext } from './context.ts';
 import { purgeIdempotencyKeys } from './http/idempotency.ts';
+import { purgeAuthorizationState } from './auth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
 
 export interface Job {
@@ -15,6 +16,7 @@ export interface Job {
 export function jobs(): Job[] {
   return [
     { name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, idleMs: 3600_000 },
+    { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
     { name: 'sandbox-carrier', run: runSandbox },
   ];
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ALL_SCOPES } from './scopes.ts';
 import { grantHandlers, handleTokenRequest, parseForm } from './token-endpoint.ts';
+import { authorizeRoutes } from './authorize-routes.ts';
 
 const oauthError = {
   type: 'object',
@@ -23,6 +24,9 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
       done(err as Error, undefined);
     }
   });
+
+  // The authorization pages, in a child scope (it inherits the form parser) with an HTML error handler.
+  void app.register(async (pages) => authorizeRoutes(pages, ctx, prefix));
 
   app.post(`${prefix}/oauth/token`, {
     config: { public: true, oauth: true },
@@ -111,6 +115,7 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
   if (grants.includes('authorization_code')) {
     meta.authorization_endpoint = `${base}/oauth/authorize`;
     meta.code_challenge_methods_supported = ['S256'];
+    meta.authorization_response_iss_parameter_supported = true;
   }
   return meta;
 }

@@ -17,10 +17,16 @@ export interface IssuedToken {
   scope: string;
 }
 
-export async function issueAccessToken(keys: KeyRing, settings: TokenSettings, claims: { accountId: string; subject: string; clientId: string; scopes: readonly string[] }): Promise<IssuedToken> {
+export async function issueAccessToken(
+  keys: KeyRing,
+  settings: TokenSettings,
+  claims: { accountId: string; subject: string; clientId: string; scopes: readonly string[]; family?: string },
+): Promise<IssuedToken> {
   const { kid, privateKey } = keys.signingKey('access_token');
   const scope = claims.scopes.join(' ');
-  const accessToken = await new SignJWT({ scope, account_id: claims.accountId, client_id: claims.clientId })
+  // `fam`: the authorization-code grant the token came from, so revoking the grant revokes the token.
+  const extra = claims.family ? { fam: claims.family } : {};
+  const accessToken = await new SignJWT({ scope, account_id: claims.accountId, client_id: claims.clientId, ...extra })
     .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: 'at+jwt' })
     .setIssuer(settings.issuer)
     .setAudience(settings.audience)
@@ -32,7 +38,7 @@ export async function issueAccessToken(keys: KeyRing, settings: TokenSettings, c
   return { accessToken, expiresIn: settings.ttlSeconds, scope };
 }
 
-export type TokenCheck = { ok: true; principal: Principal } | { ok: false; reason: string };
+export type TokenCheck = { ok: true; principal: Principal; family?: string } | { ok: false; reason: string };
 
 export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, token: string): Promise<TokenCheck> {
   let kid: string | undefined;
@@ -58,7 +64,8 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     const accountId = payload.account_id;
     if (typeof accountId !== 'string') return { ok: false, reason: 'the token has no account' };
     const scope = typeof payload.scope === 'string' ? payload.scope : '';
-    return { ok: true, principal: { accountId, scopes: new Set(scope.split(' ').filter(Boolean)), subject: `client:${String(payload.client_id ?? payload.sub)}` } };
+    const principal = { accountId, scopes: new Set(scope.split(' ').filter(Boolean)), subject: `client:${String(payload.client_id ?? payload.sub)}` };
+    return typeof payload.fam === 'string' ? { ok: true, principal, family: payload.fam } : { ok: true, principal };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'the token has expired' };
     if (err instanceof joseErrors.JWSSignatureVerificationFailed) return { ok: false, reason: 'the token signature is invalid' };

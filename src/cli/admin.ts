@@ -6,6 +6,7 @@ import { createLogger } from '../log.ts';
 import { openContext } from '../bootstrap.ts';
 import { AppError } from '../errors.ts';
 import { createAccount, createApiKey, createClient, findAccount, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
+import { createUser } from '../auth/users.ts';
 import type { AppContext } from '../context.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
@@ -84,6 +85,12 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       const a = await account();
       const c = await createClient(ctx.db, a.id, { scopes: resolveScopes(values.scopes), redirectUris: values['redirect-uri'] ?? [], name: values.name });
       return { json: { clientId: c.clientId, clientSecret: c.clientSecret }, text: `client_id:     ${c.clientId}\nclient_secret: ${c.clientSecret}  (shown once)` };
+    }
+    case 'user create': {
+      const a = await account();
+      if (!values.email) throw new AppError(400, 'INVALID_INPUT', '--email is required');
+      const user = await createUser(ctx.db, a.id, values.email, await readStdin());
+      return { json: { id: user.id }, text: `user ${user.email} of ${a.name}: ${user.id}` };
     }
     case 'keys rotate': {
       if (arg !== 'access_token' && arg !== 'stamp') throw new AppError(400, 'INVALID_INPUT', 'rotate access_token or stamp');

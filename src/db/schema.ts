@@ -178,6 +178,76 @@ export interface SandboxParcelsTable {
   created_at: string;
 }
 
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  /** Trimmed and lower-cased. */
+  email: string;
+  /** scrypt: `scrypt$<salt b64>$<hash b64>`. */
+  password_hash: string;
+  created_at: string;
+}
+
+export interface OAuthAuthorizationRequestsTable {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  /** 1 when the request named the redirect URI (the token request must then repeat it). */
+  redirect_uri_explicit: number;
+  scope: string;
+  state: string | null;
+  code_challenge: string;
+  /** SHA-256 of the browser-binding cookie. */
+  browser_hash: string;
+  csrf_token: string;
+  /** Set once the user has signed in. */
+  user_id: string | null;
+  created_at: string;
+  expires_at: string;
+  completed_at: string | null;
+}
+
+export interface OAuthTokenFamiliesTable {
+  id: string;
+  client_id: string;
+  account_id: string;
+  user_id: string;
+  scope: string;
+  created_at: string;
+  last_used_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+}
+
+export interface OAuthAuthorizationCodesTable {
+  /** SHA-256 of the code, hex. */
+  code_hash: string;
+  family_id: string;
+  client_id: string;
+  redirect_uri: string;
+  redirect_uri_explicit: number;
+  code_challenge: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OAuthRefreshTokensTable {
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  family_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface SignInFailuresTable {
+  id: string;
+  /** `email:<address>` or `ip:<address>`. */
+  key: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -194,6 +264,12 @@ export interface Database {
   tracking_events: TrackingEventsTable;
   label_tracking: LabelTrackingTable;
   sandbox_parcels: SandboxParcelsTable;
+  users: UsersTable;
+  oauth_authorization_requests: OAuthAuthorizationRequestsTable;
+  oauth_token_families: OAuthTokenFamiliesTable;
+  oauth_authorization_codes: OAuthAuthorizationCodesTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
+  signin_failures: SignInFailuresTable;
 }
 
 // Kept so later tables can use generated columns without a new import.

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
 import { principalForApiKey, type Principal } from '../auth/credentials.ts';
 import { verifyAccessToken, type TokenSettings } from '../auth/tokens.ts';
+import { isFamilyRevoked } from '../auth/authorize-store.ts';
 import type { AppContext } from '../context.ts';
 
 declare module 'fastify' {
@@ -45,6 +46,8 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
     } else if (typeof authorization === 'string' && /^bearer\s/i.test(authorization)) {
       const check = await verifyAccessToken(ctx.keys, settings, authorization.slice(7).trim());
       if (!check.ok) throw new Unauthorized(check.reason, 'invalid_token');
+      // Only authorization-code tokens carry `fam`; API keys and client credentials skip this lookup.
+      if (check.family && (await isFamilyRevoked(ctx.db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
       principal = check.principal;
     } else {
       throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');

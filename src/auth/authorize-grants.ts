@@ -1,0 +1,113 @@
+// The token endpoint's `authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6) and `refresh_token`
+// (§6, with rotation) grants. Importing this module registers them.
+import type { AppContext } from '../context.ts';
+import { isoNow } from '../db/ids.ts';
+import { OAuthError } from '../errors.ts';
+import { tokenSettings } from '../http/auth.ts';
+import type { OAuthClient } from './credentials.ts';
+import { parseScopes, type Scope } from './scopes.ts';
+import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
+import { issueAccessToken } from './tokens.ts';
+import { grantHandlers, type Form, type TokenResponse } from './token-endpoint.ts';
+import { s256 } from './authorize.ts';
+import * as store from './authorize-store.ts';
+
+/** Refresh tokens expire this long after they are issued; each use issues a new one. */
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+interface Grant {
+  familyId: string;
+  clientId: string;
+  accountId: string;
+  userId: string;
+}
+
+function required(form: Form, name: string): string {
+  const v = form[name];
+  if (v === undefined || v === '') throw new OAuthError('invalid_request', `${name} is required`);
+  return v;
+}
+
+async function issueTokens(ctx: AppContext, grant: Grant, scopes: readonly Scope[], refreshToken: string): Promise<TokenResponse> {
+  const t = await issueAccessToken(ctx.keys, tokenSettings(ctx), { accountId: grant.accountId, subject: grant.userId, clientId: grant.clientId, scopes, family: grant.familyId });
+  return { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, scope: t.scope, refresh_token: refreshToken };
+}
+
+async function authorizationCodeGrant(ctx: AppContext, client: OAuthClient, form: Form): Promise<TokenResponse> {
+  const code = required(form, 'code');
+  const verifier = required(form, 'code_verifier');
+  const codeHash = sha256Hex(code);
+  const row = await store.findCode(ctx.db, codeHash);
+  // A code issued to another client is answered exactly like an unknown one.
+  if (!row || row.client_id !== client.clientId) throw new OAuthError('invalid_grant', 'the authorization code is invalid');
+  // PKCE comes before the reuse check, so only the holder of the verifier can trigger a revocation.
+  if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge)) {
+    throw new OAuthError('invalid_grant', 'PKCE verification failed: code_verifier does not match the code_challenge');
+  }
+  if (form.redirect_uri !== row.redirect_uri && (row.redirect_uri_explicit === 1 || form.redirect_uri !== undefined)) {
+    throw new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request');
+  }
+  if (row.used_at !== null) {
+    await store.revokeFamily(ctx.db, row.family_id, 'authorization code reused');
+    throw new OAuthError('invalid_grant', 'the authorization code was already used; the tokens issued for it are revoked');
+  }
+  if (Date.parse(row.expires_at) <= Date.now()) throw new OAuthError('invalid_grant', 'the authorization code has expired');
+  // The client's allowed scopes may have shrunk since consent: grant only what both allow.
+  const scopes = (row.scope.split(' ').filter(Boolean) as Scope[]).filter((s) => client.scopes.includes(s));
+  if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');
+
+  const refreshToken = randomToken(64);
+  const claimed = await ctx.db.transaction().execute(async (tx) => {
+    if (!(await store.claimCode(tx, codeHash))) return false;
+    await store.insertRefreshToken(tx, sha256Hex(refreshToken), row.family_id, isoNow(Date.now() + REFRESH_TOKEN_TTL_MS));
+    return true;
+  });
+  if (!claimed) {
+    await store.revokeFamily(ctx.db, row.family_id, 'authorization code reused');
+    throw new OAuthError('invalid_grant', 'the authorization code was already used; the tokens issued for it are revoked');
+  }
+  return issueTokens(ctx, { familyId: row.family_id, clientId: client.clientId, accountId: row.account_id, userId: row.user_id }, scopes, refreshToken);
+}
+
+async function refreshTokenGrant(ctx: AppContext, client: OAuthClient, form: Form): Promise<TokenResponse> {
+  const token = required(form, 'refresh_token');
+  const tokenHash = sha256Hex(token);
+  const row = await store.findRefreshToken(ctx.db, tokenHash);
+  if (!row || row.client_id !== client.clientId) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
+  if (row.revoked_at !== null) throw new OAuthError('invalid_grant', 'the refresh token has been revoked');
+  if (row.used_at !== null) {
+    // A rotated token came back: either the client or a thief holds a copy, so the whole grant ends.
+    await store.revokeFamily(ctx.db, row.family_id, 'refresh token reused');
+    throw new OAuthError('invalid_grant', 'the refresh token was already used; every token of this grant is revoked');
+  }
+  if (Date.parse(row.expires_at) <= Date.now()) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+
+  const granted = (row.scope.split(' ').filter(Boolean) as Scope[]).filter((s) => client.scopes.includes(s));
+  let scopes = granted;
+  if (form.scope !== undefined) {
+    // RFC 6749 §6: a narrower scope is allowed, never a wider one; the refresh token keeps the full grant.
+    const { scopes: asked, unknown } = parseScopes(form.scope);
+    if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
+    const beyond = asked.filter((s) => !granted.includes(s));
+    if (beyond.length) throw new OAuthError('invalid_scope', `the grant does not include ${beyond.join(' ')}`);
+    if (!asked.length) throw new OAuthError('invalid_scope', 'scope is empty');
+    scopes = asked;
+  }
+  if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');
+
+  const next = randomToken(64);
+  const claimed = await ctx.db.transaction().execute(async (tx) => {
+    if (!(await store.claimRefreshToken(tx, tokenHash))) return false;
+    await store.insertRefreshToken(tx, sha256Hex(next), row.family_id, isoNow(Date.now() + REFRESH_TOKEN_TTL_MS));
+    return true;
+  });
+  if (!claimed) {
+    await store.revokeFamily(ctx.db, row.family_id, 'refresh token reused');
+    throw new OAuthError('invalid_grant', 'the refresh token was already used; every token of this grant is revoked');
+  }
+  return issueTokens(ctx, { familyId: row.family_id, clientId: client.clientId, accountId: row.account_id, userId: row.user_id }, scopes, next);
+}
+
+grantHandlers.set('authorization_code', authorizationCodeGrant);
+grantHandlers.set('refresh_token', refreshTokenGrant);

@@ -1,0 +1,59 @@
+// Users of an account: the people who sign in on the OAuth consent page.
+import type { Db } from '../db/index.ts';
+import { isUniqueViolation } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { Conflict, InvalidInput } from '../errors.ts';
+import { DUMMY_SECRET_HASH, hashSecret, verifySecret } from './secrets.ts';
+
+export interface User {
+  id: string;
+  accountId: string;
+  email: string;
+}
+
+export const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_LENGTH = 1024;
+
+/** The form emails are stored and compared in: trimmed, lower-case. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function checkEmail(email: string): void {
+  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new InvalidInput(`${email} is not an email address`);
+}
+
+export async function createUser(db: Db, accountId: string, email: string, password: string): Promise<User> {
+  const normalized = normalizeEmail(email);
+  checkEmail(normalized);
+  if ([...password].length < MIN_PASSWORD_LENGTH) throw new InvalidInput(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH) throw new InvalidInput(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`);
+  const user = { id: uuidv7(), accountId, email: normalized };
+  try {
+    await db
+      .insertInto('users')
+      .values({ id: user.id, account_id: accountId, email: normalized, password_hash: await hashSecret(password), created_at: isoNow() })
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new Conflict(`a user with email ${normalized} already exists`);
+    throw err;
+  }
+  return user;
+}
+
+export async function findUser(db: Db, id: string): Promise<(User & { accountName: string }) | null> {
+  const row = await db
+    .selectFrom('users')
+    .innerJoin('accounts', 'accounts.id', 'users.account_id')
+    .select(['users.id', 'users.account_id', 'users.email', 'accounts.name'])
+    .where('users.id', '=', id)
+    .executeTakeFirst();
+  return row ? { id: row.id, accountId: row.account_id, email: row.email, accountName: row.name } : null;
+}
+
+/** The user when email and password match, else null; an unknown email costs the same scrypt work. */
+export async function authenticateUser(db: Db, email: string, password: string): Promise<User | null> {
+  const row = await db.selectFrom('users').select(['id', 'account_id', 'email', 'password_hash']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+  const ok = await verifySecret(password, row?.password_hash ?? DUMMY_SECRET_HASH);
+  return row && ok ? { id: row.id, accountId: row.account_id, email: row.email } : null;
+}
