@@ -35,7 +35,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<string, unknown> | Record<string, unknown>[]; text: string }> {
+async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<string, unknown>; text: string }> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -62,7 +62,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     }
     case 'account list': {
       const rows = await ctx.db.selectFrom('accounts').select(['id', 'name', 'created_at']).orderBy('created_at').execute();
-      return { json: rows, text: rows.map((r) => `${r.id}  ${r.name}`).join('\n') };
+      return { json: { accounts: rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at })) }, text: rows.map((r) => `${r.id}  ${r.name}`).join('\n') };
     }
     case 'key create': {
       const a = await account();
@@ -72,7 +72,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     case 'key list': {
       const rows = await listApiKeys(ctx.db, values.account ? (await account()).id : undefined);
       return {
-        json: rows.map((r) => ({ prefix: r.prefix, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })),
+        json: { keys: rows.map((r) => ({ prefix: r.prefix, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })) },
         text: rows.map((r) => `${r.prefix}…  ${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
       };
     }

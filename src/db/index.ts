@@ -62,8 +62,8 @@ const MIGRATION_LOCK_KEY = 727_001;
 
 /** Brings the schema up to date. Safe when several processes start at once on one PostgreSQL. */
 export async function migrate(storage: Storage): Promise<void> {
-  const run = async (db: Db) => {
-    const migrator = new Migrator({ db, provider: new FolderMigrations() });
+  const run = async (db: Db, migrationTableSchema?: string) => {
+    const migrator = new Migrator({ db, provider: new FolderMigrations(), migrationTableSchema });
     const { error, results } = await migrator.migrateToLatest();
     if (error) {
       const failed = results?.find((r) => r.status === 'Error');
@@ -76,7 +76,10 @@ export async function migrate(storage: Storage): Promise<void> {
   await storage.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
     try {
-      await run(conn);
+      // Named explicitly: without a schema Kysely takes its tables in any other schema of the
+      // database (another app, another test) for its own, and then fails to find them.
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(conn);
+      await run(conn, rows[0]!.schema);
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(conn);
     }
