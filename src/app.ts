@@ -15,6 +15,7 @@ import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
+import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const BODY_LIMIT = 1024 * 1024;
@@ -45,7 +46,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -66,6 +67,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
       trackingRoutes(v1, ctx);
+      webhookRoutes(v1, ctx);
     },
     { prefix: '/v1' },
   );

@@ -4,6 +4,7 @@ import type { AppContext } from './context.ts';
 import { purgeIdempotencyKeys } from './http/idempotency.ts';
 import { purgeAuthorizationState } from './auth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
+import { webhookJobs } from './webhooks/jobs.ts';
 
 export interface Job {
   name: string;
@@ -11,13 +12,22 @@ export interface Job {
   run(ctx: AppContext): Promise<number>;
   /** Minimum milliseconds between two runs when the previous one found nothing. */
   idleMs?: number;
+  /** A short poll when busy: for a second after finding work or being woken, pause only this long. */
+  busyPollMs?: number;
+  /** Subscribes to an in-process signal that work may have arrived; returns the unsubscribe function. */
+  wakeOn?(wake: () => void): () => void;
+  /** Waits for work the job started in the background (stop and drain call it). */
+  settle?(): Promise<void>;
 }
+
+const BUSY_WINDOW_MS = 1000;
 
 export function jobs(): Job[] {
   return [
     { name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, idleMs: 3600_000 },
     { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
     { name: 'sandbox-carrier', run: runSandbox },
+    ...webhookJobs(),
   ];
 }
 
@@ -29,33 +39,58 @@ export interface Worker {
 
 export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
   let stopping = false;
-  let wake: (() => void) | null = null;
+  const sleepers = new Set<() => void>();
   const loops = list.map(async (job) => {
+    let woken = false;
+    let busyUntil = 0;
+    let wake: (() => void) | null = null;
+    const unsubscribe = job.wakeOn?.(() => {
+      woken = true;
+      busyUntil = Date.now() + BUSY_WINDOW_MS;
+      wake?.();
+    });
     while (!stopping) {
+      woken = false;
       let handled = 0;
       try {
         handled = await job.run(ctx);
       } catch (err) {
+        busyUntil = 0;
         ctx.log.error({ err, job: job.name }, 'worker job failed; retrying after a pause');
       }
-      if (handled > 0) continue;
+      if (handled > 0) busyUntil = Date.now() + BUSY_WINDOW_MS;
+      if (handled > 0 || woken) continue;
+      const idle = Math.min(job.idleMs ?? ctx.config.workerIdleMs, ctx.config.workerIdleMs * 20);
+      const pause = job.busyPollMs !== undefined && Date.now() < busyUntil ? Math.min(job.busyPollMs, idle) : idle;
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(job.idleMs ?? ctx.config.workerIdleMs, ctx.config.workerIdleMs * 20));
-        wake = () => {
+        const done = () => {
           clearTimeout(t);
+          sleepers.delete(done);
+          wake = null;
           resolve();
         };
+        const t = setTimeout(done, pause);
+        wake = done;
+        sleepers.add(done);
       });
     }
+    unsubscribe?.();
   });
   return {
     async stop() {
       stopping = true;
-      wake?.();
+      for (const wake of sleepers) wake();
       await Promise.all(loops);
+      for (const job of list) await job.settle?.();
     },
     async drain() {
-      for (const job of list) while ((await job.run(ctx)) > 0);
+      for (let more = true; more; ) {
+        more = false;
+        for (const job of list) {
+          while ((await job.run(ctx)) > 0) more = true;
+          await job.settle?.();
+        }
+      }
     },
   };
 }

@@ -248,6 +248,51 @@ export interface SignInFailuresTable {
   created_at: string;
 }
 
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** JSON array of event kinds. */
+  events: string;
+  /** AES-256-GCM ciphertext of the signing secret (src/webhooks/secret-box.ts), or null for none. */
+  secret: string | null;
+  active: number;
+  created_at: string;
+  updated_at: string;
+  /** First failed attempt since the last success; five days of this disables the webhook. */
+  failing_since: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  /** The domain event's id: the `webhook-id` header of every attempt. */
+  event_id: string;
+  type: string;
+  /** The exact JSON body sent, `{id, type, timestamp, data}`. */
+  payload: string;
+  /** `pending`, `succeeded` or `failed`. */
+  status: string;
+  /** Attempts in the current run of the retry schedule (a redelivery starts a new run). */
+  attempt_count: number;
+  /** When the next attempt is due; null when done, or paused because the webhook is inactive. */
+  next_attempt_at: string | null;
+  /** A worker's claim: nobody else attempts the delivery before this time. */
+  locked_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  at: string;
+  response_status: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -270,6 +315,9 @@ export interface Database {
   oauth_authorization_codes: OAuthAuthorizationCodesTable;
   oauth_refresh_tokens: OAuthRefreshTokensTable;
   signin_failures: SignInFailuresTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 // Kept so later tables can use generated columns without a new import.

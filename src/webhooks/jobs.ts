@@ -1,0 +1,188 @@
+// The webhook worker: fan-out turns domain events into deliveries, delivery sends them. Both claim
+// their work in the database, so any number of processes share it and a crash loses nothing.
+import type { AppContext } from '../context.ts';
+import type { Job } from '../worker.ts';
+import { onDomainEventWritten } from '../db/events.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import { redactUrl } from '../log.ts';
+import { sendOnce, verdict, type SendOptions } from './delivery.ts';
+import { outboundPolicy, PinnedAgents } from './outbound.ts';
+import { openSecret, secretKey } from './secret-box.ts';
+import { signerFor, webhookHeaders } from './signing.ts';
+import * as store from './store.ts';
+
+/** Deliveries in flight per process. */
+export const DEFAULT_CONCURRENCY = 32;
+/** Events fanned out per transaction (each becomes one delivery per subscriber). */
+const EVENTS_PER_FANOUT = 50;
+/** Claim new deliveries once this many slots are free, so claims come in batches. */
+const MIN_CLAIM = 8;
+/** Poll interval while busy (see Job.busyPollMs). */
+const BUSY_POLL_MS = 5;
+/** A webhook that has failed without a success for this long is disabled. */
+export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
+
+/** Creates one pending delivery per active subscriber of each undispatched event, in one transaction. */
+export async function fanOut(ctx: AppContext): Promise<{ events: number; deliveries: number }> {
+  return ctx.db.transaction().execute(async (tx) => {
+    const events = await store.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
+    if (events.length === 0) return { events: 0, deliveries: 0 };
+    const hooks = await store.activeWebhooksOf(tx, [...new Set(events.map((e) => e.account_id))]);
+    const byAccount = Map.groupBy(
+      hooks.map((h) => ({ id: h.id, accountId: h.account_id, events: new Set<string>(JSON.parse(h.events)) })),
+      (h) => h.accountId,
+    );
+    const now = isoNow();
+    const rows: store.DeliveryRow[] = [];
+    for (const e of events) {
+      const subscribers = (byAccount.get(e.account_id) ?? []).filter((h) => h.events.has(e.type));
+      if (subscribers.length === 0) continue;
+      // `data` is stored as JSON text already; the body is assembled once per event.
+      const payload = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"timestamp":${JSON.stringify(e.created_at)},"data":${e.data}}`;
+      for (const h of subscribers) {
+        rows.push({
+          id: uuidv7(),
+          webhook_id: h.id,
+          account_id: e.account_id,
+          event_id: e.id,
+          type: e.type,
+          payload,
+          status: 'pending',
+          attempt_count: 0,
+          next_attempt_at: now,
+          locked_until: null,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+    }
+    await store.insertDeliveries(tx, rows);
+    await store.markDispatched(tx, events.map((e) => e.id), now);
+    return { events: events.length, deliveries: rows.length };
+  });
+}
+
+interface Setup {
+  ctx: AppContext;
+  send: SendOptions;
+  key: Buffer;
+  leaseMs: number;
+}
+
+/** Claims due deliveries and keeps up to `capacity` of them in flight. */
+class DeliveryEngine {
+  readonly #capacity: number;
+  readonly #inFlight = new Set<Promise<void>>();
+  #slotWaiters: (() => void)[] = [];
+  #setup: Setup | null = null;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
+
+  async #prepare(ctx: AppContext): Promise<Setup> {
+    if (this.#setup?.ctx === ctx) return this.#setup;
+    const timeoutMs = ctx.config.webhookTimeoutMs;
+    this.#setup = {
+      ctx,
+      key: await secretKey(ctx.db),
+      // A claim outlives any attempt (DNS + request are bounded by the timeout) with room to record it.
+      leaseMs: 2 * timeoutMs + 1000,
+      send: { agents: new PinnedAgents(timeoutMs), policy: outboundPolicy(ctx.config), timeoutMs, userAgent: `shipping-webhooks/${ctx.config.version}` },
+    };
+    return this.#setup;
+  }
+
+  /** One claim: returns how many deliveries it started (they finish in the background). */
+  async run(ctx: AppContext): Promise<number> {
+    const setup = await this.#prepare(ctx);
+    const minRoom = Math.min(MIN_CLAIM, this.#capacity);
+    while (this.#capacity - this.#inFlight.size < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+    const now = Date.now();
+    const lease = isoNow(now + setup.leaseMs);
+    const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, this.#capacity - this.#inFlight.size, isoNow(now), lease);
+    if (claimed.length === 0) return 0;
+    const hooks = new Map((await store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))])).map((h) => [h.id, h]));
+    for (const d of claimed) {
+      const p = this.#attempt(setup, d, hooks.get(d.webhook_id), lease).finally(() => {
+        this.#inFlight.delete(p);
+        const waiters = this.#slotWaiters;
+        this.#slotWaiters = [];
+        for (const w of waiters) w();
+      });
+      this.#inFlight.add(p);
+    }
+    return claimed.length;
+  }
+
+  async #attempt(setup: Setup, d: store.ClaimedDelivery, hook: Awaited<ReturnType<typeof store.webhooksByIds>>[number] | undefined, lease: string): Promise<void> {
+    const { ctx } = setup;
+    // Deleted since the claim: its deliveries went with it.
+    if (!hook) return;
+    const log = ctx.log.child({ webhookId: hook.id, deliveryId: d.id, eventId: d.event_id, type: d.type });
+    try {
+      const at = isoNow();
+      const signer = hook.secret ? signerFor(openSecret(setup.key, hook.id, hook.secret)) : null;
+      const outcome = await sendOnce(setup.send, hook.url, webhookHeaders(d.event_id, d.payload, signer), d.payload);
+      const attempt = d.attempt_count + 1;
+      const v = verdict(outcome, attempt, ctx.config.webhookRetrySchedule);
+      const nextAttemptAt = v.status === 'pending' ? isoNow(Date.now() + v.delayMs) : null;
+      const change = await store.recordAttempt(ctx.db, {
+        deliveryId: d.id,
+        webhookId: hook.id,
+        lease,
+        attempt: { id: uuidv7(), at, response_status: outcome.status, duration_ms: outcome.durationMs, error: outcome.error },
+        status: v.status,
+        nextAttemptAt,
+        effect: v.status === 'succeeded' ? 'success' : v.status === 'failed' && v.reason === 'gone' ? 'gone' : 'failure',
+        disableIfFailingSince: isoNow(Date.now() - DISABLE_AFTER_MS),
+      });
+      const details = { attempt, responseStatus: outcome.status, durationMs: outcome.durationMs, error: outcome.error, url: redactUrl(hook.url) };
+      if (v.status === 'succeeded') log.debug(details, 'webhook delivered');
+      else if (v.status === 'pending') log.info({ ...details, nextAttemptAt }, 'webhook delivery attempt failed; will retry');
+      else if (v.reason === 'exhausted') log.warn(details, 'webhook delivery failed after the last retry');
+      if (change === 'disabled_gone') log.warn(details, 'webhook disabled: the receiver answered 410 Gone');
+      if (change === 'disabled_failing') log.warn(details, 'webhook disabled: failing without a success for 5 days');
+    } catch (err) {
+      log.error({ err }, 'webhook delivery could not be completed; it is retried when its claim runs out');
+    }
+  }
+
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+  }
+
+  async close(): Promise<void> {
+    await this.settle();
+    await this.#setup?.send.agents.close();
+    this.#setup = null;
+  }
+}
+
+/** The two webhook jobs for one worker; each call makes its own in-flight pool and connection cache. */
+export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
+  const engine = new DeliveryEngine(options.concurrency ?? DEFAULT_CONCURRENCY);
+  const deliveryWakers = new Set<() => void>();
+  return [
+    {
+      name: 'webhook-fanout',
+      busyPollMs: BUSY_POLL_MS,
+      wakeOn: onDomainEventWritten,
+      run: async (ctx) => {
+        const { events, deliveries } = await fanOut(ctx);
+        if (deliveries > 0) for (const wake of deliveryWakers) wake();
+        return events;
+      },
+    },
+    {
+      name: 'webhook-delivery',
+      busyPollMs: BUSY_POLL_MS,
+      wakeOn: (wake) => {
+        deliveryWakers.add(wake);
+        return () => deliveryWakers.delete(wake);
+      },
+      run: (ctx) => engine.run(ctx),
+      settle: () => engine.close(),
+    },
+  ];
+}

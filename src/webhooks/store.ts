@@ -1,0 +1,201 @@
+// Queries of webhooks, their deliveries and attempts, including the worker's claims.
+import type { DialectName, Db, Tx } from '../db/index.ts';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../db/schema.ts';
+import type { Page } from '../http/pagination.ts';
+
+export type WebhookRow = WebhooksTable;
+export type DeliveryRow = WebhookDeliveriesTable;
+export type AttemptRow = WebhookAttemptsTable;
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+export async function insertWebhook(db: Db | Tx, row: WebhookRow): Promise<void> {
+  await db.insertInto('webhooks').values(row).execute();
+}
+
+export async function findWebhook(db: Db | Tx, accountId: string, id: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function listWebhooks(db: Db, accountId: string, page: Page): Promise<WebhookRow[]> {
+  let q = db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId);
+  if (page.before) q = q.where('id', '<', page.before);
+  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+}
+
+export async function updateWebhook(tx: Db | Tx, id: string, changes: Partial<Omit<WebhookRow, 'id' | 'account_id' | 'created_at'>>): Promise<void> {
+  await tx.updateTable('webhooks').set(changes).where('id', '=', id).execute();
+}
+
+export async function deleteWebhook(db: Db, accountId: string, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('webhooks').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** Pending deliveries of an inactive webhook wait unscheduled (next_attempt_at null) until it is active again. */
+export async function pauseDeliveries(tx: Db | Tx, webhookId: string, at: string): Promise<void> {
+  await tx.updateTable('webhook_deliveries').set({ next_attempt_at: null, updated_at: at }).where('webhook_id', '=', webhookId).where('status', '=', 'pending').execute();
+}
+
+export async function resumeDeliveries(tx: Db | Tx, webhookId: string, at: string): Promise<void> {
+  await tx
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: at, updated_at: at })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', 'is', null)
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries, as the API shows them
+
+export async function listDeliveries(db: Db, webhookId: string, page: Page, status?: string): Promise<DeliveryRow[]> {
+  let q = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+  if (status) q = q.where('status', '=', status);
+  if (page.before) q = q.where('id', '<', page.before);
+  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+}
+
+export async function attemptsOf(db: Db | Tx, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('delivery_id').orderBy('id').execute();
+}
+
+export async function findDelivery(db: Db | Tx, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).where('webhook_id', '=', webhookId).executeTakeFirst();
+}
+
+/** Starts the delivery over: pending, due now, a fresh run of the retry schedule, any claim dropped. */
+export async function restartDelivery(db: Db | Tx, id: string, at: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ status: 'pending', attempt_count: 0, next_attempt_at: at, locked_until: null, updated_at: at }).where('id', '=', id).execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fan-out
+
+export interface EventRow {
+  id: string;
+  account_id: string;
+  type: string;
+  data: string;
+  created_at: string;
+}
+
+/** Undispatched domain events, oldest first; on PostgreSQL locked so no other worker takes them. */
+export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): Promise<EventRow[]> {
+  let q = tx.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('dispatched_at', 'is', null).orderBy('id').limit(limit);
+  if (dialect === 'postgres') q = q.forUpdate().skipLocked();
+  return q.execute();
+}
+
+export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'events'>[]> {
+  return tx.selectFrom('webhooks').select(['id', 'account_id', 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
+}
+
+const INSERT_CHUNK = 500;
+
+export async function insertDeliveries(tx: Tx, rows: DeliveryRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await tx
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+      .execute();
+  }
+}
+
+export async function markDispatched(tx: Tx, eventIds: string[], at: string): Promise<void> {
+  await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds).execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delivery claims and results
+
+export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | 'type' | 'payload' | 'attempt_count'>;
+
+/**
+ * Takes up to `limit` due deliveries of active webhooks and leases them until `lease`: one statement,
+ * with `FOR UPDATE SKIP LOCKED` on PostgreSQL so concurrent workers take disjoint sets. A lease that
+ * ran out (its worker died) makes the delivery claimable again.
+ */
+export async function claimDueDeliveries(db: Db, dialect: DialectName, limit: number, now: string, lease: string): Promise<ClaimedDelivery[]> {
+  let due = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .where('webhook_id', 'in', db.selectFrom('webhooks').select('id').where('active', '=', 1))
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ locked_until: lease })
+    .where('id', 'in', due)
+    .returning(['id', 'webhook_id', 'event_id', 'type', 'payload', 'attempt_count'])
+    .execute();
+}
+
+export async function webhooksByIds(db: Db, ids: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('webhooks').select(['id', 'account_id', 'url', 'secret', 'active']).where('id', 'in', ids).execute();
+}
+
+export interface AttemptResult {
+  deliveryId: string;
+  webhookId: string;
+  /** The claim this worker holds; a result for a claim that was superseded (redelivery) only adds to the history. */
+  lease: string;
+  attempt: Omit<AttemptRow, 'delivery_id'>;
+  status: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: string | null;
+  /** What the attempt says about the webhook. */
+  effect: 'success' | 'failure' | 'gone';
+  /** A webhook failing since before this time is disabled. */
+  disableIfFailingSince: string;
+}
+
+/** How a recorded attempt changed its webhook. */
+export type WebhookChange = 'none' | 'disabled_gone' | 'disabled_failing';
+
+export async function recordAttempt(db: Db, r: AttemptResult): Promise<WebhookChange> {
+  const at = r.attempt.at;
+  const now = new Date().toISOString();
+  return db.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ status: r.status, attempt_count: eb('attempt_count', '+', 1), next_attempt_at: r.nextAttemptAt, locked_until: null, updated_at: now }))
+      .where('id', '=', r.deliveryId)
+      .where('locked_until', '=', r.lease)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      const still = await tx.selectFrom('webhook_deliveries').select('id').where('id', '=', r.deliveryId).executeTakeFirst();
+      if (still) await tx.insertInto('webhook_attempts').values({ ...r.attempt, delivery_id: r.deliveryId }).execute();
+      return 'none';
+    }
+    await tx.insertInto('webhook_attempts').values({ ...r.attempt, delivery_id: r.deliveryId }).execute();
+    if (r.effect === 'success') {
+      await tx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', r.webhookId).where('failing_since', 'is not', null).execute();
+      return 'none';
+    }
+    if (r.effect === 'gone') {
+      const off = await tx.updateTable('webhooks').set({ active: 0, updated_at: now }).where('id', '=', r.webhookId).where('active', '=', 1).executeTakeFirst();
+      await pauseDeliveries(tx, r.webhookId, now);
+      return Number(off.numUpdatedRows) > 0 ? 'disabled_gone' : 'none';
+    }
+    await tx.updateTable('webhooks').set({ failing_since: at }).where('id', '=', r.webhookId).where('failing_since', 'is', null).execute();
+    const off = await tx
+      .updateTable('webhooks')
+      .set({ active: 0, updated_at: now })
+      .where('id', '=', r.webhookId)
+      .where('active', '=', 1)
+      .where('failing_since', '<=', r.disableIfFailingSince)
+      .executeTakeFirst();
+    if (Number(off.numUpdatedRows) === 0) return 'none';
+    await pauseDeliveries(tx, r.webhookId, now);
+    return 'disabled_failing';
+  });
+}
