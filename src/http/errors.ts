@@ -1,5 +1,6 @@
 // The one place where errors become responses: `{code, message}` (or RFC 6749 on OAuth routes).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, InvalidInput, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
@@ -11,6 +12,19 @@ function fieldOf(instancePath: string, params: Record<string, unknown> | undefin
   return full || where;
 }
 
+/** Ajv's wording where it is not plain enough for a client: allowed values named, no regexes. */
+function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; message?: string }): string {
+  const params = (v.params ?? {}) as { allowedValues?: unknown[]; format?: string; pattern?: string };
+  switch (v.keyword) {
+    case 'additionalProperties': return 'is not a known field';
+    case 'required': return 'is required';
+    case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
+    case 'format': if (params.format === 'uuid') return 'must be a UUID'; break;
+    case 'pattern': if (params.pattern === UUID_PATTERN) return 'must be a UUID'; break;
+  }
+  return v.message ?? 'is invalid';
+}
+
 /** Turns anything thrown into one of our typed errors. */
 export function toAppError(err: FastifyError | Error, request: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
@@ -19,7 +33,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     const where = fe.validationContext ?? 'body';
     const details: FieldProblem[] = fe.validation.map((v) => ({
       field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where),
-      message: v.keyword === 'additionalProperties' ? 'is not a known field' : v.keyword === 'enum' ? `must be one of ${((v.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}` : (v.message ?? 'is invalid'),
+      message: problemOf(v),
     }));
     const first = details[0]!;
     const message = `${where === 'body' ? '' : `${where} `}${first.field} ${first.message}`.trim();
