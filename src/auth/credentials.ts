@@ -1,6 +1,7 @@
 // Accounts, API keys and OAuth clients: creation, lookup and revocation.
 import type { Db } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import { NotFound, InvalidInput } from '../errors.ts';
 import { ALL_SCOPES, parseScopes, scopeString, type Scope } from './scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
@@ -65,9 +66,12 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
   }
 }
 
+// Runs on every request with an API key, and reads the database each time so a revocation holds at once.
+const apiKeyByHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash));
+
 export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
   const hash = sha256Hex(key);
-  const row = await db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
+  const [row] = await apiKeyByHash(db, hash);
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
   return { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
 }

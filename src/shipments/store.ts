@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../db/index.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../http/pagination.ts';
 
@@ -8,8 +9,10 @@ export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<voi
   await tx.insertInto('shipments').values(row).execute();
 }
 
+const shipmentById = preparedQuery((db, id: string, accountId: string) => db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId));
+
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
-  return db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return (await shipmentById(db, id, accountId))[0];
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {
