@@ -90,12 +90,13 @@ export async function createStamp(ctx: AppContext, accountId: string, input: New
   const existing = await store.findActiveStampOfShipment(ctx.db, shipment.id);
   if (existing) throw alreadyStamped(shipment.id, existing.id);
   const code = await issuerCodeOf(ctx.db, accountId);
-  const now = Date.now();
-  const id = uuidv7(now);
   try {
     const row = await ctx.db.transaction().execute(async (tx) => {
-      // The counter comes first: it takes the write lock, and serials follow commit order.
+      // The counter comes first: it takes the write lock, so serials follow commit order, and the
+      // time read after it never goes backwards from one serial to the next.
       const serial = formatSerial(code, await store.nextSerialNumber(tx, accountId));
+      const now = Date.now();
+      const id = uuidv7(now);
       const indicium = await signIndicium(ctx.keys, {
         jti: id,
         sn: serial,
