@@ -189,6 +189,8 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   const now = isoNow();
   labels.sort((a, b) => (a.id < b.id ? -1 : 1));
   const labelIds = labels.map((l) => l.id);
+  // Locks are taken in one order on every path (sandbox parcel, then tracking state, then shipment), so two writers never deadlock.
+  if (source === 'api') await store.stopSandbox(tx, labelIds);
   await store.ensureLabelTracking(
     tx,
     labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now })),
@@ -219,7 +221,6 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   }
   const insertedIds = await store.insertEvents(tx, rows);
   const fresh = rows.filter((r) => insertedIds.has(r.id));
-  if (source === 'api') await store.stopSandbox(tx, labelIds);
 
   for (const label of labels) {
     const mine = fresh.filter((r) => r.label_id === label.id).sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
