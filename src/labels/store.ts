@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Tx } from '../db/index.ts';
 import type { LabelsTable } from '../db/schema.ts';
 
@@ -23,7 +24,8 @@ export async function findActiveLabel(db: Db | Tx, accountId: string, shipmentId
     .select('id')
     .where('shipment_id', '=', shipmentId)
     .where('account_id', '=', accountId)
-    .where('status', '=', 'active')
+    // A literal, not a parameter: only then can both databases use the partial index labels_one_active.
+    .where('status', '=', sql.lit('active'))
     .executeTakeFirst();
 }
 
