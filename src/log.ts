@@ -1,10 +1,17 @@
 // pino, with every place a credential could appear redacted (keys, tokens, secrets, passwords).
 import pino, { type Logger, type DestinationStream } from 'pino';
 
-const SENSITIVE_QUERY = /([?&](?:sig|signature|token|access_token|code|client_secret|password|secret)=)[^&#]*/gi;
+const SENSITIVE_QUERY = /([?&](?:sig|signature|token|access_token|refresh_token|id_token|code|code_verifier|client_secret|password|secret|api_key|apikey|x-api-key|key)=)[^&#]*/gi;
+// Credentials recognisable by their shape wherever they turn up (a key pasted into a path or a field):
+// API keys, client secrets, webhook secrets and JWTs.
+const CREDENTIAL_SHAPES = /\b(?:sk_(?:test|live)_|cs_|whsec_)[A-Za-z0-9+/=_-]{8,}|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
+
+export function redactText(text: string): string {
+  return text.replace(CREDENTIAL_SHAPES, '[redacted]');
+}
 
 export function redactUrl(url: string): string {
-  return url.replace(SENSITIVE_QUERY, '$1[redacted]');
+  return redactText(url.replace(SENSITIVE_QUERY, '$1[redacted]'));
 }
 
 export const REDACT_PATHS = [
@@ -29,6 +36,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      hooks: {
+        // Messages may quote what a client sent (an unknown field value, a path); scrub credentials there too.
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => (typeof a === 'string' ? redactText(a) : a)) as Parameters<typeof method>);
+        },
+      },
       serializers: {
         req: (req: { method: string; url: string; id?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id, remoteAddress: req.ip }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

@@ -59,6 +59,21 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
   return new AppError(500, 'INTERNAL', 'internal error; the request id in x-request-id identifies it in the logs');
 }
 
+/**
+ * Fastify answers a malformed path (bad percent-encoding, an over-long parameter) before any hook or
+ * error handler runs; this option of the Fastify constructor puts those into our shape too.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const appErr =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new InvalidInput('a path parameter is longer than any valid value')
+      : err.code === 'FST_ERR_BAD_URL'
+        ? new InvalidInput('the path is not a valid URL (bad percent-encoding)')
+        : toAppError(err, request);
+  request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
+  void reply.header('x-request-id', request.id).status(appErr.status).type('application/json; charset=utf-8').send(appErr.body());
+}
+
 function oauthShape(err: AppError): AppError {
   if (err instanceof OAuthError) return err;
   if (err.status === 401) return new OAuthError('invalid_client', err.message);

@@ -105,14 +105,25 @@ forEachDatabase((database) => {
       );
     });
 
-    it('random path segments after /v1/shipments/: 4xx {code, message}', async () => {
+    it('random path segments after /v1/shipments/, encoded or raw, short or long: 4xx {code, message}', async () => {
+      const segment = fc.oneof(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }).map(encodeURIComponent),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }).map(encodeURIComponent).map((s) => s.repeat(5)),
+        fc.stringMatching(/^[A-Za-z0-9%._~-]{1,40}$/),
+      );
       await fc.assert(
-        fc.asyncProperty(fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }), async (segment) => {
-          const res = await t.request({ method: 'GET', url: `/v1/shipments/${encodeURIComponent(segment)}` });
-          assertErrorShape(res, segment);
+        fc.asyncProperty(segment, async (s) => {
+          const res = await t.request({ method: 'GET', url: `/v1/shipments/${s}` });
+          assertErrorShape(res, s);
+          assert.ok(res.headers['x-request-id']);
         }),
         { numRuns: RUNS },
       );
+      for (const s of ['%zz', '%', 'a'.repeat(500), '%E0%A4%A']) {
+        const res = await t.request({ method: 'GET', url: `/v1/shipments/${s}` });
+        assert.equal(res.statusCode, 400, `${s}: ${res.body}`);
+        assert.equal(res.json().code, 'INVALID_INPUT');
+      }
     });
   });
 
