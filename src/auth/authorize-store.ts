@@ -33,13 +33,14 @@ export interface NewCode {
   redirectUri: string;
   redirectUriExplicit: boolean;
   codeChallenge: string;
-  expiresAt: string;
+  ttlMs: number;
 }
 
 /** The code and the token family it will start, written together. */
 export async function insertCode(db: Db | Tx, code: NewCode): Promise<string> {
-  const now = isoNow();
-  const familyId = uuidv7();
+  const nowMs = Date.now();
+  const now = isoNow(nowMs);
+  const familyId = uuidv7(nowMs);
   await db
     .insertInto('oauth_token_families')
     .values({ id: familyId, client_id: code.clientId, account_id: code.accountId, user_id: code.userId, scope: code.scope, created_at: now, last_used_at: now, revoked_at: null, revoked_reason: null })
@@ -54,7 +55,7 @@ export async function insertCode(db: Db | Tx, code: NewCode): Promise<string> {
       redirect_uri_explicit: code.redirectUriExplicit ? 1 : 0,
       code_challenge: code.codeChallenge,
       created_at: now,
-      expires_at: code.expiresAt,
+      expires_at: isoNow(nowMs + code.ttlMs),
       used_at: null,
     })
     .execute();

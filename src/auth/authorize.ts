@@ -220,7 +220,7 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
       redirectUri: pending.redirect_uri,
       redirectUriExplicit: pending.redirect_uri_explicit === 1,
       codeChallenge: pending.code_challenge,
-      expiresAt: isoNow(Date.now() + CODE_TTL_MS),
+      ttlMs: CODE_TTL_MS,
     });
     return true;
   });
