@@ -2,7 +2,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
 import { principalForApiKey, type Principal } from '../auth/credentials.ts';
-import { verifyAccessToken, type TokenSettings } from '../auth/tokens.ts';
+import type { TokenSettings } from '../auth/tokens.ts';
+import { VerifiedTokens } from '../auth/verified-tokens.ts';
 import { isFamilyRevoked } from '../auth/authorize-store.ts';
 import type { AppContext } from '../context.ts';
 
@@ -31,7 +32,7 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
-  const settings = tokenSettings(ctx);
+  const verifiedTokens = new VerifiedTokens(ctx.keys, tokenSettings(ctx));
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     // Unknown routes fall through to the 404 handler; a known route needs credentials unless it says
@@ -44,7 +45,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       principal = await principalForApiKey(ctx.db, apiKey);
       if (!principal) throw new Unauthorized('the API key is invalid or revoked');
     } else if (typeof authorization === 'string' && /^bearer\s/i.test(authorization)) {
-      const check = await verifyAccessToken(ctx.keys, settings, authorization.slice(7).trim());
+      const check = await verifiedTokens.verify(authorization.slice(7).trim());
       if (!check.ok) throw new Unauthorized(check.reason, 'invalid_token');
       // Only authorization-code tokens carry `fam`; API keys and client credentials skip this lookup.
       if (check.family && (await isFamilyRevoked(ctx.db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');

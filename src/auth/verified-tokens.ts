@@ -1,0 +1,40 @@
+// Verifying an ES256 signature costs far more than the rest of a request, and a client sends the same
+// access token for up to its whole lifetime. A successful verification is remembered under the token's
+// exact text until the token's `exp`: the same bytes always verify the same way (signing keys stay
+// published after rotation), so the answer cannot change before then. Failures are never remembered.
+import { decodeJwt } from 'jose';
+import type { KeyRing } from './keyring.ts';
+import { verifyAccessToken, type TokenCheck, type TokenSettings } from './tokens.ts';
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+
+export class VerifiedTokens {
+  readonly #keys: KeyRing;
+  readonly #settings: TokenSettings;
+  readonly #max: number;
+  #entries = new Map<string, { check: TokenCheck; expiresAtMs: number }>();
+
+  constructor(keys: KeyRing, settings: TokenSettings, maxEntries = DEFAULT_MAX_ENTRIES) {
+    this.#keys = keys;
+    this.#settings = settings;
+    this.#max = maxEntries;
+  }
+
+  async verify(token: string): Promise<TokenCheck> {
+    const hit = this.#entries.get(token);
+    if (hit) {
+      if (Date.now() < hit.expiresAtMs) return hit.check;
+      this.#entries.delete(token);
+    }
+    const check = await verifyAccessToken(this.#keys, this.#settings, token);
+    if (check.ok) {
+      const { exp } = decodeJwt(token);
+      if (typeof exp === 'number') {
+        // Oldest first out: a Map iterates in insertion order.
+        if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+        this.#entries.set(token, { check, expiresAtMs: exp * 1000 });
+      }
+    }
+    return check;
+  }
+}
