@@ -58,8 +58,8 @@ function alreadyLabelled(shipmentId: string, labelId: string | undefined): Confl
 export async function createLabel(ctx: AppContext, accountId: string, input: NewLabel): Promise<Label> {
   // Shipments never change carrier, service, addresses or parcel, so reading one outside the transaction is safe.
   const shipment = await getShipment(ctx.db, accountId, input.shipmentId);
-  const existing = await store.findActiveLabel(ctx.db, accountId, shipment.id);
-  if (existing) throw alreadyLabelled(shipment.id, existing.id);
+  // The shipment carries its active label (written in the same transaction as the label itself).
+  if (shipment.label) throw alreadyLabelled(shipment.id, shipment.label.id);
   const service = findService(shipment.carrier, shipment.service);
   if (!service) throw new InvalidInput(`shipment ${shipment.id} has service ${shipment.service}, which ${shipment.carrier} no longer offers`);
 
