@@ -25,7 +25,7 @@ export interface OAuthClientsTable {
   client_id: string;
   account_id: string;
   name: string;
-  /** scrypt hash of the client secret: `scrypt$<salt b64>$<hash b64>`. */
+  /** SHA-256 (hex) of the client secret, which the service generates with 238 random bits (docs/decisions.md). */
   secret_hash: string;
   scopes: string;
   /** JSON array of exact-match redirect URIs. */
