@@ -2,7 +2,8 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
-// N=2^14 keeps a verification near 30 ms: slow for guessing, fine for a token endpoint.
+// N=2^14 keeps a verification near 30 ms: slow for guessing, fine for a sign-in. (Client secrets are
+// random and hashed with SHA-256 instead, so the token endpoint stays fast: docs/decisions.md.)
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 export function sha256Hex(value: string): string {
@@ -27,7 +28,7 @@ export function randomToken(length: number): string {
   return out;
 }
 
-/** Hashes a password or client secret: `scrypt$<salt>$<hash>` in base64. */
+/** Hashes a user password: `scrypt$<salt>$<hash>` in base64. */
 export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
   const hash = await scryptAsync(secret, salt, 32, SCRYPT);
