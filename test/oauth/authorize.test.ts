@@ -261,8 +261,8 @@ forEachDatabase((database) => {
       assertPageHeaders(page);
       assert.match(String(page.headers['content-security-policy']), /form-action 'self' https:\/\/app\.example;/);
       assert.match(page.body, /<h1>Allow <span class="client">Test client<\/span> to use your account\?<\/h1>/);
-      assert.match(page.body, /<li>See your shipments<code>read:shipments<\/code><\/li>/);
-      assert.match(page.body, /<li>Create and invalidate labels<code>write:labels<\/code><\/li>/);
+      assert.match(page.body, /<li>See your shipments <code>read:shipments<\/code><\/li>/);
+      assert.match(page.body, /<li>Create and invalidate labels <code>write:labels<\/code><\/li>/);
       assert.doesNotMatch(page.body, /read:labels/);
       assert.match(page.body, new RegExp(`Signed in as <strong>${setup.email}</strong>`));
       assert.match(page.body, /<button type="submit" name="decision" value="deny"[^>]*>Deny<\/button>/);

@@ -63,9 +63,9 @@ export function signInPage(paths: PagePaths, p: SignInPage): string {
 ${alert(p.error)}<form method="post" action="${esc(paths.signIn)}" novalidate>
 ${hidden(p.requestId, p.csrfToken)}
 <label for="email">Email address</label>
-<input id="email" name="email" type="email" autocomplete="username" required autofocus value="${esc(p.email ?? '')}"${described}>
+<input id="email" name="email" type="email" autocomplete="username" required${p.email ? '' : ' autofocus'} value="${esc(p.email ?? '')}"${described}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${described}>
+<input id="password" name="password" type="password" autocomplete="current-password" required${p.email ? ' autofocus' : ''}${described}>
 <button type="submit">Sign in</button>
 </form>
 <p class="fine">Only sign in if you started this from ${esc(p.clientName)}.</p>`,
@@ -84,7 +84,7 @@ export interface ConsentPage {
 }
 
 export function consentPage(paths: PagePaths, p: ConsentPage): string {
-  const items = p.scopes.map((s) => `<li>${esc(SCOPE_DESCRIPTIONS[s] ?? s)}<code>${esc(s)}</code></li>`).join('\n');
+  const items = p.scopes.map((s) => `<li>${esc(SCOPE_DESCRIPTIONS[s] ?? s)} <code>${esc(s)}</code></li>`).join('\n');
   return layout(
     paths,
     `Allow ${p.clientName}?`,
