@@ -6,8 +6,13 @@ import { authorizeRoutes } from './authorize-routes.ts';
 
 const oauthError = {
   type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+  required: ['error', 'error_description'],
+  additionalProperties: false,
+  description: 'RFC 6749 §5.2 error',
+  properties: {
+    error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'] },
+    error_description: { type: 'string' },
+  },
 } as const;
 
 /** The path part of `{auth_url}`, where the OAuth routes live. */

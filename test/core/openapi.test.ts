@@ -1,0 +1,220 @@
+// Contract §9: GET /v1/openapi.json is a valid OpenAPI 3.1 document of every route, and real responses
+// conform to the schemas it declares.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { LightMyRequestResponse } from 'fastify';
+import { ALL_SCOPES } from '../../src/auth/scopes.ts';
+import { createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { accessToken, concreteUrl, openApiPath, routesOf, tokenRequest } from './support.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+/** Routes that serve the description itself and are left out of it on purpose. */
+const UNDOCUMENTED = new Set(['GET /v1/openapi.json', 'GET /v1/docs']);
+
+/** Checks responses against the document: the status must be declared and the body match its schema. */
+class Conformance {
+  readonly #doc: Record<string, any>;
+  readonly #ajv: Ajv2020;
+  checked = 0;
+  constructor(doc: Record<string, any>) {
+    this.#doc = doc;
+    this.#ajv = new Ajv2020({ strict: false, allErrors: true, formats: { password: true, binary: true } });
+    addFormats(this.#ajv);
+    this.#ajv.addSchema(doc, 'openapi');
+  }
+
+  check(method: string, routeUrl: string, res: LightMyRequestResponse): void {
+    const path = openApiPath(routeUrl);
+    const where = `${method} ${path} → ${res.statusCode}`;
+    const op = this.#doc.paths[path]?.[method.toLowerCase()];
+    assert.ok(op, `${method} ${path} is not in the document`);
+    const status = String(res.statusCode);
+    const declared = op.responses[status] ?? op.responses[`${status[0]}XX`] ?? op.responses.default;
+    assert.ok(declared, `${where} is not declared (declared: ${Object.keys(op.responses).join(', ')}); body ${res.body.slice(0, 200)}`);
+    const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if (!declared.content) {
+      assert.equal(res.body, '', `${where} declares no content but sent ${type}`);
+      return;
+    }
+    if (res.body === '' && res.statusCode === 204) return;
+    const media = Object.keys(declared.content).find((m) => m === type || m === '*/*' || (m.endsWith('/*') && type.startsWith(m.slice(0, -1))));
+    assert.ok(media, `${where} sent ${type}, declared ${Object.keys(declared.content).join(', ')}`);
+    if (!type.includes('json')) return;
+    const pointer = ['paths', path, method.toLowerCase(), 'responses', op.responses[status] ? status : op.responses[`${status[0]}XX`] ? `${status[0]}XX` : 'default', 'content', media, 'schema']
+      .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
+      .join('/');
+    const validate = this.#ajv.getSchema(`openapi#/${pointer}`) ?? this.#ajv.compile({ $ref: `openapi#/${pointer}` });
+    const ok = validate(res.json());
+    assert.ok(ok, `${where}: body does not match its declared schema: ${this.#ajv.errorsText(validate.errors)}\n${res.body.slice(0, 500)}`);
+    this.checked++;
+  }
+}
+
+forEachDatabase((database) => {
+  let t: TestApp;
+  let doc: Record<string, any>;
+  let conformance: Conformance;
+  before(async () => {
+    t = await startTestApp(database);
+    const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    doc = res.json();
+    conformance = new Conformance(doc);
+  });
+  after(async () => t.close());
+
+  describe('GET /v1/openapi.json', () => {
+    it('is a valid OpenAPI 3.1 document, info.version 3.0.0, needing no credentials', async () => {
+      assert.match(doc.openapi, /^3\.1\./);
+      assert.equal(doc.info.version, '3.0.0');
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(doc));
+      assert.ok(result.valid, JSON.stringify(result.errors, null, 1)?.slice(0, 3000));
+    });
+
+    it('describes every route of the app', () => {
+      const missing = routesOf(t.app)
+        .filter((r) => !UNDOCUMENTED.has(`${r.method} ${r.url}`))
+        .filter((r) => !doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()])
+        .map((r) => `${r.method} ${r.url}`);
+      assert.deepEqual(missing, []);
+    });
+
+    it('declares credentials on every operation: none for public ones, 401 and 403 wherever a credential is needed', () => {
+      for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+        for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+          assert.ok(Array.isArray(op.security), `${method} ${path} has no security`);
+          if (op.security.length === 0) continue;
+          assert.ok(op.responses['401'], `${method} ${path} does not declare 401`);
+          const scope = op.security.find((s: Record<string, string[]>) => s.bearer)?.bearer?.[0];
+          if (scope) {
+            assert.ok(op.responses['403'], `${method} ${path} does not declare 403`);
+            assert.ok((ALL_SCOPES as readonly string[]).includes(scope), `${method} ${path}: unknown scope ${scope}`);
+          }
+        }
+      }
+    });
+  });
+
+  describe('GET /v1/docs', () => {
+    it('is an HTML reference page listing the operations', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/docs' });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(res.body, /<!doctype html>/i);
+      assert.match(res.body, /\/v1\/shipments\/\{id\}/);
+      assert.match(res.body, /read:shipments/);
+    });
+  });
+
+  describe('real responses conform to the document', () => {
+    it('shipments: 201, 200 get, 200 list, 400, 401, 403, 404, 413, 415, 422', async () => {
+      const c = conformance;
+      const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+      c.check('POST', '/v1/shipments', created);
+      c.check('GET', '/v1/shipments/:id', await t.request({ method: 'GET', url: `/v1/shipments/${created.json().id}` }));
+      await createShipment(t, { reference: undefined, to: { ...sampleShipment.to, street2: undefined } });
+      const list = await t.request({ method: 'GET', url: '/v1/shipments?limit=1' });
+      assert.ok(list.headers.link);
+      c.check('GET', '/v1/shipments', list);
+      c.check('GET', '/v1/shipments', await t.request({ method: 'GET', url: '/v1/shipments' }));
+      c.check('POST', '/v1/shipments', await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'TNT' } }));
+      c.check('POST', '/v1/shipments', await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'text/csv' }, payload: 'a,b' }));
+      c.check('POST', '/v1/shipments', await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ reference: 'x'.repeat(1024 * 1024) }) }));
+      c.check('POST', '/v1/shipments', await t.app.inject({ method: 'POST', url: '/v1/shipments', payload: sampleShipment }));
+      const readOnly = await t.newAccount(['read:shipments']);
+      c.check('POST', '/v1/shipments', await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': readOnly.apiKey }, payload: sampleShipment }));
+      c.check('GET', '/v1/shipments/:id', await t.request({ method: 'GET', url: '/v1/shipments/01890000-0000-7000-8000-000000000000' }));
+      c.check('GET', '/v1/shipments/:id', await t.request({ method: 'GET', url: '/v1/shipments/nope' }));
+      c.check('GET', '/v1/shipments', await t.request({ method: 'GET', url: '/v1/shipments?limit=0' }));
+      await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'idempotency-key': 'oa-1' }, payload: sampleShipment });
+      const reused = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'idempotency-key': 'oa-1' }, payload: { ...sampleShipment, reference: 'other' } });
+      assert.equal(reused.statusCode, 422);
+      c.check('POST', '/v1/shipments', reused);
+      c.check('GET', '/v1/shipments', await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${await accessToken(t, t.accountId, ['read:shipments'])}` } }));
+    });
+
+    it('the conformance check itself rejects an undeclared status, a wrong content type and a body off its schema', () => {
+      const fake = (statusCode: number, body: unknown, type = 'application/json; charset=utf-8') =>
+        ({ statusCode, headers: { 'content-type': type }, body: JSON.stringify(body), json: () => body }) as unknown as LightMyRequestResponse;
+      assert.throws(() => conformance.check('GET', '/v1/shipments/:id', fake(404, { code: 'NOT_FOUND' })), /does not match/);
+      assert.throws(() => conformance.check('GET', '/v1/shipments/:id', fake(200, { id: 'x' })), /does not match/);
+      assert.throws(() => conformance.check('GET', '/v1/shipments/:id', fake(418, { code: 'X', message: 'y' })), /not declared/);
+      assert.throws(() => conformance.check('GET', '/v1/shipments/:id', fake(404, { code: 'X', message: 'y' }, 'text/html')), /sent text\/html/);
+      conformance.check('GET', '/v1/shipments/:id', fake(404, { code: 'NOT_FOUND', message: 'shipment x not found' }));
+    });
+
+    it('health, JWKS, metadata and the token endpoint (success and every error)', async () => {
+      const c = conformance;
+      c.check('GET', '/v1/health', await t.app.inject({ method: 'GET', url: '/v1/health' }));
+      c.check('GET', '/.well-known/jwks.json', await t.app.inject({ method: 'GET', url: '/.well-known/jwks.json' }));
+      c.check('GET', '/.well-known/oauth-authorization-server', await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' }));
+      const client = await t.newClient(t.accountId, ['read:shipments']);
+      const creds = { client_id: client.clientId, client_secret: client.clientSecret };
+      const ok = await tokenRequest(t, { grant_type: 'client_credentials', ...creds });
+      assert.equal(ok.statusCode, 200);
+      c.check('POST', '/oauth/token', ok);
+      for (const res of [
+        await tokenRequest(t, { ...creds }),
+        await tokenRequest(t, { grant_type: 'password', ...creds }),
+        await tokenRequest(t, { grant_type: 'client_credentials', ...creds, scope: 'write:stamps' }),
+        await tokenRequest(t, { grant_type: 'client_credentials', client_id: client.clientId, client_secret: 'wrong' }),
+        await t.app.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials' } }),
+      ]) {
+        assert.ok(res.statusCode === 400 || res.statusCode === 401);
+        c.check('POST', '/oauth/token', res);
+      }
+    });
+
+    it('every route: without credentials, without its scope, and with unknown ids and an empty body', async () => {
+      const c = conformance;
+      const noScopes = await t.newAccount([]);
+      for (const route of routesOf(t.app)) {
+        if (UNDOCUMENTED.has(`${route.method} ${route.url}`)) continue;
+        const op = doc.paths[openApiPath(route.url)][route.method.toLowerCase()];
+        const url = concreteUrl(route.url);
+        const method = route.method as 'GET';
+        const payload = ['POST', 'PUT', 'PATCH'].includes(method) ? {} : undefined;
+        if (op.security.length > 0) {
+          c.check(method, route.url, await t.app.inject({ method, url, payload }));
+          const res = await t.app.inject({ method, url, payload, headers: { 'x-api-key': noScopes.apiKey } });
+          c.check(method, route.url, res);
+        }
+        if (route.url.includes('/oauth/authorize')) continue; // a browser page; its tests live with it
+        c.check(method, route.url, await t.request({ method, url, payload }));
+      }
+    });
+
+    after(() => {
+      assert.ok(conformance.checked > 20, `only ${conformance.checked} JSON bodies checked`);
+    });
+  });
+
+  describe('GET /v1/health', () => {
+    it('200 {status: "ok", version} when the database answers', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), { status: 'ok', version: t.ctx.config.version });
+      assert.equal(res.json().version, '0.0.0-test');
+    });
+
+    it('503 {status: "unavailable", version} when the database does not answer, conforming to the document', async () => {
+      const broken = await startTestApp(database);
+      const { sql } = await import('kysely');
+      const schema = database.name === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(broken.ctx.db)).rows[0]!.s : undefined;
+      await broken.ctx.storage.close();
+      try {
+        const res = await broken.app.inject({ method: 'GET', url: '/v1/health' });
+        assert.equal(res.statusCode, 503);
+        assert.deepEqual(res.json(), { status: 'unavailable', version: '0.0.0-test' });
+        conformance.check('GET', '/v1/health', res);
+      } finally {
+        await broken.app.close();
+        if (schema) await (await import('../helpers.ts')).dropSchema(schema);
+      }
+    });
+  });
+});
