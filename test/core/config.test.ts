@@ -1,0 +1,176 @@
+// Contract §1: settings, their defaults, production's refusals, and the BOOTSTRAP_* credentials.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ensureBootstrapCredentials } from '../../src/bootstrap.ts';
+import { revokeApiKey } from '../../src/auth/credentials.ts';
+import { randomToken } from '../../src/auth/secrets.ts';
+import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { spawnChild, tokenRequest } from './support.ts';
+
+const LIVE_KEY = `sk_live_${'A1b2C3d4'.repeat(5)}`;
+const STRONG_SECRET = 'x7Qp9LmZ2vR8kT4wN6yB3cH5jF1dS0gA';
+const PRODUCTION = { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://ship.example.com', DATABASE_URL: 'postgres://db.example/ship' };
+
+describe('settings (contract §1)', () => {
+  it('defaults: development, 127.0.0.1:8080, base URLs from the port, the embedded database, sandbox on', () => {
+    const c = loadConfig({});
+    assert.equal(c.env, 'development');
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8080);
+    assert.equal(c.publicBaseUrl, 'http://localhost:8080');
+    assert.equal(c.baseUrl, 'http://localhost:8080/v1');
+    assert.equal(c.authBaseUrl, 'http://localhost:8080');
+    assert.equal(c.databaseUrl, 'sqlite:./data/shipping.db');
+    assert.equal(c.bootstrapApiKey, undefined);
+    assert.equal(c.bootstrapClientId, undefined);
+    assert.equal(c.sandboxTracking, true);
+    assert.deepEqual(c.webhookRetrySchedule, [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]);
+    assert.deepEqual(c.webhookAllowedCidrs, []);
+    assert.equal(c.webhookAllowPrivate, true);
+    assert.equal(c.accessTokenTtlSeconds, 3600);
+  });
+
+  it('PORT moves the default base URL; AUTH_BASE_URL defaults to PUBLIC_BASE_URL; trailing slashes go', () => {
+    assert.equal(loadConfig({ PORT: '9000' }).publicBaseUrl, 'http://localhost:9000');
+    const c = loadConfig({ PUBLIC_BASE_URL: 'http://api.local:8080/' });
+    assert.equal(c.publicBaseUrl, 'http://api.local:8080');
+    assert.equal(c.authBaseUrl, 'http://api.local:8080');
+    assert.equal(c.baseUrl, 'http://api.local:8080/v1');
+    assert.equal(loadConfig({ AUTH_BASE_URL: 'http://auth.local/' }).authBaseUrl, 'http://auth.local');
+  });
+
+  it('production: listens on 0.0.0.0, sandbox off, private webhook targets off', () => {
+    const c = loadConfig(PRODUCTION);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.sandboxTracking, false);
+    assert.equal(c.webhookAllowPrivate, false);
+    assert.equal(loadConfig({ ...PRODUCTION, SANDBOX_TRACKING: '1' }).sandboxTracking, true);
+  });
+
+  it('staging is its own environment: sandbox off by default, private webhook targets only when listed', () => {
+    const c = loadConfig({ APP_ENV: 'staging' });
+    assert.equal(c.env, 'staging');
+    assert.equal(c.webhookAllowPrivate, false);
+    assert.equal(loadConfig({ APP_ENV: 'staging', SANDBOX_TRACKING: '0' }).sandboxTracking, false);
+  });
+
+  const refused: [string, Record<string, string>, RegExp][] = [
+    ['a missing PUBLIC_BASE_URL', { APP_ENV: 'production' }, /PUBLIC_BASE_URL is required/],
+    ['an http PUBLIC_BASE_URL', { ...PRODUCTION, PUBLIC_BASE_URL: 'http://ship.example.com' }, /https/],
+    ['an http AUTH_BASE_URL', { ...PRODUCTION, AUTH_BASE_URL: 'http://auth.example.com' }, /https/],
+    ['a sk_test_ BOOTSTRAP_API_KEY', { ...PRODUCTION, BOOTSTRAP_API_KEY: `sk_test_${'a'.repeat(40)}` }, /BOOTSTRAP_API_KEY/],
+    ['a short BOOTSTRAP_API_KEY', { ...PRODUCTION, BOOTSTRAP_API_KEY: 'sk_live_short' }, /BOOTSTRAP_API_KEY/],
+    ['a BOOTSTRAP_API_KEY without the sk_live_ prefix', { ...PRODUCTION, BOOTSTRAP_API_KEY: 'x'.repeat(48) }, /BOOTSTRAP_API_KEY/],
+    ['a short BOOTSTRAP_CLIENT_SECRET', { ...PRODUCTION, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: 'secret' }, /BOOTSTRAP_CLIENT_SECRET/],
+    ['an in-memory database', { ...PRODUCTION, DATABASE_URL: 'sqlite::memory:' }, /in-memory/],
+  ];
+  for (const [name, env, message] of refused) {
+    it(`production refuses ${name}`, () => {
+      assert.throws(() => loadConfig(env), (err: Error) => err instanceof ConfigError && message.test(err.message));
+    });
+  }
+
+  it('production accepts strong bootstrap credentials', () => {
+    const c = loadConfig({ ...PRODUCTION, BOOTSTRAP_API_KEY: LIVE_KEY, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: STRONG_SECRET });
+    assert.equal(c.bootstrapApiKey, LIVE_KEY);
+    assert.equal(c.bootstrapClientSecret, STRONG_SECRET);
+  });
+
+  const invalid: [string, Record<string, string>][] = [
+    ['an unknown APP_ENV', { APP_ENV: 'prod' }],
+    ['a PORT that is not a port', { PORT: 'eighty' }],
+    ['a PORT out of range', { PORT: '70000' }],
+    ['a DATABASE_URL of another kind', { DATABASE_URL: 'mysql://localhost/x' }],
+    ['a PUBLIC_BASE_URL that is not a URL', { PUBLIC_BASE_URL: 'localhost:8080' }],
+    ['a PUBLIC_BASE_URL that is not http(s)', { PUBLIC_BASE_URL: 'ftp://example.com' }],
+    ['BOOTSTRAP_CLIENT_ID without its secret', { BOOTSTRAP_CLIENT_ID: 'ops' }],
+    ['a WEBHOOK_RETRY_SCHEDULE with a non-number', { WEBHOOK_RETRY_SCHEDULE: '5,soon' }],
+    ['a WEBHOOK_ALLOWED_CIDRS entry that is not a range', { WEBHOOK_ALLOWED_CIDRS: '10.0.0.0' }],
+    ['a SANDBOX_TRACKING that is not a boolean', { SANDBOX_TRACKING: 'maybe' }],
+  ];
+  for (const [name, env] of invalid) {
+    it(`any environment refuses ${name}`, () => {
+      assert.throws(() => loadConfig(env), ConfigError);
+    });
+  }
+
+  it('the process refuses to start on a bad setting: exit code 78 and the reason on stderr', async () => {
+    const child = spawnChild(process.execPath, ['src/main.ts'], { APP_ENV: 'production', PUBLIC_BASE_URL: '', DATABASE_URL: 'sqlite::memory:' });
+    const { code } = await child.exited;
+    assert.equal(code, 78);
+    assert.match(child.stderr(), /configuration error: PUBLIC_BASE_URL is required in production/);
+    assert.equal(child.stdout(), '');
+  });
+});
+
+forEachDatabase((database) => {
+  describe('BOOTSTRAP_API_KEY and BOOTSTRAP_CLIENT_ID/SECRET (ensureBootstrapCredentials)', () => {
+    const key = `sk_test_${randomToken(32)}`;
+    const clientId = `ops-${randomToken(6)}`;
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(database, { BOOTSTRAP_API_KEY: key, BOOTSTRAP_CLIENT_ID: clientId, BOOTSTRAP_CLIENT_SECRET: STRONG_SECRET });
+    });
+    after(async () => t.close());
+
+    it('are ensured for account "default" with every scope, and work', async () => {
+      assert.deepEqual(await ensureBootstrapCredentials(t.ctx), {});
+      const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': key }, payload: (await import('../helpers.ts')).sampleShipment });
+      assert.equal(res.statusCode, 201, res.body);
+      const owner = await t.ctx.db.selectFrom('shipments').innerJoin('accounts', 'accounts.id', 'shipments.account_id').select('accounts.name').where('shipments.id', '=', res.json().id).executeTakeFirstOrThrow();
+      assert.equal(owner.name, 'default');
+      const token = await tokenRequest(t, { grant_type: 'client_credentials', client_id: clientId, client_secret: STRONG_SECRET });
+      assert.equal(token.statusCode, 200, token.body);
+      assert.equal(token.json().scope.split(' ').length, 9);
+    });
+
+    it('ensuring again, even from two processes at once, changes nothing', async () => {
+      await Promise.all([ensureBootstrapCredentials(t.ctx), ensureBootstrapCredentials(t.ctx)]);
+      const keys = await t.ctx.db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select('api_keys.id').where('accounts.name', '=', 'default').execute();
+      assert.equal(keys.length, 1);
+      const clients = await t.ctx.db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).execute();
+      assert.equal(clients.length, 1);
+      const accounts = await t.ctx.db.selectFrom('accounts').select('id').where('name', '=', 'default').execute();
+      assert.equal(accounts.length, 1);
+    });
+
+    it('a new BOOTSTRAP_CLIENT_SECRET replaces the old one at the next start', async () => {
+      const rotated = `${STRONG_SECRET}-rotated`;
+      const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: database.url, BOOTSTRAP_CLIENT_ID: clientId, BOOTSTRAP_CLIENT_SECRET: rotated });
+      await ensureBootstrapCredentials({ ...t.ctx, config });
+      assert.equal((await tokenRequest(t, { grant_type: 'client_credentials', client_id: clientId, client_secret: STRONG_SECRET })).statusCode, 401);
+      assert.equal((await tokenRequest(t, { grant_type: 'client_credentials', client_id: clientId, client_secret: rotated })).statusCode, 200);
+    });
+
+    it('a revoked bootstrap key stays revoked when the service starts again', async () => {
+      await revokeApiKey(t.ctx.db, key.slice(0, 16));
+      await ensureBootstrapCredentials(t.ctx);
+      const res = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': key } });
+      assert.equal(res.statusCode, 401);
+    });
+  });
+
+  describe('first start in development without BOOTSTRAP_API_KEY', () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(database);
+    });
+    after(async () => t.close());
+
+    it('creates one working key for account "default", once', async () => {
+      const first = await ensureBootstrapCredentials(t.ctx);
+      assert.match(first.createdKey ?? '', /^sk_test_/);
+      const res = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': first.createdKey! } });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(await ensureBootstrapCredentials(t.ctx), {});
+    });
+
+    it('outside development nothing is created without bootstrap settings', async () => {
+      const config = loadConfig({ APP_ENV: 'staging', DATABASE_URL: database.url });
+      const before = await t.ctx.db.selectFrom('api_keys').select('id').execute();
+      assert.deepEqual(await ensureBootstrapCredentials({ ...t.ctx, config }), {});
+      assert.equal((await t.ctx.db.selectFrom('api_keys').select('id').execute()).length, before.length);
+    });
+  });
+});
