@@ -1,6 +1,7 @@
 import type { Db, DialectName, Tx } from '../db/index.ts';
 import { nextCounter } from '../db/index.ts';
 import { isoNow } from '../db/ids.ts';
+import { preparedQuery } from '../db/prepared.ts';
 import type { StampsTable } from '../db/schema.ts';
 
 export type StampRow = StampsTable;
@@ -9,22 +10,28 @@ export async function insertStamp(tx: Tx | Db, row: StampRow): Promise<void> {
   await tx.insertInto('stamps').values(row).execute();
 }
 
+// The reads on the hot paths (creation, verification, download) skip Kysely's per-call building.
+const stampOfAccount = preparedQuery((db, id: string, accountId: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId));
+const stampById = preparedQuery((db, id: string) => db.selectFrom('stamps').selectAll().where('id', '=', id));
+const stampState = preparedQuery((db, id: string) => db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id));
+const stampOfShipmentIn = preparedQuery((db, shipmentId: string, status: string) => db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', status));
+
 export async function findStamp(db: Db | Tx, accountId: string, id: string): Promise<StampRow | undefined> {
-  return db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return (await stampOfAccount(db, id, accountId))[0];
 }
 
-/** Any account's stamp: for the signed download link and for verification, which are not account-scoped. */
+/** Any account's stamp: for the signed download link, which is not account-scoped. */
 export async function findStampById(db: Db, id: string): Promise<StampRow | undefined> {
-  return db.selectFrom('stamps').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await stampById(db, id))[0];
 }
 
 /** What verification needs to know about a stamp, whichever account it belongs to. */
 export async function findStampState(db: Db, id: string): Promise<Pick<StampRow, 'id' | 'serial' | 'shipment_id' | 'status' | 'expires_at'> | undefined> {
-  return db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id).executeTakeFirst();
+  return (await stampState(db, id))[0];
 }
 
 export async function findActiveStampOfShipment(db: Db | Tx, shipmentId: string): Promise<Pick<StampRow, 'id'> | undefined> {
-  return db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', 'active').executeTakeFirst();
+  return (await stampOfShipmentIn(db, shipmentId, 'active'))[0];
 }
 
 /** The next serial number of the account; inside the inserting transaction, so a rollback returns it. */

@@ -261,7 +261,7 @@ forEachDatabase((database) => {
       const variants = [
         s.url.replace(`sig=${sig}`, `sig=${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BA' : 'AA'}`),
         s.url.replace('format=PDF', 'format=PNG'),
-        s.url.replace(/expires=(\d+)/, (_m, e) => `expires=${Number(e) + 3600}`),
+        s.url.replace(/expires=(\d+)/, (_m: string, e: string) => `expires=${Number(e) + 3600}`),
         s.url.replace(s.id, other.id),
         s.url.replace(/&sig=.*/, ''),
       ];
