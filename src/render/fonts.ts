@@ -48,6 +48,10 @@ export interface ShapedText {
   /** Total advance in font units. */
   advance: number;
   unitsPerEm: number;
+  /** The shaper reversed the glyphs (right-to-left script). */
+  rtl: boolean;
+  /** Code points of the shaped text. */
+  codePoints: number[];
 }
 
 const SHAPE_CACHE_LIMIT = 4000;
@@ -75,7 +79,10 @@ export function shape(text: string, bold = false): ShapedText {
     xOffset.push(p.xOffset);
     pen += p.xAdvance;
   }
-  s = { glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm };
+  s = {
+    glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm,
+    rtl: run.direction === 'rtl', codePoints: Array.from(text, (c) => c.codePointAt(0)!),
+  };
   if (cache.size >= SHAPE_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(text, s);
   return s;

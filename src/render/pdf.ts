@@ -5,7 +5,7 @@
 import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
 import { dejaVu, shape } from './fonts.ts';
-import type { LoadedFont } from './fonts.ts';
+import type { LoadedFont, ShapedText } from './fonts.ts';
 import { barcodeShapes } from './geometry.ts';
 import type { Drawing } from './model.ts';
 import { TrueTypeSubset, parseTrueType } from './ttf-subset.ts';
@@ -21,13 +21,13 @@ function pdfFont(bold: boolean): Font {
     const parsed = parseTrueType(loaded.bytes);
     const font = loaded.font;
     f = Object.create(font) as Font;
-    const glyphOf = (id: number) => font.getGlyph(id);
+    const advanceOf = (id: number): number => font.getGlyph(id).advanceWidth;
     Object.assign(f, {
       createSubset: () => new TrueTypeSubset(parsed),
-      // pdfkit scales the positions it gets in place, so every call gets fresh position objects.
+      // pdfkit scales the positions it gets in place, so every call gets fresh objects.
       layout: (text: string) => {
         const s = shape(text, bold);
-        const glyphs = s.glyphs.map(glyphOf);
+        const glyphs = s.glyphs.map((id, i) => ({ id, advanceWidth: advanceOf(id), codePoints: codePointsOf(s, i, font) }));
         const positions = s.glyphs.map((_, i) => ({ xAdvance: s.xAdvance[i]!, yAdvance: 0, xOffset: s.xOffset[i]!, yOffset: s.y[i]! }));
         return {
           glyphs,
@@ -41,6 +41,19 @@ function pdfFont(bold: boolean): Font {
     pdfFonts[key] = f;
   }
   return f;
+}
+
+/**
+ * The characters a glyph stands for, for the PDF's ToUnicode map: a pure function of the text, so
+ * the document does not depend on which text the process shaped first (fontkit's glyph objects
+ * remember the first characters they were made for).
+ */
+function codePointsOf(s: ShapedText, i: number, font: Font): number[] {
+  if (s.glyphs.length === s.codePoints.length) return [s.codePoints[s.rtl ? s.codePoints.length - 1 - i : i]!];
+  // Ligatures, lam-alef, marks: what the font's cmap says the glyph is (a property of the font).
+  const cmap = (font as unknown as { _cmapProcessor?: { codePointsForGlyph(g: number): number[] } })._cmapProcessor;
+  const cps = cmap?.codePointsForGlyph(s.glyphs[i]!) ?? [];
+  return cps.length ? [Math.min(...cps)] : [];
 }
 
 function creationDate(d: Drawing): Date {

@@ -2,7 +2,7 @@
 // so the document looks the same in every viewer and in resvg without any font installed; the
 // text itself is kept in aria-label attributes. With `rasterDpi` the SVG is in pixels and barcode
 // modules are whole pixels: that variant feeds the raster backends.
-import { glyphSvgPath, shape } from './fonts.ts';
+import { glyphOutline, glyphSvgPath, shape } from './fonts.ts';
 import { barcodeShapes } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
 import type { BarcodePrimitive, Drawing, TextPrimitive } from './model.ts';
@@ -35,6 +35,29 @@ function textSvg(t: TextPrimitive, used: Set<string>): string {
     uses += `<use xlink:href="#${id}" x="${Math.round(s.x[i]!)}"${s.y[i] ? ` y="${Math.round(-s.y[i]!)}"` : ''}/>`;
   }
   return `<g aria-label="${escapeXml(t.text)}" transform="translate(${n(x)} ${n(t.y)}) scale(${k.toPrecision(5)})">${uses}</g>`;
+}
+
+/** One text primitive as absolute path data (no <use>), in the drawing's units. */
+export function textPathData(t: TextPrimitive): string {
+  const bold = t.bold ?? false;
+  const s = shape(t.text, bold);
+  const k = t.size / s.unitsPerEm;
+  const width = s.advance * k;
+  const x0 = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  let d = '';
+  for (let i = 0; i < s.glyphs.length; i++) {
+    const gx = x0 + s.x[i]! * k;
+    const gy = t.y - s.y[i]! * k;
+    for (const c of glyphOutline(s.glyphs[i]!, bold)) {
+      switch (c.op) {
+        case 'M': case 'L': d += `${c.op}${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+        case 'Q': d += `Q${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+        case 'C': d += `C${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x2 * k)} ${n(gy + c.y2 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+        case 'Z': d += 'Z'; break;
+      }
+    }
+  }
+  return d;
 }
 
 function shapesSvg(sh: BarcodeShapes): string {

@@ -2,7 +2,7 @@
 // than its place on the label.
 import { hasGlyph, textWidth } from './fonts.ts';
 
-const DROPPED = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0e\ufe0f\u{e0020}-\u{e007f}]/u;
+const DROPPED = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\p{Emoji_Component}]/u;
 
 /**
  * One printable line: NFC, control characters (C0, C1, line/paragraph separators) removed,
@@ -17,9 +17,11 @@ export function cleanText(input: unknown): string {
   let out = '';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    if (cp === 0x20 || hasGlyph(cp)) out += ch;
-    else if (DROPPED.test(ch)) continue;
-    else if (/\p{Cf}|\p{Mn}/u.test(ch)) continue; // invisible format marks and stray combining marks
+    if (cp === 0x20) out += ch;
+    // Invisible format characters (joiners, variation selectors, bidi controls) shape nothing we print.
+    else if (/\p{Cf}|[\ufe00-\ufe0f]/u.test(ch)) continue;
+    else if (hasGlyph(cp)) out += ch;
+    else if (DROPPED.test(ch) || /\p{Mn}/u.test(ch)) continue; // emoji the font lacks, stray marks
     else out += '?';
   }
   return out.replace(/\?{2,}/g, '?').replace(/\s+/g, ' ').trim();

@@ -73,7 +73,8 @@ function maxiCodeData(b: BarcodePrimitive): { mode: number; data: string } {
   const m = /^\[\)>\x1e01\x1d96([^\x1d]*)\x1d([^\x1d]*)\x1d([^\x1d]*)\x1d([\s\S]*)$/.exec(b.data);
   if (!m) return { mode: 4, data: fieldHex(b.data) };
   const [, postal, country, service, rest] = m as unknown as [string, string, string, string, string];
-  const mode = /^\d+$/.test(postal) ? 2 : 3;
+  // Mode 2 is the US numeric postal code; everything else is mode 3 (as the layout chose).
+  const mode = country === '840' && /^\d+$/.test(postal) ? 2 : 3;
   const hpm = `${service}${country}${mode === 2 ? postal.padEnd(9, '0') : postal.padEnd(6, ' ')}`;
   return { mode, data: fieldHex(`${hpm}[)>\x1e01\x1d96${rest}`) };
 }

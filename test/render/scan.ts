@@ -33,6 +33,11 @@ export interface ScanOptions {
   threshold?: boolean;
   /** The image holds one clean, unrotated symbol on white (required for MaxiCode). */
   pure?: boolean;
+  /**
+   * 'Plain' (default): the bytes as encoded, GS1 separators as GS (0x1D), no leading FNC1;
+   * 'HRI': GS1 as `(420)10001…`, control characters as visible symbols.
+   */
+  textMode?: 'Plain' | 'HRI';
 }
 
 export interface Scanned {
@@ -70,6 +75,7 @@ export async function scan(image: Buffer, opts: ScanOptions = {}): Promise<Scann
       tryHarder: true,
       isPure: opts.pure ?? false,
       maxNumberOfSymbols: 16,
+      textMode: opts.textMode ?? 'Plain',
     },
   );
   return results.filter((r) => r.isValid).map((r) => ({ format: r.format, text: r.text }));

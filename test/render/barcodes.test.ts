@@ -1,0 +1,77 @@
+// §5: "A real scanner decodes every barcode from every raster and vector format."
+// zxing-wasm reads the PNG (203 and 300 dpi), the PDF as poppler rasterises it, and the SVG as
+// resvg renders it, for all four carriers.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Resvg } from '@resvg/resvg-js';
+import { layoutLabel, renderDrawing, renderLabel } from '../../src/render/index.ts';
+import type { BarcodePrimitive, LabelData } from '../../src/render/index.ts';
+import { ALL_CARRIERS, UPS_INTERNATIONAL, UPS_LABEL } from './fixtures.ts';
+import { assertAllRead, expectedBarcodes, expectedMaxiCode } from './expected.ts';
+import { pixelBox, rasterizePdf, scan } from './scan.ts';
+
+function maxiCodeOf(d: LabelData): BarcodePrimitive {
+  const b = layoutLabel(d).primitives.find((p) => p.kind === 'barcode' && p.symbology === 'maxicode');
+  assert.ok(b && b.kind === 'barcode', 'a UPS label has a MaxiCode');
+  return b;
+}
+
+async function assertMaxiCodeRead(png: Buffer, d: LabelData, dpi: number, where: string): Promise<void> {
+  const found = await scan(png, { crop: pixelBox(maxiCodeOf(d), dpi, 3), threshold: true, pure: true, formats: ['MaxiCode'] });
+  assert.equal(found.length, 1, `${where}: MaxiCode not read`);
+  assert.ok(expectedMaxiCode(d)(found[0]!.text), `${where}: MaxiCode message ${JSON.stringify(found[0]!.text)}`);
+}
+
+for (const data of ALL_CARRIERS) {
+  describe(`${data.carrier} 4x6 label barcodes`, () => {
+    for (const dpi of [203, 300] as const) {
+      it(`decode from the PNG at ${dpi} dpi`, async () => {
+        const png = (await renderLabel(data, 'PNG', { dpi })).body;
+        assertAllRead(await scan(png), expectedBarcodes(data), `PNG ${dpi}`);
+        if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, dpi, `PNG ${dpi}`);
+      });
+    }
+
+    it('decode from the PDF rasterised by pdftoppm -r 203', async () => {
+      const png = await rasterizePdf((await renderLabel(data, 'PDF')).body, 203);
+      assertAllRead(await scan(png), expectedBarcodes(data), 'PDF');
+      if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, 203, 'PDF');
+    });
+
+    it('decode from the SVG rendered by resvg', async () => {
+      const svg = (await renderLabel(data, 'SVG')).body.toString('utf8');
+      // The SVG is sized in points: 288pt wide is 812 pixels at 203 dpi.
+      const png = new Resvg(svg, { fitTo: { mode: 'width', value: 812 }, background: '#fff', font: { loadSystemFonts: false } }).render().asPng();
+      assertAllRead(await scan(png), expectedBarcodes(data), 'SVG');
+      if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, 203, 'SVG');
+    });
+  });
+}
+
+describe('UPS MaxiCode modes', () => {
+  it('mode 2 for a US ZIP code, mode 3 for an alphanumeric or foreign postal code', async () => {
+    for (const [d, mode] of [[UPS_LABEL, 2], [UPS_INTERNATIONAL, 3]] as const) {
+      const b = maxiCodeOf(d);
+      assert.ok(b.data.startsWith('[)>\x1e01\x1d96'), 'structured carrier message header');
+      const png = (await renderLabel(d, 'PNG')).body;
+      const found = await scan(png, { crop: pixelBox(b, 203, 3), threshold: true, pure: true, formats: ['MaxiCode'] });
+      assert.equal(found.length, 1, `mode ${mode} MaxiCode read`);
+      assert.ok(expectedMaxiCode(d)(found[0]!.text), found[0]!.text);
+      if (mode === 3) assert.ok(found[0]!.text.includes('\x1d643\x1d'), 'ISO 3166 numeric country code of Russia');
+    }
+  });
+});
+
+describe('every label size keeps its barcodes readable', () => {
+  for (const size of ['4x8', '6x4', '8.5x11'] as const) {
+    for (const base of ALL_CARRIERS) {
+      it(`${base.carrier} ${size} PNG`, async () => {
+        const data = { ...base, size };
+        const drawing = layoutLabel(data);
+        const png = (await renderDrawing(drawing, 'PNG')).body;
+        assertAllRead(await scan(png), expectedBarcodes(data), `${size} PNG`);
+        if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, 203, `${size} PNG`);
+      });
+    }
+  }
+});

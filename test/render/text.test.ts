@@ -1,0 +1,148 @@
+// Text on the label: any script DejaVu Sans has is drawn (PDF, SVG, PNG, ZPL), nothing the user
+// types can make the renderer throw or print outside the label.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { Resvg } from '@resvg/resvg-js';
+import fc from 'fast-check';
+import { LABEL_SIZES, SUPPORTED_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
+import type { LabelData } from '../../src/render/index.ts';
+import { textWidth } from '../../src/render/fonts.ts';
+import { cleanText, fitText } from '../../src/render/text.ts';
+import { NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
+
+const run = promisify(execFile);
+
+const MULTILINGUAL: LabelData = {
+  ...UPS_LABEL,
+  labelId: 'lbl_text',
+  from: { ...UPS_LABEL.from, name: 'Jürgen Müller', company: 'Ελλάδα Export' },
+  to: { name: 'Анна Каренина', company: 'Ελλάδα', street1: 'Тверская ул. 7', city: 'Москва', postalCode: '125009', country: 'RU' },
+};
+
+async function pdfText(pdf: Buffer): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'render-text-'));
+  try {
+    await writeFile(join(dir, 'l.pdf'), pdf);
+    return (await run('pdftotext', ['-enc', 'UTF-8', join(dir, 'l.pdf'), '-'])).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A strict enough well-formedness check: balanced tags, quoted attributes, known entities only. */
+function assertWellFormedXml(xml: string): void {
+  const body = xml.replace(/^<\?xml[^?]*\?>\s*/, '');
+  const stack: string[] = [];
+  const token = /<(\/?)([A-Za-z_][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/gy;
+  let m: RegExpExecArray | null;
+  let pos = 0;
+  while (pos < body.length && (m = token.exec(body))) {
+    pos = token.lastIndex;
+    if (m[5] !== undefined) {
+      assert.ok(!/&(?!(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(m[5]), `bad entity in text ${m[5].slice(0, 40)}`);
+      continue;
+    }
+    const [, closing, name, attrs, selfClosing] = m;
+    assert.ok(!/&(?!(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(attrs!), `bad entity in attributes of <${name}>`);
+    if (closing) assert.equal(stack.pop(), name, `</${name}> closes the wrong element`);
+    else if (!selfClosing) stack.push(name!);
+  }
+  assert.ok(pos >= body.trimEnd().length, `unparsable XML at ${body.slice(pos, pos + 60)}`);
+  assert.deepEqual(stack, [], 'unclosed elements');
+}
+
+describe('non-Latin text', () => {
+  it('the PDF embeds the glyphs: pdftotext reads Москва, Ελλάδα, Müller back', async () => {
+    const text = await pdfText((await renderLabel(MULTILINGUAL, 'PDF')).body);
+    for (const word of ['Москва', 'Ελλάδα', 'Müller', 'Анна Каренина', 'RUSSIAN FEDERATION']) assert.ok(text.includes(word), `${word} in ${text}`);
+  });
+
+  it('the PDF embeds DejaVu Sans as a subset, nothing else', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'render-fonts-'));
+    try {
+      await writeFile(join(dir, 'l.pdf'), (await renderLabel(MULTILINGUAL, 'PDF')).body);
+      const out = (await run('pdffonts', [join(dir, 'l.pdf')])).stdout.trim().split('\n').slice(2);
+      assert.equal(out.length, 2, out.join('\n'));
+      for (const line of out) assert.match(line, /^[A-Z]{6}\+DejaVuSans(-Bold)?\s+CID TrueType\s+Identity-H\s+yes yes yes/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the SVG is well-formed XML, carries the text, and needs no font to render', async () => {
+    const svg = (await renderLabel(MULTILINGUAL, 'SVG')).body.toString('utf8');
+    assertWellFormedXml(svg);
+    for (const word of ['Москва', 'Ελλάδα', 'Jürgen Müller']) assert.ok(svg.includes(word), word);
+    // resvg's XML parser is strict; with no fonts at all the glyph outlines still draw.
+    const img = new Resvg(svg, { font: { loadSystemFonts: false } }).render();
+    const px = img.pixels;
+    let dark = 0;
+    for (let i = 0; i < px.length; i += 4) if (px[i]! < 128 && px[i + 1]! < 128 && px[i + 3]! > 128) dark++;
+    assert.ok(dark > 10000, `drawn: ${dark} dark pixels`);
+  });
+
+  it('the PNG draws Cyrillic text (the name line is not empty)', async () => {
+    const drawing = layoutLabel(MULTILINGUAL);
+    const name = drawing.primitives.find((p) => p.kind === 'text' && p.text === 'Анна Каренина');
+    assert.ok(name && name.kind === 'text');
+    const { rasterize } = await import('../../src/render/raster.ts');
+    const img = rasterize({ ...drawing, primitives: [name] }, 203);
+    let dark = 0;
+    for (let i = 1; i < img.rgba.length; i += 4) if (img.rgba[i]! < 128) dark++;
+    assert.ok(dark > 300, `${dark} dark pixels`);
+  });
+});
+
+describe('hostile input never throws and never leaves the label', () => {
+  for (const size of LABEL_SIZES) {
+    for (const format of SUPPORTED_FORMATS) {
+      it(`${size} ${format}`, async () => {
+        const doc = await renderLabel({ ...NASTY_LABEL, size }, format);
+        assert.ok(doc.body.length > 100);
+      });
+    }
+  }
+
+  it('control characters are gone, missing glyphs become ? and emoji are dropped', () => {
+    const d = layoutLabel(NASTY_LABEL);
+    const texts = d.primitives.flatMap((p) => (p.kind === 'text' ? [p.text] : []));
+    for (const t of texts) assert.ok(!/[\u0000-\u001f\u007f-\u009f]/.test(t), JSON.stringify(t));
+    assert.ok(texts.some((t) => t.startsWith('ctrl[31mred')), texts.join(' | '));
+    assert.ok(texts.some((t) => t.startsWith('Emoji Street')), 'emoji dropped');
+    assert.ok(texts.some((t) => t.startsWith('? 1-1')), 'CJK the font lacks shows as ?');
+    assert.ok(texts.some((t) => t.endsWith('…')), 'long lines are cut with an ellipsis');
+  });
+
+  it('property: any address text stays inside the label', () => {
+    const anyText = fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 120 }), fc.constantFrom('', ' ', '\u202e\u0627\u0644\u0639\u0631\u0628\u064a\u0629', 'x'.repeat(1000)));
+    fc.assert(
+      fc.property(anyText, anyText, anyText, anyText, fc.constantFrom(...LABEL_SIZES), (name, street, city, postal, size) => {
+        const d = layoutLabel({ ...UPS_LABEL, size, to: { ...UPS_LABEL.to, name, street1: street, city, postalCode: postal } });
+        for (const p of d.primitives) {
+          if (p.kind !== 'text') continue;
+          const w = textWidth(p.text, p.size, p.bold ?? false);
+          const left = p.anchor === 'middle' ? p.x - w / 2 : p.anchor === 'end' ? p.x - w : p.x;
+          assert.ok(left >= -0.01 && left + w <= d.widthPt + 0.01, `${JSON.stringify(p.text)} spans ${left}..${left + w}`);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('property: cleanText leaves no control characters, fitText never exceeds its width', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.integer({ min: 10, max: 300 }), fc.integer({ min: 6, max: 24 }), fc.boolean(), (s, maxWidth, size, bold) => {
+        const clean = cleanText(s);
+        assert.ok(!/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(clean));
+        const fitted = fitText(clean, maxWidth, size, bold);
+        assert.ok(textWidth(fitted.text, fitted.size, bold) <= maxWidth + 1e-6);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
