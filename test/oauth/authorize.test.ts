@@ -248,6 +248,29 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('the OpenAPI document', () => {
+    it('declares every status and media type the pages answer with', async () => {
+      const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+      const declared = (method: string, path: string, res: LightMyRequestResponse) => {
+        const response = doc.paths[path]?.[method]?.responses?.[String(res.statusCode)];
+        assert.ok(response, `${method} ${path} ${res.statusCode} is declared`);
+        const type = String(res.headers['content-type'] ?? '').split(';')[0]!;
+        if (response.content) assert.ok(response.content[type], `${method} ${path} ${res.statusCode} declares ${type}`);
+        else assert.equal(res.body, '');
+      };
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      declared('get', '/oauth/authorize', b.page);
+      declared('get', '/oauth/authorize', await get(authorizeQuery(setup, pkce().challenge, { code_challenge_method: 'plain' })));
+      declared('get', '/oauth/authorize', await get(authorizeQuery({ ...setup, clientId: 'cl_nobody' }, pkce().challenge)));
+      declared('post', '/oauth/authorize/sign-in', await signIn(t, b, setup.email, 'wrong password', '10.3.0.1'));
+      declared('post', '/oauth/authorize/sign-in', await postForm(t, '/oauth/authorize/sign-in', { request: b.request }, b.cookie));
+      const consent = await signIn(t, b, setup.email, PASSWORD);
+      declared('post', '/oauth/authorize/sign-in', consent);
+      declared('post', '/oauth/authorize/consent', await postForm(t, '/oauth/authorize/consent', { request: b.request, csrf_token: hiddenField(consent.body, 'csrf_token'), decision: 'deny' }, b.cookie));
+      declared('get', '/oauth/assets/authorize.css', await t.app.inject({ method: 'GET', url: '/oauth/assets/authorize.css' }));
+    });
+  });
+
   describe('POST {auth_url}/oauth/authorize/consent', () => {
     async function consentPage(overrides: Record<string, string | undefined> = {}) {
       const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge, overrides));
