@@ -42,6 +42,7 @@ async function labelLoad(name: string, app: BenchServer, shipmentIds: string[]):
   let sent = 0;
   let n = 0;
   const statuses = new Map<number, number>();
+  const cpuBefore = await app.cpuMicros();
   const started = process.hrtime.bigint();
   const instance = autocannon({
     url: app.url,
@@ -62,13 +63,14 @@ async function labelLoad(name: string, app: BenchServer, shipmentIds: string[]):
   });
   const result = await instance;
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuAfter = await app.cpuMicros();
   const wrong = [...statuses].filter(([s]) => s !== 201);
   if (wrong.length || result.errors || result.timeouts) {
     throw new Error(`${name}: ${result.errors + result.timeouts} socket errors, unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}`);
   }
   const sorted = latencies.subarray(0, n).sort();
-  const r: LoadResult = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]! };
-  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}`);
+  const r: LoadResult = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]!, cpuPerRequest: (cpuAfter - cpuBefore) / n };
+  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, server CPU ${r.cpuPerRequest!.toFixed(0)} µs/request`);
   return r;
 }
 
@@ -78,14 +80,21 @@ export async function run(): Promise<string> {
   try {
     progress(`creating ${LABELS + WARMUP_LABELS} shipments`);
     const ids = await createShipments(app, LABELS + WARMUP_LABELS);
-    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url });
+    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url, server: baseline });
     await labelLoad('warm-up', app, ids.slice(0, WARMUP_LABELS));
     const labels = await labelLoad('POST /v1/labels (fresh shipment each)', app, ids.slice(WARMUP_LABELS));
     const label = await api<{ id: string; url: string }>(app, 'GET', `/v1/labels/${(await api<{ label: { id: string } }>(app, 'GET', `/v1/shipments/${ids[ids.length - 1]}`)).label.id}?format=PDF`);
-    const pdf = await load('GET label url, PDF 4x6 (renders each time)', { url: label.url.replace(/^https?:\/\/[^/]+/, app.url), expectStatus: 200 });
-    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url });
+    const pdf = await load('GET label url, PDF 4x6 (renders each time)', { url: label.url.replace(/^https?:\/\/[^/]+/, app.url), expectStatus: 200, server: app });
+    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const base: LoadResult = { ...before, name: 'baseline (mean of before and after)', rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
+    const mean = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (a + b) / 2);
+    const base: LoadResult = {
+      ...before,
+      name: 'baseline (mean of before and after)',
+      rps: (before.rps + after.rps) / 2,
+      p99: (before.p99 + after.p99) / 2,
+      cpuPerRequest: mean(before.cpuPerRequest, after.cpuPerRequest),
+    };
     const checks = [atMostMs(`POST /v1/labels: p99 at ${CONNECTIONS} connections`, labels.p99, 20, base.p99)];
     return [
       '## Labels: creating labels (issue 3)',
@@ -95,9 +104,10 @@ export async function run(): Promise<string> {
         'one transaction per label takes the next tracking serial, inserts the label with its stored label data and records it on the shipment. ' +
         'Creating a label does not render it; rendering happens on download, measured on the last row with the PDF link.',
       '',
-      loadTable([before, labels, pdf, after], base.rps),
+      loadTable([before, labels, pdf, after], base),
       '',
-      `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms (mean of before and after).`,
+      `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest?.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
+        'The server CPU per request is the figure least disturbed by other work on a shared machine.',
       '',
       targetTable(checks),
       '',

@@ -1,11 +1,16 @@
 // Download links that need no other credential (a printer or a browser fetches them): HMAC-SHA256
 // over the resource kind, id, format and expiry, with the service's URL key from the database.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export type LinkKind = 'labels' | 'stamps';
 
+// An HMAC keyed with a raw Buffer imports the key on every call (several times the cost of the MAC).
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
 function mac(key: Buffer, kind: LinkKind, id: string, format: string, expires: number): Buffer {
-  return createHmac('sha256', key).update(`${kind}\n${id}\n${format}\n${expires}`).digest();
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) keyObjects.set(key, (keyObject = createSecretKey(key)));
+  return createHmac('sha256', keyObject).update(`${kind}\n${id}\n${format}\n${expires}`).digest();
 }
 
 /** `{base_url}/downloads/{kind}/{id}?format=…&expires=…&sig=…`; `expires` is Unix seconds. */

@@ -58,20 +58,3 @@ export const labelDownloadQuery = {
     dpi: { type: 'integer', enum: [203, 300], default: 203, description: 'Resolution of raster formats and ZPL.' },
   },
 } as const;
-
-export const trackingNumberSchema = {
-  type: 'object',
-  required: ['trackingNumber', 'carrier'],
-  properties: {
-    trackingNumber: { type: 'string' },
-    carrier: { type: 'string', enum: [...CARRIERS] },
-    trackingUrl: { type: 'string', format: 'uri', description: 'The carrier\'s public tracking page for this number.' },
-  },
-} as const;
-
-export const trackingNumberQuery = {
-  type: 'object',
-  properties: {
-    format: { type: 'string', enum: ['basic'], default: 'basic', description: 'Response form; `basic` gives trackingNumber, carrier and trackingUrl.' },
-  },
-} as const;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
-import { isUniqueViolation, nextCounter, type Db } from '../db/index.ts';
+import { isUniqueViolation, nextCounter } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
-import { findService, trackingNumberFor, trackingUrl, type Carrier } from '../carriers/index.ts';
+import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
 import { LABEL_FORMATS, UnsupportedFormatError, renderLabel, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { getShipment } from '../shipments/service.ts';
@@ -130,20 +130,6 @@ export async function invalidateLabel(ctx: AppContext, accountId: string, id: st
     return row !== undefined;
   });
   if (!changed && !(await store.findLabel(ctx.db, accountId, id))) throw new NotFound('label', id);
-}
-
-export interface TrackingNumberBasic {
-  trackingNumber: string;
-  carrier: Carrier;
-  trackingUrl: string;
-}
-
-/** `GET /v1/labels/{id}/trackingnumber` in its basic form (the tracking capability adds the rest). */
-export async function trackingLookup(db: Db, accountId: string, labelId: string): Promise<TrackingNumberBasic> {
-  const row = await store.findLabel(db, accountId, labelId);
-  if (!row) throw new NotFound('label', labelId);
-  const carrier = row.carrier as Carrier;
-  return { trackingNumber: row.tracking_number, carrier, trackingUrl: trackingUrl(carrier, row.tracking_number) };
 }
 
 export interface DownloadRequest {
