@@ -24,19 +24,27 @@ export async function run(): Promise<string> {
 
     // The baseline is measured before and after the app, and the ratios use the mean of the two, so a
     // neighbour's load that comes or goes during the run skews both sides alike.
-    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url });
-    const apiKey = await load('GET /v1/shipments/{id}, X-API-Key', { url, headers: { 'x-api-key': app.apiKey! }, expectStatus: 200 });
-    const bearer = await load('GET /v1/shipments/{id}, Bearer JWT', { url, headers: { authorization: `Bearer ${jwt}` }, expectStatus: 200 });
+    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url, server: baseline });
+    const apiKey = await load('GET /v1/shipments/{id}, X-API-Key', { url, headers: { 'x-api-key': app.apiKey! }, expectStatus: 200, server: app });
+    const bearer = await load('GET /v1/shipments/{id}, Bearer JWT', { url, headers: { authorization: `Bearer ${jwt}` }, expectStatus: 200, server: app });
     const token = await load('POST /oauth/token, client_credentials', {
       url: `${app.url}/oauth/token`,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: tokenForm(app, 'read:shipments'),
       expectStatus: 200,
+      server: app,
     });
-    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url });
+    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const base: LoadResult = { ...before, name: 'baseline (mean of before and after)', rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
+    const mean = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (a + b) / 2);
+    const base: LoadResult = {
+      ...before,
+      name: 'baseline (mean of before and after)',
+      rps: (before.rps + after.rps) / 2,
+      p99: (before.p99 + after.p99) / 2,
+      cpuPerRequest: mean(before.cpuPerRequest, after.cpuPerRequest),
+    };
     const checks = [
       atLeastShare('API key: req/s', apiKey.rps, base.rps, 0.5),
       atMostMs(`API key: p99 at ${CONNECTIONS} connections`, apiKey.p99, 10, base.p99),
@@ -50,9 +58,10 @@ export async function run(): Promise<string> {
       `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
         'The shipment read is one of 200 in the table; the JWT carries `read:shipments`; the token endpoint issues one ES256 JWT per request.',
       '',
-      loadTable([before, apiKey, bearer, token, after], base.rps),
+      loadTable([before, apiKey, bearer, token, after], base),
       '',
-      `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms (mean of before and after).`,
+      `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest?.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
+        'The last column divides the baseline\'s server CPU per request by the scenario\'s: on a shared machine it moves less than requests/s do.',
       '',
       targetTable(checks),
       '',

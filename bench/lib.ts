@@ -23,6 +23,8 @@ export function progress(message: string): void {
 // Servers
 
 export interface BenchServer extends ServeReady {
+  /** CPU microseconds (user + system) the server process has used so far. */
+  cpuMicros(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,16 @@ export async function startServer(options: ServeOptions): Promise<BenchServer> {
   });
   return {
     ...ready,
+    cpuMicros: () =>
+      new Promise<number>((resolve) => {
+        const onMessage = (m: { cpu?: NodeJS.CpuUsage }) => {
+          if (!m.cpu) return;
+          child.off('message', onMessage);
+          resolve(m.cpu.user + m.cpu.system);
+        };
+        child.on('message', onMessage);
+        child.send('cpu');
+      }),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -105,6 +117,8 @@ export interface LoadOptions {
   expectStatus?: number;
   /** A fixed request rate (requests/s over all connections) instead of as fast as possible. */
   rate?: number;
+  /** The server under load: its CPU time per request is reported too. */
+  server?: BenchServer;
 }
 
 export interface LoadResult {
@@ -117,6 +131,8 @@ export interface LoadResult {
   p90: number;
   p99: number;
   max: number;
+  /** Server CPU microseconds per request, when the server was given. */
+  cpuPerRequest?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -159,7 +175,9 @@ export async function load(name: string, options: LoadOptions): Promise<LoadResu
   const warmup = options.warmupSeconds ?? WARMUP_SECONDS;
   progress(`${name}: ${warmup}s warm-up, ${seconds}s measured, ${options.connections ?? CONNECTIONS} connections`);
   if (warmup > 0) await cannon(options, warmup);
+  const cpuBefore = await options.server?.cpuMicros();
   const { latencies, statuses, errors, wall } = await cannon(options, seconds);
+  const cpuAfter = await options.server?.cpuMicros();
   const wrong = [...statuses].filter(([s]) => (options.expectStatus ? s !== options.expectStatus : s < 200 || s > 299));
   if (wrong.length || errors) {
     throw new Error(`${name}: ${errors} socket errors, unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}; the numbers would be meaningless`);
@@ -175,7 +193,9 @@ export async function load(name: string, options: LoadOptions): Promise<LoadResu
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1] ?? NaN,
   };
-  progress(`${name}: ${fmtRate(result.rps)} req/s, p50 ${fmtMs(result.p50)}, p99 ${fmtMs(result.p99)}`);
+  if (cpuBefore !== undefined && cpuAfter !== undefined) result.cpuPerRequest = (cpuAfter - cpuBefore) / latencies.length;
+  const cpu = result.cpuPerRequest === undefined ? '' : `, server CPU ${result.cpuPerRequest.toFixed(0)} µs/request`;
+  progress(`${name}: ${fmtRate(result.rps)} req/s, p50 ${fmtMs(result.p50)}, p99 ${fmtMs(result.p99)}${cpu}`);
   return result;
 }
 
@@ -219,11 +239,18 @@ export function table(header: string[], rows: (string | number)[][]): string {
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-/** One row per load result: requests/s, p50, p90, p99, and requests/s as a ratio to the baseline. */
-export function loadTable(results: LoadResult[], baselineRps: number): string {
+/**
+ * One row per load result: requests/s, latency percentiles, requests/s as a ratio to the baseline, and
+ * (when measured) the server's CPU time per request with the baseline's CPU per request divided by it,
+ * which is what the requests/s ratio would be if the server had a core to itself.
+ */
+export function loadTable(results: LoadResult[], baselineOrRps: number | { rps: number; cpuPerRequest?: number }): string {
+  const baseline = typeof baselineOrRps === 'number' ? { rps: baselineOrRps, cpuPerRequest: undefined } : baselineOrRps;
+  const cpu = (r: LoadResult) => (r.cpuPerRequest === undefined ? '–' : `${r.cpuPerRequest.toFixed(0)} µs`);
+  const cpuRatio = (r: LoadResult) => (r.cpuPerRequest === undefined || baseline.cpuPerRequest === undefined ? '–' : (baseline.cpuPerRequest / r.cpuPerRequest).toFixed(2));
   return table(
-    ['scenario', 'connections', 'requests', 'req/s', 'p50', 'p90', 'p99', 'max', 'req/s ÷ baseline'],
-    results.map((r) => [r.name, r.connections, r.requests.toLocaleString('en-US'), fmtRate(r.rps), fmtMs(r.p50), fmtMs(r.p90), fmtMs(r.p99), fmtMs(r.max), (r.rps / baselineRps).toFixed(2)]),
+    ['scenario', 'connections', 'requests', 'req/s', 'p50', 'p90', 'p99', 'max', 'req/s ÷ baseline', 'server CPU / request', 'baseline CPU ÷ this CPU'],
+    results.map((r) => [r.name, r.connections, r.requests.toLocaleString('en-US'), fmtRate(r.rps), fmtMs(r.p50), fmtMs(r.p90), fmtMs(r.p99), fmtMs(r.max), (r.rps / baseline.rps).toFixed(2), cpu(r), cpuRatio(r)]),
   );
 }
 

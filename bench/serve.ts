@@ -107,6 +107,9 @@ process.once('message', async (options: ServeOptions) => {
     };
     process.on('message', (m) => {
       if (m === 'stop') void stop();
+      // CPU time of this process, so a benchmark can report server CPU per request (stabler than
+      // requests/s when other work shares the machine).
+      if (m === 'cpu') send({ cpu: process.cpuUsage() });
     });
     // The benchmark process went away without saying stop.
     process.on('disconnect', () => void stop());
