@@ -24,16 +24,17 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
 
 /**
  * Ensures the BOOTSTRAP_* credentials. In development with no key configured, creates one the very
- * first time (when the default account has no key at all) and returns it so it can be printed once.
+ * first time (when the default account has no key at all) and returns it so it can be printed once;
+ * a process that prints nothing (a worker) passes `firstRunKey: false` and leaves that to the API.
  */
-export async function ensureBootstrapCredentials(ctx: AppContext): Promise<{ createdKey?: string }> {
+export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey = true }: { firstRunKey?: boolean } = {}): Promise<{ createdKey?: string }> {
   const { config, db } = ctx;
   const needDefault = config.bootstrapApiKey || config.bootstrapClientId || config.env === 'development';
   if (!needDefault) return {};
   const accountId = await ensureAccount(db, 'default');
   if (config.bootstrapApiKey) await ensureApiKey(db, accountId, config.bootstrapApiKey);
   if (config.bootstrapClientId && config.bootstrapClientSecret) await ensureClient(db, accountId, config.bootstrapClientId, config.bootstrapClientSecret);
-  if (!config.bootstrapApiKey && config.env === 'development') {
+  if (!config.bootstrapApiKey && config.env === 'development' && firstRunKey) {
     const any = await db.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirst();
     if (!any) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
   }

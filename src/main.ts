@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   const ctx = await openContext(config, log);
-  const { createdKey } = await ensureBootstrapCredentials(ctx);
+  // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
+  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: config.role !== 'worker' });
 
   let worker: Worker | null = null;
   if (config.role !== 'api') worker = startWorker(ctx);
