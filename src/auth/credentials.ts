@@ -148,8 +148,11 @@ export async function ensureClient(db: Db, accountId: string, clientId: string, 
   }
 }
 
+// Runs on every token request.
+const activeClientById = preparedQuery((db, clientId: string) => db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null));
+
 export async function findClient(db: Db, clientId: string): Promise<(OAuthClient & { secretHash: string }) | null> {
-  const row = await db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+  const [row] = await activeClientById(db, clientId);
   if (!row) return null;
   return {
     clientId: row.client_id,
