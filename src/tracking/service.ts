@@ -6,7 +6,7 @@ import { InvalidInput, NotFound } from '../errors.ts';
 import {
   DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
 } from '../carriers/index.ts';
-import { findShipment, updateShipmentStatus } from '../shipments/store.ts';
+import { updateShipmentStatus } from '../shipments/store.ts';
 import { toShipment } from '../shipments/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
@@ -222,6 +222,7 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   const insertedIds = await store.insertEvents(tx, rows);
   const fresh = rows.filter((r) => insertedIds.has(r.id));
 
+  const changed: { label: store.TrackedLabel; changes: store.TrackingEventRow[] }[] = [];
   for (const label of labels) {
     const mine = fresh.filter((r) => r.label_id === label.id).sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
     if (mine.length === 0) continue;
@@ -243,20 +244,23 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
     if (last === state.last_event_at && changes.length === 0) continue;
     await store.updateLabelTracking(tx, label.id, { status: status!, last_event_at: last, estimated_delivery: estimate, updated_at: now });
     // Only the shipment's active label speaks for it; an invalidated label's events are history.
-    if (changes.length === 0 || label.status !== 'active') continue;
-    const shipment = await findShipment(tx, label.account_id, label.shipment_id);
-    if (!shipment) continue;
+    if (changes.length > 0 && label.status === 'active') changed.push({ label, changes });
+  }
+  if (changed.length === 0) return fresh.length;
+
+  const shipments = new Map((await store.findShipments(tx, changed.map((c) => c.label.shipment_id))).map((s) => [s.id, s]));
+  for (const { label, changes } of changed) {
+    const row = shipments.get(label.shipment_id);
+    if (!row) continue;
+    const shipment = toShipment({ ...row, updated_at: now });
+    const labelRef = { id: label.id, trackingNumber: label.tracking_number, carrier: label.carrier };
     for (const change of changes) {
       const type = DOMAIN_EVENT[change.status as TrackingStatus];
       if (!type) continue;
-      const data = {
-        ...toShipment({ ...shipment, status: change.status, updated_at: now }),
-        label: { id: label.id, trackingNumber: label.tracking_number, carrier: label.carrier },
-        event: toEvent(change),
-      };
-      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: shipment.id, data, at: now });
+      const data = { ...shipment, status: change.status, label: labelRef, event: toEvent(change) };
+      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: row.id, data, at: now });
     }
-    await updateShipmentStatus(tx, shipment.id, changes.at(-1)!.status, now);
+    await updateShipmentStatus(tx, row.id, changes.at(-1)!.status, now);
   }
   return fresh.length;
 }

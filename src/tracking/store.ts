@@ -1,5 +1,6 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
-import type { LabelTrackingTable, SandboxParcelsTable, TrackingEventsTable } from '../db/schema.ts';
+import { preparedQuery } from '../db/prepared.ts';
+import type { LabelTrackingTable, SandboxParcelsTable, ShipmentsTable, TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
@@ -36,6 +37,11 @@ export async function lockLabelTracking(tx: Tx, dialect: DialectName, labelIds: 
   return q.execute();
 }
 
+/** The shipments of these labels (ids come from the caller's own labels). */
+export async function findShipments(tx: Tx, ids: string[]): Promise<ShipmentsTable[]> {
+  return tx.selectFrom('shipments').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+}
+
 export async function updateLabelTracking(tx: Tx, labelId: string, set: Pick<LabelTrackingRow, 'status' | 'last_event_at' | 'estimated_delivery' | 'updated_at'>): Promise<void> {
   await tx.updateTable('label_tracking').set(set).where('label_id', '=', labelId).execute();
 }
@@ -57,15 +63,18 @@ export interface LabelWithTracking extends TrackedLabel {
   estimated_delivery: string | null;
 }
 
-export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
-  return db
+const labelWithTracking = preparedQuery((db, labelId: string, accountId: string) =>
+  db
     .selectFrom('labels')
     .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
     .select(['labels.id', 'labels.account_id', 'labels.shipment_id', 'labels.carrier', 'labels.service', 'labels.tracking_number', 'labels.status', 'labels.created_at'])
     .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery'])
     .where('labels.id', '=', labelId)
-    .where('labels.account_id', '=', accountId)
-    .executeTakeFirst();
+    .where('labels.account_id', '=', accountId),
+);
+
+export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
+  return (await labelWithTracking(db, labelId, accountId))[0];
 }
 
 export interface EventFilter {
@@ -76,13 +85,33 @@ export interface EventFilter {
   limit: number;
 }
 
-/** Filter, then sort (by time; arrival order breaks ties), then limit — one range scan of the label's index entries. */
+type EventQuery = (db: Db | Tx, ...args: (string | number)[]) => Promise<TrackingEventRow[]>;
+// One prepared query per shape (filters present, direction): the hot lookup skips query building.
+const eventQueries = new Map<string, EventQuery>();
+
+function eventQuery(carrier: boolean, since: boolean, newestFirst: boolean): EventQuery {
+  const key = `${carrier}/${since}/${newestFirst}`;
+  let query = eventQueries.get(key);
+  if (!query) {
+    const dir = newestFirst ? 'desc' : 'asc';
+    query = preparedQuery((db, ...args: (string | number)[]) => {
+      let q = db.selectFrom('tracking_events').selectAll().where('label_id', '=', args[0] as string);
+      if (carrier) q = q.where('carrier', '=', args[1] as string);
+      if (since) q = q.where('timestamp', '>', args[carrier ? 2 : 1] as string);
+      return q.orderBy('timestamp', dir).orderBy('id', dir).limit(args.at(-1) as number);
+    });
+    eventQueries.set(key, query);
+  }
+  return query;
+}
+
+/** Filter, then sort (by time; arrival order breaks ties), then limit: one range scan of the label's index entries. */
 export async function listEvents(db: Db, labelId: string, filter: EventFilter): Promise<TrackingEventRow[]> {
-  let q = db.selectFrom('tracking_events').selectAll().where('label_id', '=', labelId);
-  if (filter.carrier) q = q.where('carrier', '=', filter.carrier);
-  if (filter.since) q = q.where('timestamp', '>', filter.since);
-  const dir = filter.newestFirst ? 'desc' : 'asc';
-  return q.orderBy('timestamp', dir).orderBy('id', dir).limit(filter.limit).execute();
+  const args: (string | number)[] = [labelId];
+  if (filter.carrier) args.push(filter.carrier);
+  if (filter.since) args.push(filter.since);
+  args.push(filter.limit);
+  return eventQuery(Boolean(filter.carrier), Boolean(filter.since), filter.newestFirst)(db, ...args);
 }
 
 // ---- the sandbox carrier ----

@@ -14,14 +14,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('description', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
-  // The dedupe key (the same event sent twice is stored once) and, by its leading columns, the
-  // (label_id, timestamp) index every lookup walks: its cost depends on the label's events only.
+  // The dedupe key: the same event sent twice is stored once.
   await db.schema
     .createIndex('tracking_events_dedupe')
     .on('tracking_events')
     .columns(['label_id', 'timestamp', 'status', 'location', 'carrier'])
     .unique()
     .execute();
+  // Every lookup walks this index in order (ties in time by arrival): its cost depends on the
+  // label's events only, never on the size of the table.
+  await db.schema.createIndex('tracking_events_label_time').on('tracking_events').columns(['label_id', 'timestamp', 'id']).execute();
 
   // One row per label that has received events: its current status and delivery estimate.
   await db.schema

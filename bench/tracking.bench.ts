@@ -1,0 +1,195 @@
+// Issue 6: tracking. (1) `GET …/trackingnumber?format=detailed` on a label with 100 events against the
+// bare-Fastify baseline (target ≥ 0.4 × its req/s); (2) the same lookup's p99 at a fixed rate with
+// 10 thousand and with 1 million events in the table (target: within 1.2×); (3) ingestion through
+// `POST /v1/tracking/events` in batches of 100 (target ≥ 5,000 events/s). On SQLite; the table is
+// filled by bench/seed-tracking.ts between the measurements.
+import autocannon from 'autocannon';
+import { DatabaseSync } from 'node:sqlite';
+import {
+  api, atLeast, atLeastShare, CONNECTIONS, fmtMs, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, table, targetTable, WARMUP_SECONDS,
+  type BenchServer, type LoadResult, type TargetCheck,
+} from './lib.ts';
+import { seedTracking } from './seed-tracking.ts';
+
+const shipment = {
+  carrier: 'UPS',
+  service: 'ground',
+  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+  parcel: { weight: { value: 1.2, unit: 'kg' } },
+  reference: 'bench',
+};
+
+/** Requests/s of the fixed-rate runs that compare p99 between table sizes (BENCH_LOOKUP_RATE, default 500). */
+const LOOKUP_RATE = Number(process.env.BENCH_LOOKUP_RATE ?? 500);
+const SMALL = 10_000;
+const LARGE = Number(process.env.BENCH_TRACKING_EVENTS ?? 1_000_000);
+const BATCH = 100;
+const LABELS_PER_BATCH = 10;
+
+async function newLabel(app: BenchServer): Promise<{ id: string; trackingNumber: string }> {
+  const s = await api<{ id: string }>(app, 'POST', '/v1/shipments', shipment);
+  return api(app, 'POST', '/v1/labels', { shipmentId: s.id });
+}
+
+function countEvents(databaseUrl: string): number {
+  const db = new DatabaseSync(databaseUrl.replace(/^sqlite:/, ''), { readOnly: true });
+  try {
+    return Number((db.prepare('select count(*) as n from tracking_events').get() as { n: number }).n);
+  } finally {
+    db.close();
+  }
+}
+
+/** Fills the table up to `total` events (whole labels of 100, from a separate account). */
+function fillTo(app: BenchServer, total: number): void {
+  const have = countEvents(app.databaseUrl!);
+  if (have >= total) return;
+  progress(`seeding ${fmtRate(total - have)} events (table: ${fmtRate(have)} → ${fmtRate(total)})`);
+  const r = seedTracking(app.databaseUrl!.replace(/^sqlite:/, ''), total - have);
+  progress(`seeded in ${(r.ms / 1000).toFixed(1)} s`);
+}
+
+/**
+ * `POST /v1/tracking/events` with 100 new events per request for 10 labels (10 each: nine in_transit,
+ * then out_for_delivery, so every label changes status twice per batch and writes two shipment events).
+ */
+async function ingestLoad(name: string, app: BenchServer, labels: string[], seconds: number): Promise<LoadResult & { events: number }> {
+  progress(`${name}: ${seconds}s, ${CONNECTIONS} connections, ${BATCH} events per request`);
+  let k = 0;
+  const t0 = Date.UTC(2026, 0, 1);
+  const body = () => {
+    const n = k++;
+    const events = [];
+    for (let l = 0; l < LABELS_PER_BATCH; l++) {
+      const trackingNumber = labels[(n * LABELS_PER_BATCH + l) % labels.length]!;
+      for (let e = 0; e < BATCH / LABELS_PER_BATCH; e++) {
+        events.push({
+          trackingNumber,
+          status: e === BATCH / LABELS_PER_BATCH - 1 ? 'out_for_delivery' : 'in_transit',
+          timestamp: new Date(t0 + (n * BATCH + l * 10 + e) * 1000).toISOString(),
+          location: `Hub ${e}`,
+        });
+      }
+    }
+    return JSON.stringify({ events });
+  };
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  const cpuBefore = await app.cpuMicros();
+  const started = process.hrtime.bigint();
+  const instance = autocannon({
+    url: app.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/tracking/events',
+        headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }),
+      } as never,
+    ],
+  });
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    latencies.push(ms);
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  });
+  const result = await instance;
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuPerRequest = ((await app.cpuMicros()) - cpuBefore) / latencies.length;
+  const wrong = [...statuses].filter(([s]) => s !== 202);
+  if (wrong.length || result.errors || result.timeouts) {
+    throw new Error(`${name}: ${result.errors + result.timeouts} socket errors, unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}`);
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!;
+  const n = latencies.length;
+  const r = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: pct(50), p90: pct(90), p99: pct(99), max: latencies[n - 1]!, cpuPerRequest, events: (n * BATCH) / wall };
+  progress(`${name}: ${fmtRate(r.rps)} req/s = ${fmtRate(r.events)} events/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, server CPU ${cpuPerRequest.toFixed(0)} µs/request`);
+  return r;
+}
+
+export async function run(): Promise<string> {
+  const baseline = await startBaseline();
+  const app = await startApp({ env: { SANDBOX_TRACKING: '0' } });
+  try {
+    // The label looked up: 100 events from two carriers, sent as one batch.
+    const label = await newLabel(app);
+    const events = Array.from({ length: 100 }, (_, i) => ({
+      trackingNumber: label.trackingNumber,
+      status: i === 0 ? 'pre_transit' : i === 99 ? 'delivered' : 'in_transit',
+      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 3600_000).toISOString(),
+      location: `Hub ${i}`,
+      carrier: i < 80 ? 'UPS' : 'USPS',
+    }));
+    const accepted = await api<{ accepted: number }>(app, 'POST', '/v1/tracking/events', { events }, 202);
+    if (accepted.accepted !== 100) throw new Error(`expected 100 events accepted, got ${accepted.accepted}`);
+    const lookupUrl = `${app.url}/v1/labels/${label.id}/trackingnumber?format=detailed`;
+    const lookupOptions = { url: lookupUrl, headers: { 'x-api-key': app.apiKey! }, expectStatus: 200, server: app };
+    const check = await api<{ events: unknown[] }>(app, 'GET', `/v1/labels/${label.id}/trackingnumber?format=detailed`);
+    if (check.events.length !== 10) throw new Error('the detailed lookup should answer the 10 newest events');
+
+    fillTo(app, SMALL);
+    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url, server: baseline });
+    const detailed = await load(`GET …/trackingnumber?format=detailed (100 events on the label, ${fmtRate(SMALL)} in the table)`, lookupOptions);
+    const full = await load('GET …/trackingnumber?format=carrier-specific&limit=100', { ...lookupOptions, url: `${lookupUrl.replace('detailed', 'carrier-specific')}&limit=100` });
+    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
+    const small = await load(`detailed lookup at ${LOOKUP_RATE} req/s, ${fmtRate(SMALL)} events in the table`, { ...lookupOptions, rate: LOOKUP_RATE });
+
+    fillTo(app, LARGE);
+    const large = await load(`detailed lookup at ${LOOKUP_RATE} req/s, ${fmtRate(countEvents(app.databaseUrl!))} events in the table`, { ...lookupOptions, rate: LOOKUP_RATE });
+
+    const ingestLabels = await Promise.all(Array.from({ length: 50 }, () => newLabel(app)));
+    const numbers = ingestLabels.map((l) => l.trackingNumber);
+    await ingestLoad('warm-up', app, numbers, WARMUP_SECONDS);
+    const ingest = await ingestLoad(`POST /v1/tracking/events, ${BATCH} events per request`, app, numbers, SECONDS);
+
+    const base: LoadResult = {
+      ...before,
+      name: 'baseline (mean of before and after)',
+      rps: (before.rps + after.rps) / 2,
+      p99: (before.p99 + after.p99) / 2,
+      cpuPerRequest: (before.cpuPerRequest! + after.cpuPerRequest!) / 2,
+    };
+    const growth = large.p99 / small.p99;
+    const checks: TargetCheck[] = [
+      atLeastShare('detailed lookup, label with 100 events: req/s', detailed.rps, base.rps, 0.4),
+      {
+        what: 'detailed lookup: baseline server CPU per request ÷ its own (the same share, measured in CPU time)',
+        measured: `${detailed.cpuPerRequest!.toFixed(0)} µs vs ${base.cpuPerRequest!.toFixed(0)} µs`,
+        target: '≥ 0.4',
+        ratio: base.cpuPerRequest! / detailed.cpuPerRequest!,
+        met: base.cpuPerRequest! / detailed.cpuPerRequest! >= 0.4,
+      },
+      atLeast(`ingestion in batches of ${BATCH}: events/s`, ingest.events, 5000, base.rps, 'events/s'),
+      {
+        what: `lookup p99, ${fmtRate(LARGE)} vs ${fmtRate(SMALL)} events in the table`,
+        measured: `${fmtMs(large.p99)} vs ${fmtMs(small.p99)}`,
+        target: '≤ 1.2 × the small table\'s p99',
+        ratio: growth,
+        met: growth <= 1.2,
+      },
+    ];
+    return [
+      '## Tracking: lookup and ingestion (issue 6)',
+      '',
+      `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
+        'The label looked up has 100 events (80 UPS, 20 USPS); `format=detailed` answers the 10 newest, read through the (label_id, timestamp, …) index. ' +
+        `The other events in the table belong to other labels of another account, seeded by bench/seed-tracking.ts (100 per label). The p99 comparison runs at a fixed ${LOOKUP_RATE} req/s so that it measures the lookup, not queueing. ` +
+        `Ingestion sends ${BATCH} new events per request for ${LABELS_PER_BATCH} labels (nine in_transit, then out_for_delivery each), so each request also changes ${LABELS_PER_BATCH * 2} shipment statuses and records as many shipment events, in one transaction.`,
+      '',
+      loadTable([before, detailed, full, after, small, large, ingest], base),
+      '',
+      table(['ingestion', 'requests/s', 'events/s', 'p50', 'p99'], [[ingest.name, fmtRate(ingest.rps), fmtRate(ingest.events), fmtMs(ingest.p50), fmtMs(ingest.p99)]]),
+      '',
+      `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest!.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
+        "On a shared machine the CPU-per-request ratio moves less than requests/s do. The p99 target's ratio is large table ÷ small table.",
+      '',
+      targetTable(checks),
+      '',
+    ].join('\n');
+  } finally {
+    await Promise.all([baseline.stop(), app.stop()]);
+  }
+}
