@@ -17,6 +17,17 @@ export interface BarcodeShapes {
   rings: { cx: number; cy: number; inner: number; outer: number }[];
 }
 
+/** MaxiCode's bullseye: three dark rings. */
+export function bullseyeRings(b: BarcodePrimitive, scale = 1): BarcodeShapes['rings'] {
+  const p = b.module * scale;
+  const e = MAXICODE_BULLSEYE;
+  const rings: BarcodeShapes['rings'] = [];
+  for (let k = 0; k < e.radii.length; k += 2) {
+    rings.push({ cx: (b.x + e.cx * b.module) * scale, cy: (b.y + e.cy * b.module) * scale, inner: e.radii[k]! * p, outer: e.radii[k + 1]! * p });
+  }
+  return rings;
+}
+
 /**
  * The dark parts of a barcode. With `pxPerPt` the modules are whole pixels (at least one) and the
  * coordinates are pixels; otherwise points. The symbol stays centred on its box when snapping
@@ -32,10 +43,7 @@ export function barcodeShapes(b: BarcodePrimitive, pxPerPt?: number): BarcodeSha
     const ox = b.x * scale;
     const oy = b.y * scale;
     for (const i of m.dark) out.polygons.push(hexagonCorners(i).map(([x, y]) => [ox + x * p, oy + y * p]));
-    const e = MAXICODE_BULLSEYE;
-    for (let k = 0; k < e.radii.length; k += 2) {
-      out.rings.push({ cx: ox + e.cx * p, cy: oy + e.cy * p, inner: e.radii[k]! * p, outer: e.radii[k + 1]! * p });
-    }
+    out.rings = bullseyeRings(b, scale);
     return out;
   }
   const total = m.shape === 'bars' ? m.widths.reduce((a, c) => a + c, 0) : m.columns;

@@ -6,8 +6,9 @@ import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
 import { dejaVu, shape } from './fonts.ts';
 import type { LoadedFont, ShapedText } from './fonts.ts';
-import { barcodeShapes } from './geometry.ts';
-import type { Drawing } from './model.ts';
+import { hexagonCentre, hexagonCorners } from './barcodes.ts';
+import { barcodeShapes, bullseyeRings } from './geometry.ts';
+import type { BarcodePrimitive, Drawing } from './model.ts';
 import { TrueTypeSubset, parseTrueType } from './ttf-subset.ts';
 
 const pdfFonts: { regular?: Font; bold?: Font } = {};
@@ -56,6 +57,91 @@ function codePointsOf(s: ShapedText, i: number, font: Font): number[] {
   return cps.length ? [Math.min(...cps)] : [];
 }
 
+/** Numbers to 0.01 pt (3.5 µm): far finer than any printer dot. */
+function f(v: number): string {
+  return String(Math.round(v * 100) / 100);
+}
+
+/** A circle as four Bézier arcs. */
+function circle(cx: number, cy: number, r: number): string {
+  const k = r * 0.5522847498;
+  return [
+    `${f(cx + r)} ${f(cy)} m`,
+    `${f(cx + r)} ${f(cy + k)} ${f(cx + k)} ${f(cy + r)} ${f(cx)} ${f(cy + r)} c`,
+    `${f(cx - k)} ${f(cy + r)} ${f(cx - r)} ${f(cy + k)} ${f(cx - r)} ${f(cy)} c`,
+    `${f(cx - r)} ${f(cy - k)} ${f(cx - k)} ${f(cy - r)} ${f(cx)} ${f(cy - r)} c`,
+    `${f(cx + k)} ${f(cy - r)} ${f(cx + r)} ${f(cy - k)} ${f(cx + r)} ${f(cy)} c h`,
+  ].join('\n');
+}
+
+type Doc = InstanceType<typeof PDFDocument>;
+
+/**
+ * A Type 3 font of two glyphs, a MaxiCode hexagon ('1') and a blank ('0'), each one pitch wide
+ * (100 units at 1/100 pitch): a MaxiCode is then 33 short strings instead of 3,000 path
+ * operators, which keeps the PDF small and fast to write and to rasterise.
+ */
+function hexagonFont(doc: Doc): string {
+  const name = 'MaxiHex';
+  const page = (doc as unknown as { page: { fonts: Record<string, unknown> } }).page;
+  if (page.fonts[name]) return name;
+  const corners = hexagonCorners(0);
+  const c = hexagonCentre(0);
+  const path = corners.map(([x, y], i) => `${Math.round((x - c.cx) * 100) + 50} ${Math.round((c.cy - y) * 100)} ${i ? 'l' : 'm'}`).join(' ');
+  const hex = doc.ref({});
+  hex.end(`100 0 0 -60 100 60 d1\n${path} h f`);
+  const blank = doc.ref({});
+  blank.end('100 0 0 0 0 0 d1');
+  const toUnicode = doc.ref({});
+  toUnicode.end([
+    '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
+    '/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def',
+    '/CMapName /Adobe-Identity-UCS def /CMapType 2 def',
+    '1 begincodespacerange <00> <FF> endcodespacerange',
+    '2 beginbfchar <30> <0020> <31> <0020> endbfchar',
+    'endcmap CMapName currentdict /CMap defineresource pop end end',
+  ].join('\n'));
+  const font = doc.ref({
+    Type: 'Font',
+    Subtype: 'Type3',
+    FontBBox: [0, -60, 100, 60],
+    FontMatrix: [0.01, 0, 0, 0.01, 0, 0],
+    CharProcs: { blank, hex },
+    Encoding: { Type: 'Encoding', Differences: [48, 'blank', 'hex'] },
+    FirstChar: 48,
+    LastChar: 49,
+    Widths: [100, 100],
+    Resources: {},
+    ToUnicode: toUnicode,
+  });
+  font.end(''); // a dictionary, no stream
+  page.fonts[name] = font;
+  return name;
+}
+
+function maxiCodeAsText(doc: Doc, b: BarcodePrimitive, pageHeight: number): string {
+  if (b.modules.shape !== 'hexagons') return '';
+  const font = hexagonFont(doc);
+  const rows = new Map<number, string[]>();
+  for (const i of b.modules.dark) {
+    const row = Math.floor(i / 30);
+    let cells = rows.get(row);
+    if (!cells) rows.set(row, (cells = Array<string>(30).fill('0')));
+    cells[i % 30] = '1';
+  }
+  // Text space is y-up: undo pdfkit's y-down page transform for this block.
+  const ops = [`q 1 0 0 -1 0 ${f(pageHeight)} cm BT /${font} ${f(b.module)} Tf`];
+  for (const [row, cells] of [...rows].sort((a, c) => a[0] - c[0])) {
+    const { cy } = hexagonCentre(row * 30);
+    const x = b.x + (row & 1 ? 0.5 : 0) * b.module;
+    ops.push(`1 0 0 1 ${f(x)} ${f(pageHeight - (b.y + cy * b.module))} Tm (${cells.join('').replace(/0+$/, '')}) Tj`);
+  }
+  ops.push('ET Q');
+  const rings = bullseyeRings(b);
+  for (const ring of rings) ops.push(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
+  return ops.join('\n');
+}
+
 function creationDate(d: Drawing): Date {
   const t = d.meta?.createdAt ? Date.parse(d.meta.createdAt) : NaN;
   return new Date(Number.isFinite(t) ? t : Date.UTC(2000, 0, 1));
@@ -83,13 +169,18 @@ export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
 
+    doc.registerFont('R', pdfFont(false) as unknown as string);
+    doc.registerFont('B', pdfFont(true) as unknown as string);
+    // pdfkit's path helpers format every number through several layers; barcodes have hundreds of
+    // shapes, so their path operators are written directly (pdfkit's page space is y-down already).
+    const raw = doc as unknown as { addContent(s: string): void };
     let currentFont: boolean | undefined;
     for (const p of drawing.primitives) {
       switch (p.kind) {
         case 'text': {
           const bold = p.bold ?? false;
           if (currentFont !== bold) {
-            doc.font(pdfFont(bold) as unknown as string);
+            doc.font(bold ? 'B' : 'R');
             currentFont = bold;
           }
           const s = shape(p.text, bold);
@@ -101,22 +192,30 @@ export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
           break;
         }
         case 'line':
-          doc.moveTo(p.x1, p.y1).lineTo(p.x2, p.y2).lineWidth(p.width).stroke('#000');
+          raw.addContent(`${f(p.width)} w ${f(p.x1)} ${f(p.y1)} m ${f(p.x2)} ${f(p.y2)} l S`);
           break;
-        case 'box':
-          doc.rect(p.x, p.y, p.w, p.h);
-          if (p.fill && p.stroke) doc.lineWidth(p.stroke).fillAndStroke('#000', '#000');
-          else if (p.fill) doc.fill('#000');
-          else doc.lineWidth(p.stroke ?? 1).stroke('#000');
+        case 'box': {
+          const rect = `${f(p.x)} ${f(p.y)} ${f(p.w)} ${f(p.h)} re`;
+          if (p.fill && p.stroke) raw.addContent(`${f(p.stroke)} w ${rect} B`);
+          else if (p.fill) raw.addContent(`${rect} f`);
+          else raw.addContent(`${f(p.stroke ?? 1)} w ${rect} S`);
           break;
+        }
         case 'barcode': {
-          const sh = barcodeShapes(p);
-          for (const r of sh.rects) doc.rect(r.x, r.y, r.w, r.h);
-          for (const poly of sh.polygons) doc.polygon(...poly);
-          if (sh.rects.length || sh.polygons.length) doc.fill('#000');
-          for (const ring of sh.rings) {
-            doc.circle(ring.cx, ring.cy, ring.outer).circle(ring.cx, ring.cy, ring.inner).fill('#000', 'even-odd');
+          if (p.modules.shape === 'hexagons') {
+            raw.addContent(maxiCodeAsText(doc, p, drawing.heightPt));
+            break;
           }
+          const sh = barcodeShapes(p);
+          const ops: string[] = [];
+          for (const r of sh.rects) ops.push(`${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
+          for (const poly of sh.polygons) {
+            let d = `${f(poly[0]![0])} ${f(poly[0]![1])} m`;
+            for (let i = 1; i < poly.length; i++) d += ` ${f(poly[i]![0])} ${f(poly[i]![1])} l`;
+            ops.push(d + ' h');
+          }
+          if (ops.length) raw.addContent(ops.join('\n') + '\nf');
+          for (const ring of sh.rings) raw.addContent(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
           break;
         }
       }

@@ -1,52 +1,38 @@
-// Raster backends: the pixel-grid SVG rendered by resvg into 8-bit grey, then written as a
-// 1-bit PNG (thermal printers print 1 bit).
-import { Resvg } from '@resvg/resvg-js';
+// Raster backends: the drawing drawn into a 1-bit bitmap (./bitmap.ts) at 203 or 300 dpi, then
+// written as a 1-bit greyscale PNG, as thermal printers print and carriers' PNG labels are.
 import { crc32, deflateSync } from 'node:zlib';
+import { drawBitmap } from './bitmap.ts';
+import type { Bitmap } from './bitmap.ts';
 import type { Drawing } from './model.ts';
-import { drawingToSvg } from './svg.ts';
 
-export interface Bitmap {
-  width: number;
-  height: number;
-  /** RGBA as resvg renders it; only black and white occur (no anti-aliasing). */
-  rgba: Buffer;
-  dpi: number;
-}
+export type { Bitmap } from './bitmap.ts';
 
-/**
- * Renders the drawing at `dpi` (203 or 300). Anti-aliasing is off: the result is pure black and
- * white, like a thermal print, and resvg renders it several times faster.
- */
+/** Renders the drawing at `dpi` (203 or 300) into black and white pixels. */
 export function rasterize(drawing: Drawing, dpi: number): Bitmap {
-  const svg = drawingToSvg(drawing, { rasterDpi: dpi });
-  const img = new Resvg(svg, {
-    background: '#ffffff',
-    fitTo: { mode: 'original' },
-    font: { loadSystemFonts: false },
-    shapeRendering: 1,
-    textRendering: 0,
-    logLevel: 'off',
-  }).render();
-  return { width: img.width, height: img.height, rgba: img.pixels, dpi };
+  return drawBitmap(drawing, dpi);
 }
 
 /**
- * 1-bit rows, most significant bit first, 1 = white (PNG greyscale); each row is preceded by
- * `lead` zero bytes (PNG's filter-type byte).
+ * 1-bit rows, most significant bit first, 1 = white (PNG greyscale, TIFF WhiteIsZero = 0); each
+ * row is preceded by `lead` zero bytes (PNG's filter-type byte).
  */
 export function packBits(img: Bitmap, lead = 0): { rowBytes: number; data: Buffer } {
-  const { width, height, rgba } = img;
+  const { width, height, ink } = img;
   const rowBytes = (width + 7) >> 3;
   const stride = rowBytes + lead;
   const data = Buffer.alloc(stride * height);
+  const whole = width >> 3;
   for (let y = 0; y < height; y++) {
-    let src = y * width * 4 + 1; // green channel
+    let src = y * width;
     let dst = y * stride + lead;
-    for (let x = 0; x < width; x += 8) {
-      let byte = 0;
-      const n = Math.min(8, width - x);
-      for (let b = 0; b < n; b++, src += 4) if (rgba[src]! >= 128) byte |= 0x80 >> b;
-      data[dst++] = byte;
+    for (let i = 0; i < whole; i++, src += 8) {
+      data[dst++] = ~((ink[src]! << 7) | (ink[src + 1]! << 6) | (ink[src + 2]! << 5) | (ink[src + 3]! << 4)
+        | (ink[src + 4]! << 3) | (ink[src + 5]! << 2) | (ink[src + 6]! << 1) | ink[src + 7]!) & 0xff;
+    }
+    if (width & 7) {
+      let byte = 0xff;
+      for (let b = 0; b < (width & 7); b++, src++) if (ink[src]) byte ^= 0x80 >> b;
+      data[dst] = byte;
     }
   }
   return { rowBytes, data };

@@ -3,7 +3,8 @@
 // text itself is kept in aria-label attributes. With `rasterDpi` the SVG is in pixels and barcode
 // modules are whole pixels: that variant feeds the raster backends.
 import { glyphOutline, glyphSvgPath, shape } from './fonts.ts';
-import { barcodeShapes } from './geometry.ts';
+import { hexagonCentre, hexagonCorners } from './barcodes.ts';
+import { barcodeShapes, bullseyeRings } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
 import type { BarcodePrimitive, Drawing, TextPrimitive } from './model.ts';
 
@@ -71,8 +72,31 @@ function shapesSvg(sh: BarcodeShapes): string {
   return out;
 }
 
+/** The corners of hexagon 0 relative to its centre, as relative path steps (same for all). */
+const HEXAGON_STEPS = (() => {
+  const pts = hexagonCorners(0);
+  const { cx, cy } = hexagonCentre(0);
+  let d = `m${n(pts[0]![0] - cx)} ${n(pts[0]![1] - cy)}`;
+  for (let i = 1; i < pts.length; i++) d += `l${n(pts[i]![0] - pts[i - 1]![0])} ${n(pts[i]![1] - pts[i - 1]![1])}`;
+  return d + 'z';
+})();
+
+/** MaxiCode: one path of hexagons in pitch units (two numbers each), scaled into place. */
+function maxiCodeSvg(b: BarcodePrimitive, pxPerPt = 1): string {
+  if (b.modules.shape !== 'hexagons') return '';
+  let d = '';
+  for (const i of b.modules.dark) {
+    const { cx, cy } = hexagonCentre(i);
+    d += `M${n(cx)} ${n(cy)}${HEXAGON_STEPS}`;
+  }
+  const rings = bullseyeRings(b, pxPerPt);
+  return `<path transform="translate(${n(b.x * pxPerPt)} ${n(b.y * pxPerPt)}) scale(${(b.module * pxPerPt).toPrecision(6)})" d="${d}"/>`
+    + shapesSvg({ rects: [], polygons: [], rings });
+}
+
 function barcodeSvg(b: BarcodePrimitive, pxPerPt?: number): string {
-  return `<g data-symbology="${b.symbology}">${shapesSvg(barcodeShapes(b, pxPerPt))}</g>`;
+  const body = b.modules.shape === 'hexagons' ? maxiCodeSvg(b, pxPerPt) : shapesSvg(barcodeShapes(b, pxPerPt));
+  return `<g data-symbology="${b.symbology}">${body}</g>`;
 }
 
 export function drawingToSvg(drawing: Drawing, opts: SvgOptions = {}): string {

@@ -1,7 +1,8 @@
-// A TrueType subsetter for PDF embedding (the tables the PDF spec needs: head, hhea, maxp, hmtx,
-// loca, glyf, cvt, fpgm, prep). Written by hand because fontkit's subsetter re-encodes every table
-// through its generic struct machinery, which costs more than the rest of a label's PDF together;
-// here the source font is parsed once and a subset is a few buffer copies.
+// A TrueType subsetter for PDF embedding: head, hhea, maxp, hmtx, loca, glyf, with the hinting
+// (cvt, fpgm, prep and the glyph programs) left out, which halves the embedded font. Written by
+// hand because fontkit's subsetter re-encodes every table through its generic struct machinery,
+// which costs more than the rest of a label's PDF together; here the source font is parsed once
+// and a subset is a few buffer copies.
 
 interface Table {
   offset: number;
@@ -71,6 +72,7 @@ const WE_HAVE_A_SCALE = 0x0008;
 const MORE_COMPONENTS = 0x0020;
 const WE_HAVE_AN_X_AND_Y_SCALE = 0x0040;
 const WE_HAVE_A_TWO_BY_TWO = 0x0080;
+const WE_HAVE_INSTRUCTIONS = 0x0100;
 
 function checksum(buf: Buffer): number {
   let sum = 0;
@@ -115,18 +117,33 @@ export class TrueTypeSubset {
     // Composite glyphs add their components while we go, so the list may grow.
     for (let i = 0; i < this.glyphs.length; i++) {
       const g = this.glyphs[i]!;
-      let data = src.subarray(f.glyphStart[g], f.glyphEnd[g]);
+      let data: Buffer = src.subarray(f.glyphStart[g], f.glyphEnd[g]);
       if (data.length >= 10 && data.readInt16BE(0) < 0) {
         data = Buffer.from(data); // copy: component ids are rewritten
         let pos = 10;
         for (;;) {
           const flags = data.readUInt16BE(pos);
           data.writeUInt16BE(this.includeGlyph(data.readUInt16BE(pos + 2)), pos + 2);
+          const last = !(flags & MORE_COMPONENTS);
+          if (last && flags & WE_HAVE_INSTRUCTIONS) data.writeUInt16BE(flags & ~WE_HAVE_INSTRUCTIONS, pos);
           pos += 4 + (flags & ARG_1_AND_2_ARE_WORDS ? 4 : 2);
           if (flags & WE_HAVE_A_SCALE) pos += 2;
           else if (flags & WE_HAVE_AN_X_AND_Y_SCALE) pos += 4;
           else if (flags & WE_HAVE_A_TWO_BY_TWO) pos += 8;
-          if (!(flags & MORE_COMPONENTS)) break;
+          if (last) break;
+        }
+        data = data.subarray(0, pos); // without the hinting instructions
+      } else if (data.length >= 10) {
+        // Simple glyph: drop the hinting instructions (printers and viewers rasterise well without).
+        const contours = data.readInt16BE(0);
+        const at = 10 + 2 * contours;
+        const length = data.readUInt16BE(at);
+        if (length) {
+          const out = Buffer.alloc(data.length - length);
+          data.copy(out, 0, 0, at);
+          out.writeUInt16BE(0, at);
+          data.copy(out, at + 2, at + 2 + length);
+          data = out;
         }
       }
       offsets.push(offset);
@@ -161,15 +178,12 @@ export class TrueTypeSubset {
     const add = (tag: string, buf: Buffer | undefined): void => {
       if (buf) tables.push([tag, buf]);
     };
-    add('cvt ', copy('cvt '));
-    add('fpgm', copy('fpgm'));
     add('glyf', glyf);
     add('head', head);
     add('hhea', hhea);
     add('hmtx', hmtx);
     add('loca', loca);
     add('maxp', maxp);
-    add('prep', copy('prep'));
 
     const numTables = tables.length;
     const dir = Buffer.alloc(12 + 16 * numTables);

@@ -130,12 +130,8 @@ function textZpl(t: TextPrimitive, k: number, dpi: number): string {
   const descent = t.size * 0.3;
   const img = rasterize({ widthPt: width + 1, heightPt: ascent + descent, primitives: [{ ...t, x: 0, y: ascent, anchor: 'start' }] }, dpi);
   const { rowBytes, data } = packBits(img);
-  // ^GF wants 1 = black; the padding bits at the end of each row stay white.
-  const pad = rowBytes * 8 - img.width;
-  const lastMask = (0xff << pad) & 0xff;
-  for (let i = 0; i < data.length; i++) {
-    data[i] = (data[i]! ^ 0xff) & ((i + 1) % rowBytes === 0 ? lastMask : 0xff);
-  }
+  // ^GF wants 1 = black (packBits pads rows with white, which stays white).
+  for (let i = 0; i < data.length; i++) data[i] = data[i]! ^ 0xff;
   const hex = data.toString('hex').toUpperCase();
   return `^FO${Math.round(left * k)},${Math.round((t.y - ascent) * k)}^GFA,${data.length},${data.length},${rowBytes},${hex}^FS`;
 }

@@ -1,6 +1,6 @@
 // §5: "A real scanner decodes every barcode from every raster and vector format."
-// zxing-wasm reads the PNG (203 and 300 dpi), the PDF as poppler rasterises it, and the SVG as
-// resvg renders it, for all four carriers.
+// zxing-wasm reads the PNG (203 and 300 dpi), the PDF as poppler and Ghostscript rasterise it, and
+// the SVG as resvg renders it, for all four carriers.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Resvg } from '@resvg/resvg-js';
@@ -8,7 +8,7 @@ import { layoutLabel, renderDrawing, renderLabel } from '../../src/render/index.
 import type { BarcodePrimitive, LabelData } from '../../src/render/index.ts';
 import { ALL_CARRIERS, UPS_INTERNATIONAL, UPS_LABEL } from './fixtures.ts';
 import { assertAllRead, expectedBarcodes, expectedMaxiCode } from './expected.ts';
-import { pixelBox, rasterizePdf, scan } from './scan.ts';
+import { pixelBox, rasterizePdf, rasterizePdfWithGhostscript, scan } from './scan.ts';
 
 function maxiCodeOf(d: LabelData): BarcodePrimitive {
   const b = layoutLabel(d).primitives.find((p) => p.kind === 'barcode' && p.symbology === 'maxicode');
@@ -36,6 +36,12 @@ for (const data of ALL_CARRIERS) {
       const png = await rasterizePdf((await renderLabel(data, 'PDF')).body, 203);
       assertAllRead(await scan(png), expectedBarcodes(data), 'PDF');
       if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, 203, 'PDF');
+    });
+
+    it('decode from the PDF rasterised by Ghostscript at 203 dpi', async () => {
+      const png = await rasterizePdfWithGhostscript((await renderLabel(data, 'PDF')).body, 203);
+      assertAllRead(await scan(png), expectedBarcodes(data), 'PDF (gs)');
+      if (data.carrier === 'UPS') await assertMaxiCodeRead(png, data, 203, 'PDF (gs)');
     });
 
     it('decode from the SVG rendered by resvg', async () => {

@@ -94,6 +94,19 @@ export async function rasterizePdf(pdf: Buffer, dpi = 203): Promise<Buffer> {
   }
 }
 
+/** Rasterises the first page of a PDF with Ghostscript (`gs -sDEVICE=pnggray`), a second, independent reader. */
+export async function rasterizePdfWithGhostscript(pdf: Buffer, dpi = 203): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'render-test-'));
+  try {
+    const input = join(dir, 'in.pdf');
+    await writeFile(input, pdf);
+    await run('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pnggray', `-r${dpi}`, '-dFirstPage=1', '-dLastPage=1', `-sOutputFile=${join(dir, 'out.png')}`, input]);
+    return await readFile(join(dir, 'out.png'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** The pixel box of a region given in points, grown by `marginPt` on every side. */
 export function pixelBox(box: { x: number; y: number; w: number; h: number }, dpi: number, marginPt = 6): NonNullable<ScanOptions['crop']> {
   const k = dpi / 72;
