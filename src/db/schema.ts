@@ -270,15 +270,13 @@ export interface WebhookDeliveriesTable {
   /** The domain event's id: the `webhook-id` header of every attempt. */
   event_id: string;
   type: string;
-  /** The exact JSON body sent, `{id, type, timestamp, data}`. */
-  payload: string;
   /** `pending`, `succeeded` or `failed`. */
   status: string;
   /** Attempts in the current run of the retry schedule (a redelivery starts a new run). */
   attempt_count: number;
-  /** When the next attempt is due; null when done, or paused because the webhook is inactive. */
+  /** When the next attempt is due (while in flight: the end of the claim); null when done or paused. */
   next_attempt_at: string | null;
-  /** A worker's claim: nobody else attempts the delivery before this time. */
+  /** A worker's claim (the end of its lease): its result is recorded only while this is unchanged. */
   locked_until: string | null;
   created_at: string;
   updated_at: string;

@@ -8,7 +8,7 @@ import { redactUrl } from '../log.ts';
 import { sendOnce, verdict, type SendOptions } from './delivery.ts';
 import { outboundPolicy, PinnedAgents } from './outbound.ts';
 import { openSecret, secretKey } from './secret-box.ts';
-import { signerFor, webhookHeaders } from './signing.ts';
+import { signerFor, webhookHeaders, type Signer } from './signing.ts';
 import * as store from './store.ts';
 
 /** Deliveries in flight per process. */
@@ -19,8 +19,19 @@ const EVENTS_PER_FANOUT = 50;
 const MIN_CLAIM = 8;
 /** Poll interval while busy (see Job.busyPollMs). */
 const BUSY_POLL_MS = 5;
+/** How long a small batch of results waits for more while deliveries are in flight. */
+const GROUP_COMMIT_WAIT_MS = 2;
+/** Results written per transaction at most. */
+const WRITE_BATCH = 256;
+/** Webhooks whose signer is kept ready. */
+const SIGNER_CACHE = 1000;
 /** A webhook that has failed without a success for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
+
+/** The Standard Webhooks body of an event: the same bytes on every attempt (`data` is stored as JSON text). */
+export function bodyOf(e: store.EventRow): string {
+  return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"timestamp":${JSON.stringify(e.created_at)},"data":${e.data}}`;
+}
 
 /** Creates one pending delivery per active subscriber of each undispatched event, in one transaction. */
 export async function fanOut(ctx: AppContext): Promise<{ events: number; deliveries: number }> {
@@ -35,18 +46,14 @@ export async function fanOut(ctx: AppContext): Promise<{ events: number; deliver
     const now = isoNow();
     const rows: store.DeliveryRow[] = [];
     for (const e of events) {
-      const subscribers = (byAccount.get(e.account_id) ?? []).filter((h) => h.events.has(e.type));
-      if (subscribers.length === 0) continue;
-      // `data` is stored as JSON text already; the body is assembled once per event.
-      const payload = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"timestamp":${JSON.stringify(e.created_at)},"data":${e.data}}`;
-      for (const h of subscribers) {
+      for (const h of byAccount.get(e.account_id) ?? []) {
+        if (!h.events.has(e.type)) continue;
         rows.push({
           id: uuidv7(),
           webhook_id: h.id,
           account_id: e.account_id,
           event_id: e.id,
           type: e.type,
-          payload,
           status: 'pending',
           attempt_count: 0,
           next_attempt_at: now,
@@ -69,12 +76,27 @@ interface Setup {
   leaseMs: number;
 }
 
-/** Claims due deliveries and keeps up to `capacity` of them in flight. */
+type Hook = Awaited<ReturnType<typeof store.webhooksByIds>>[number];
+
+interface Finished {
+  result: store.AttemptResult;
+  recorded: () => void;
+}
+
+/**
+ * Claims due deliveries, keeps up to `capacity` of them in flight, and records their results in
+ * group commits: whatever finished while the previous batch was being written goes in the next one.
+ * A delivery holds its slot until its result is written, so a slow database slows the sending.
+ */
 class DeliveryEngine {
   readonly #capacity: number;
   readonly #inFlight = new Set<Promise<void>>();
   #slotWaiters: (() => void)[] = [];
   #setup: Setup | null = null;
+  #finished: Finished[] = [];
+  #writing = false;
+  // Decrypted secrets are turned into signers once per webhook and secret (a cache).
+  readonly #signers = new Map<string, { sealed: string; signer: Signer }>();
 
   constructor(capacity: number) {
     this.#capacity = capacity;
@@ -102,9 +124,14 @@ class DeliveryEngine {
     const lease = isoNow(now + setup.leaseMs);
     const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, this.#capacity - this.#inFlight.size, isoNow(now), lease);
     if (claimed.length === 0) return 0;
-    const hooks = new Map((await store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))])).map((h) => [h.id, h]));
+    const [hookRows, eventRows] = await Promise.all([
+      store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
+      store.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
+    ]);
+    const hooks = new Map(hookRows.map((h) => [h.id, h]));
+    const bodies = new Map(eventRows.map((e) => [e.id, bodyOf(e)]));
     for (const d of claimed) {
-      const p = this.#attempt(setup, d, hooks.get(d.webhook_id), lease).finally(() => {
+      const p = this.#attempt(setup, d, hooks.get(d.webhook_id), bodies.get(d.event_id), lease).finally(() => {
         this.#inFlight.delete(p);
         const waiters = this.#slotWaiters;
         this.#slotWaiters = [];
@@ -115,19 +142,31 @@ class DeliveryEngine {
     return claimed.length;
   }
 
-  async #attempt(setup: Setup, d: store.ClaimedDelivery, hook: Awaited<ReturnType<typeof store.webhooksByIds>>[number] | undefined, lease: string): Promise<void> {
+  #signer(setup: Setup, hook: Hook): Signer | null {
+    if (!hook.secret) return null;
+    const cached = this.#signers.get(hook.id);
+    if (cached?.sealed === hook.secret) return cached.signer;
+    const signer = signerFor(openSecret(setup.key, hook.id, hook.secret));
+    if (this.#signers.size >= SIGNER_CACHE) this.#signers.delete(this.#signers.keys().next().value!);
+    this.#signers.set(hook.id, { sealed: hook.secret, signer });
+    return signer;
+  }
+
+  async #attempt(setup: Setup, d: store.ClaimedDelivery, hook: Hook | undefined, body: string | undefined, lease: string): Promise<void> {
     const { ctx } = setup;
     // Deleted since the claim: its deliveries went with it.
     if (!hook) return;
-    const log = ctx.log.child({ webhookId: hook.id, deliveryId: d.id, eventId: d.event_id, type: d.type });
+    if (body === undefined) {
+      ctx.log.error({ webhookId: hook.id, deliveryId: d.id, eventId: d.event_id }, 'webhook delivery has no event; it stays pending');
+      return;
+    }
     try {
       const at = isoNow();
-      const signer = hook.secret ? signerFor(openSecret(setup.key, hook.id, hook.secret)) : null;
-      const outcome = await sendOnce(setup.send, hook.url, webhookHeaders(d.event_id, d.payload, signer), d.payload);
+      const outcome = await sendOnce(setup.send, hook.url, webhookHeaders(d.event_id, body, this.#signer(setup, hook)), body);
       const attempt = d.attempt_count + 1;
       const v = verdict(outcome, attempt, ctx.config.webhookRetrySchedule);
       const nextAttemptAt = v.status === 'pending' ? isoNow(Date.now() + v.delayMs) : null;
-      const change = await store.recordAttempt(ctx.db, {
+      await this.#record(setup, {
         deliveryId: d.id,
         webhookId: hook.id,
         lease,
@@ -135,17 +174,43 @@ class DeliveryEngine {
         status: v.status,
         nextAttemptAt,
         effect: v.status === 'succeeded' ? 'success' : v.status === 'failed' && v.reason === 'gone' ? 'gone' : 'failure',
-        disableIfFailingSince: isoNow(Date.now() - DISABLE_AFTER_MS),
       });
+      if (v.status === 'succeeded' && !ctx.log.isLevelEnabled('debug')) return;
+      const log = ctx.log.child({ webhookId: hook.id, deliveryId: d.id, eventId: d.event_id, type: d.type });
       const details = { attempt, responseStatus: outcome.status, durationMs: outcome.durationMs, error: outcome.error, url: redactUrl(hook.url) };
       if (v.status === 'succeeded') log.debug(details, 'webhook delivered');
       else if (v.status === 'pending') log.info({ ...details, nextAttemptAt }, 'webhook delivery attempt failed; will retry');
       else if (v.reason === 'exhausted') log.warn(details, 'webhook delivery failed after the last retry');
-      if (change === 'disabled_gone') log.warn(details, 'webhook disabled: the receiver answered 410 Gone');
-      if (change === 'disabled_failing') log.warn(details, 'webhook disabled: failing without a success for 5 days');
     } catch (err) {
-      log.error({ err }, 'webhook delivery could not be completed; it is retried when its claim runs out');
+      ctx.log.error({ err, webhookId: hook.id, deliveryId: d.id }, 'webhook delivery could not be completed; it is retried when its claim runs out');
     }
+  }
+
+  #record(setup: Setup, result: store.AttemptResult): Promise<void> {
+    return new Promise<void>((recorded) => {
+      this.#finished.push({ result, recorded });
+      if (!this.#writing) void this.#write(setup);
+    });
+  }
+
+  async #write(setup: Setup): Promise<void> {
+    const { ctx } = setup;
+    this.#writing = true;
+    while (this.#finished.length > 0) {
+      // While other deliveries are still out, a moment's wait lets their results share this commit.
+      if (this.#finished.length < WRITE_BATCH && this.#inFlight.size > this.#finished.length) await new Promise((r) => setTimeout(r, GROUP_COMMIT_WAIT_MS));
+      const batch = this.#finished.splice(0, WRITE_BATCH);
+      try {
+        const disabled = await store.recordAttempts(ctx.db, batch.map((f) => f.result), isoNow(Date.now() - DISABLE_AFTER_MS));
+        for (const { webhookId, reason } of disabled) {
+          ctx.log.warn({ webhookId }, reason === 'gone' ? 'webhook disabled: the receiver answered 410 Gone' : 'webhook disabled: failing without a success for 5 days');
+        }
+      } catch (err) {
+        ctx.log.error({ err, deliveries: batch.map((f) => f.result.deliveryId) }, 'webhook attempts could not be recorded; they are retried when their claims run out');
+      }
+      for (const f of batch) f.recorded();
+    }
+    this.#writing = false;
   }
 
   async settle(): Promise<void> {

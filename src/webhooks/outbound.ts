@@ -66,6 +66,9 @@ function blockListOf(ranges: { net: string; prefix: number }[]): BlockList {
   return list;
 }
 
+// One list answers "is it special?" fast; the per-range lists only name the reason.
+const metadataAll = blockListOf(METADATA);
+const specialAll = blockListOf(SPECIAL);
 const metadataList = METADATA.map((r) => ({ ...r, list: blockListOf([r]) }));
 const specialList = SPECIAL.map((r) => ({ ...r, list: blockListOf([r]) }));
 
@@ -102,11 +105,13 @@ export function mappedIPv4(address: string): string | null {
 /** Why this address may not be contacted under the policy, or null when it may. */
 export function refusalReason(address: string, policy: OutboundPolicy): string | null {
   const family = familyOf(address);
-  const metadata = metadataList.find((r) => r.list.check(address, family));
-  if (metadata) return `${address} is ${metadata.reason}`;
-  const special = specialList.find((r) => r.list.check(address, family));
-  if (!special) return null;
+  if (metadataAll.check(address, family)) {
+    const metadata = metadataList.find((r) => r.list.check(address, family))!;
+    return `${address} is ${metadata.reason}`;
+  }
+  if (!specialAll.check(address, family)) return null;
   if (policy.allowPrivate || policy.allowed.check(address, family)) return null;
+  const special = specialList.find((r) => r.list.check(address, family))!;
   const v4 = mappedIPv4(address);
   const what = v4 ? `${address} (IPv4-mapped ${v4}) is ${special.reason}` : `${address} is ${special.reason}`;
   return `${what}, and WEBHOOK_ALLOWED_CIDRS does not allow it`;
@@ -134,6 +139,9 @@ export async function resolveTarget(rawUrl: string, policy: OutboundPolicy, sign
   let addresses: string[];
   if (isIP(host)) {
     addresses = [host];
+  } else if (/(^|\.)localhost\.?$/i.test(host)) {
+    // RFC 6761: localhost names are loopback whatever a resolver says.
+    addresses = ['127.0.0.1', '::1'];
   } else {
     try {
       const resolving = lookup(host, { all: true, verbatim: true });

@@ -3,7 +3,9 @@
 // any other secret with its UTF-8 bytes.
 import { Webhook } from 'standardwebhooks';
 
-export function signerFor(secret: string): Webhook {
+export type Signer = Pick<Webhook, 'sign'>;
+
+export function signerFor(secret: string): Signer {
   return secret.startsWith('whsec_') ? new Webhook(secret) : new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' });
 }
 
@@ -18,7 +20,7 @@ export function secretProblem(secret: string): string | null {
 }
 
 /** `webhook-id`, `webhook-timestamp` (Unix seconds) and, with a secret, `webhook-signature: v1,<base64>`. */
-export function webhookHeaders(eventId: string, body: string, signer: Webhook | null, now = Date.now()): Record<string, string> {
+export function webhookHeaders(eventId: string, body: string, signer: Signer | null, now = Date.now()): Record<string, string> {
   const seconds = Math.floor(now / 1000);
   const headers: Record<string, string> = { 'webhook-id': eventId, 'webhook-timestamp': String(seconds) };
   if (signer) headers['webhook-signature'] = signer.sign(eventId, new Date(seconds * 1000), body);

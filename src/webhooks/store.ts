@@ -113,30 +113,43 @@ export async function markDispatched(tx: Tx, eventIds: string[], at: string): Pr
 // ---------------------------------------------------------------------------------------------
 // Delivery claims and results
 
-export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | 'type' | 'payload' | 'attempt_count'>;
+export type ClaimedDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | 'type' | 'attempt_count'>;
 
 /**
  * Takes up to `limit` due deliveries of active webhooks and leases them until `lease`: one statement,
- * with `FOR UPDATE SKIP LOCKED` on PostgreSQL so concurrent workers take disjoint sets. A lease that
- * ran out (its worker died) makes the delivery claimable again.
+ * with `FOR UPDATE SKIP LOCKED` on PostgreSQL so concurrent workers take disjoint sets. The claim
+ * moves `next_attempt_at` to the end of the lease, so a delivery in flight is not due, and one whose
+ * worker died is due again when the lease runs out.
  */
 export async function claimDueDeliveries(db: Db, dialect: DialectName, limit: number, now: string, lease: string): Promise<ClaimedDelivery[]> {
-  let due = db
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-    .where('webhook_id', 'in', db.selectFrom('webhooks').select('id').where('active', '=', 1))
-    .orderBy('next_attempt_at')
-    .limit(limit);
-  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  // A materialized CTE runs the locking select exactly once, so the claim never exceeds `limit`.
   return db
+    .with(
+      (cte) => cte('due').materialized(),
+      (qb) => {
+        let due = qb
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .where('webhook_id', 'in', qb.selectFrom('webhooks').select('id').where('active', '=', 1))
+          .orderBy('next_attempt_at')
+          .limit(limit);
+        if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+        return due;
+      },
+    )
     .updateTable('webhook_deliveries')
-    .set({ locked_until: lease })
-    .where('id', 'in', due)
-    .returning(['id', 'webhook_id', 'event_id', 'type', 'payload', 'attempt_count'])
+    .set({ locked_until: lease, next_attempt_at: lease })
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+    .returning(['id', 'webhook_id', 'event_id', 'type', 'attempt_count'])
     .execute();
+}
+
+/** The events of claimed deliveries: what their bodies are made of. */
+export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('id', 'in', ids).execute();
 }
 
 export async function webhooksByIds(db: Db, ids: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>[]> {
@@ -154,48 +167,83 @@ export interface AttemptResult {
   nextAttemptAt: string | null;
   /** What the attempt says about the webhook. */
   effect: 'success' | 'failure' | 'gone';
-  /** A webhook failing since before this time is disabled. */
-  disableIfFailingSince: string;
 }
 
-/** How a recorded attempt changed its webhook. */
-export type WebhookChange = 'none' | 'disabled_gone' | 'disabled_failing';
+/** A webhook the recorded attempts disabled. */
+export interface WebhookDisabled {
+  webhookId: string;
+  reason: 'gone' | 'failing';
+}
 
-export async function recordAttempt(db: Db, r: AttemptResult): Promise<WebhookChange> {
-  const at = r.attempt.at;
+const ATTEMPT_CHUNK = 500;
+
+/**
+ * Records finished attempts, in completion order, in one transaction (a group commit: one commit for
+ * many deliveries). Updates each delivery only while its claim is still the worker's, adds every
+ * attempt to its delivery's history, and updates the webhooks: a success clears `failing_since`, a
+ * failure starts it, five days of it or a 410 disable the webhook and pause its deliveries.
+ */
+export async function recordAttempts(db: Db, results: AttemptResult[], disableIfFailingSince: string): Promise<WebhookDisabled[]> {
   const now = new Date().toISOString();
   return db.transaction().execute(async (tx) => {
-    const updated = await tx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({ status: r.status, attempt_count: eb('attempt_count', '+', 1), next_attempt_at: r.nextAttemptAt, locked_until: null, updated_at: now }))
-      .where('id', '=', r.deliveryId)
-      .where('locked_until', '=', r.lease)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
-      const still = await tx.selectFrom('webhook_deliveries').select('id').where('id', '=', r.deliveryId).executeTakeFirst();
-      if (still) await tx.insertInto('webhook_attempts').values({ ...r.attempt, delivery_id: r.deliveryId }).execute();
-      return 'none';
+    const applied = new Set<string>();
+    // Successes of one claim share their lease and their new values: one statement per claim.
+    for (const [lease, group] of Map.groupBy(results.filter((r) => r.status === 'succeeded'), (r) => r.lease)) {
+      const rows = await tx
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({ status: 'succeeded', attempt_count: eb('attempt_count', '+', 1), next_attempt_at: null, locked_until: null, updated_at: now }))
+        .where('id', 'in', group.map((r) => r.deliveryId))
+        .where('locked_until', '=', lease)
+        .returning('id')
+        .execute();
+      for (const row of rows) applied.add(row.id);
     }
-    await tx.insertInto('webhook_attempts').values({ ...r.attempt, delivery_id: r.deliveryId }).execute();
-    if (r.effect === 'success') {
-      await tx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', r.webhookId).where('failing_since', 'is not', null).execute();
-      return 'none';
+    for (const r of results) {
+      if (r.status === 'succeeded') continue;
+      const updated = await tx
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({ status: r.status, attempt_count: eb('attempt_count', '+', 1), next_attempt_at: r.nextAttemptAt, locked_until: null, updated_at: now }))
+        .where('id', '=', r.deliveryId)
+        .where('locked_until', '=', r.lease)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) applied.add(r.deliveryId);
     }
-    if (r.effect === 'gone') {
-      const off = await tx.updateTable('webhooks').set({ active: 0, updated_at: now }).where('id', '=', r.webhookId).where('active', '=', 1).executeTakeFirst();
-      await pauseDeliveries(tx, r.webhookId, now);
-      return Number(off.numUpdatedRows) > 0 ? 'disabled_gone' : 'none';
+    const superseded = results.filter((r) => !applied.has(r.deliveryId)).map((r) => r.deliveryId);
+    const stillThere = superseded.length
+      ? new Set((await tx.selectFrom('webhook_deliveries').select('id').where('id', 'in', superseded).execute()).map((r) => r.id))
+      : new Set<string>();
+    const attempts = results.filter((r) => applied.has(r.deliveryId) || stillThere.has(r.deliveryId)).map((r) => ({ ...r.attempt, delivery_id: r.deliveryId }));
+    for (let i = 0; i < attempts.length; i += ATTEMPT_CHUNK) await tx.insertInto('webhook_attempts').values(attempts.slice(i, i + ATTEMPT_CHUNK)).execute();
+
+    // Each webhook's state after this batch, folded in completion order.
+    const hooks = new Map<string, { success: boolean; failingFrom: string | null; gone: boolean }>();
+    for (const r of results) {
+      if (!applied.has(r.deliveryId)) continue;
+      const h = hooks.get(r.webhookId) ?? { success: false, failingFrom: null, gone: false };
+      if (r.effect === 'success') {
+        h.success = true;
+        h.failingFrom = null;
+      } else {
+        h.failingFrom ??= r.attempt.at;
+        if (r.effect === 'gone') h.gone = true;
+      }
+      hooks.set(r.webhookId, h);
     }
-    await tx.updateTable('webhooks').set({ failing_since: at }).where('id', '=', r.webhookId).where('failing_since', 'is', null).execute();
-    const off = await tx
-      .updateTable('webhooks')
-      .set({ active: 0, updated_at: now })
-      .where('id', '=', r.webhookId)
-      .where('active', '=', 1)
-      .where('failing_since', '<=', r.disableIfFailingSince)
-      .executeTakeFirst();
-    if (Number(off.numUpdatedRows) === 0) return 'none';
-    await pauseDeliveries(tx, r.webhookId, now);
-    return 'disabled_failing';
+    const cleared = [...hooks].filter(([, h]) => h.failingFrom === null).map(([id]) => id);
+    if (cleared.length) await tx.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', cleared).where('failing_since', 'is not', null).execute();
+    const disabled: WebhookDisabled[] = [];
+    for (const [id, h] of hooks) {
+      if (h.failingFrom === null) continue;
+      // After a success in this batch the failures start afresh; otherwise an earlier start stands.
+      let q = tx.updateTable('webhooks').set({ failing_since: h.failingFrom }).where('id', '=', id);
+      if (!h.success) q = q.where('failing_since', 'is', null);
+      await q.execute();
+      let off = tx.updateTable('webhooks').set({ active: 0, updated_at: now }).where('id', '=', id).where('active', '=', 1);
+      if (!h.gone) off = off.where('failing_since', '<=', disableIfFailingSince);
+      if (Number((await off.executeTakeFirst()).numUpdatedRows) === 0) continue;
+      await pauseDeliveries(tx, id, now);
+      disabled.push({ webhookId: id, reason: h.gone ? 'gone' : 'failing' });
+    }
+    return disabled;
   });
 }

@@ -22,7 +22,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('account_id', 'text', (c) => c.notNull())
     .addColumn('event_id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('attempt_count', 'integer', (c) => c.notNull())
     .addColumn('next_attempt_at', 'text')
@@ -30,7 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  // The worker claims due work through this index: status = 'pending' and next_attempt_at <= now.
+  // The worker claims due work through this index: status = 'pending' and next_attempt_at <= now (a
+  // claim moves next_attempt_at to the end of its lease, so deliveries in flight are not due).
   await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_webhook').on('webhook_deliveries').columns(['webhook_id', 'id']).execute();
   // One delivery per event and subscriber, whatever happens to the fan-out.
