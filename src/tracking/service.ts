@@ -222,10 +222,17 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   const insertedIds = await store.insertEvents(tx, rows);
   const fresh = rows.filter((r) => insertedIds.has(r.id));
 
+  const freshByLabel = new Map<string, store.TrackingEventRow[]>();
+  for (const r of fresh) {
+    const list = freshByLabel.get(r.label_id);
+    if (list) list.push(r);
+    else freshByLabel.set(r.label_id, [r]);
+  }
   const changed: { label: store.TrackedLabel; changes: store.TrackingEventRow[] }[] = [];
   for (const label of labels) {
-    const mine = fresh.filter((r) => r.label_id === label.id).sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
-    if (mine.length === 0) continue;
+    // Stable: events with the same time keep their order in the batch.
+    const mine = freshByLabel.get(label.id)?.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+    if (!mine) continue;
     const state = states.get(label.id)!;
     let status: string | null = state.last_event_at === null ? null : state.status;
     let last = state.last_event_at;
