@@ -40,7 +40,7 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
         "carrierDetails with the carriers' own status codes. Events are filtered (`carrier`, `events_since` strictly after), then sorted, then limited.",
       params: idParams,
       querystring: trackingQuery,
-      response: { 200: { $ref: 'TrackingInfo#' }, ...errors(400, 401, 403, 404) },
+      response: { 200: { description: 'Tracking information in the requested form', $ref: 'TrackingInfo#' }, ...errors(400, 401, 403, 404) },
     },
     preValidation: async (request) => {
       const q = request.query as unknown as Record<string, unknown>;

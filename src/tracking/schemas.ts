@@ -102,6 +102,7 @@ export const ingestBody = {
 } as const;
 
 export const ingestResponse = {
+  description: 'Accepted: the events are stored; the webhook events they cause are delivered by the worker',
   type: 'object',
   required: ['accepted'],
   properties: { accepted: { type: 'integer', minimum: 0, description: 'How many events were new; duplicates of stored events are not counted.' } },
