@@ -85,7 +85,9 @@ export interface EventFilter {
   limit: number;
 }
 
-type EventQuery = (db: Db | Tx, ...args: (string | number)[]) => Promise<TrackingEventRow[]>;
+/** What a lookup shows of an event. */
+export type ListedEvent = Pick<TrackingEventRow, 'timestamp' | 'location' | 'status' | 'carrier' | 'description' | 'carrier_code'>;
+type EventQuery = (db: Db | Tx, ...args: (string | number)[]) => Promise<ListedEvent[]>;
 // One prepared query per shape (filters present, direction): the hot lookup skips query building.
 const eventQueries = new Map<string, EventQuery>();
 
@@ -95,7 +97,10 @@ function eventQuery(carrier: boolean, since: boolean, newestFirst: boolean): Eve
   if (!query) {
     const dir = newestFirst ? 'desc' : 'asc';
     query = preparedQuery((db, ...args: (string | number)[]) => {
-      let q = db.selectFrom('tracking_events').selectAll().where('label_id', '=', args[0] as string);
+      let q = db
+        .selectFrom('tracking_events')
+        .select(['timestamp', 'location', 'status', 'carrier', 'description', 'carrier_code'])
+        .where('label_id', '=', args[0] as string);
       if (carrier) q = q.where('carrier', '=', args[1] as string);
       if (since) q = q.where('timestamp', '>', args[carrier ? 2 : 1] as string);
       return q.orderBy('timestamp', dir).orderBy('id', dir).limit(args.at(-1) as number);
@@ -106,7 +111,7 @@ function eventQuery(carrier: boolean, since: boolean, newestFirst: boolean): Eve
 }
 
 /** Filter, then sort (by time; arrival order breaks ties), then limit: one range scan of the label's index entries. */
-export async function listEvents(db: Db, labelId: string, filter: EventFilter): Promise<TrackingEventRow[]> {
+export async function listEvents(db: Db, labelId: string, filter: EventFilter): Promise<ListedEvent[]> {
   const args: (string | number)[] = [labelId];
   if (filter.carrier) args.push(filter.carrier);
   if (filter.since) args.push(filter.since);
