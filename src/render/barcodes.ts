@@ -16,8 +16,23 @@ export interface Area {
 type RawLinear = { sbs: number[] };
 type RawMatrix = { pixs: number[]; pixx: number; pixy: number };
 
+const RAW_CACHE_LIMIT = 1000;
+const rawCache = new Map<string, unknown[]>();
+
+/**
+ * bwip-js encoding, cached: a stored label is laid out again for every format it is fetched in,
+ * and encoding (Reed-Solomon for the 2D symbols) is most of a layout's time. Callers copy what
+ * they keep, so cached results are never modified.
+ */
 function raw(bcid: string, text: string, opts: Record<string, unknown> = {}): unknown[] {
-  return bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as unknown[];
+  const key = `${bcid}\u0000${JSON.stringify(opts)}\u0000${text}`;
+  let out = rawCache.get(key);
+  if (!out) {
+    out = bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as unknown[];
+    if (rawCache.size >= RAW_CACHE_LIMIT) rawCache.delete(rawCache.keys().next().value!);
+    rawCache.set(key, out);
+  }
+  return out;
 }
 
 /**
