@@ -42,6 +42,7 @@ async function createLoad(name: string, app: BenchServer, next: () => string, se
   let latencies = new Float64Array(1 << 16);
   let n = 0;
   const statuses = new Map<number, number>();
+  const cpuBefore = await app.cpuMicros();
   const started = process.hrtime.bigint();
   const instance = autocannon({
     url: app.url,
@@ -67,11 +68,12 @@ async function createLoad(name: string, app: BenchServer, next: () => string, se
   });
   const result = await instance;
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuPerRequest = ((await app.cpuMicros()) - cpuBefore) / n;
   const wrong = [...statuses].filter(([s]) => s !== 201);
   if (wrong.length || result.errors || result.timeouts) throw new Error(`${name}: unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}, ${result.errors} errors`);
   const sorted = latencies.subarray(0, n).sort();
-  const r = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]! };
-  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}`);
+  const r = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]!, cpuPerRequest };
+  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, server CPU ${cpuPerRequest.toFixed(0)} µs/request`);
   return r;
 }
 
@@ -90,7 +92,7 @@ export async function run(): Promise<string> {
     const verdict = await api<{ genuine: boolean }>(app, 'POST', '/v1/stamps/verify', { indicium: sample.indicium }, 200);
     if (!verdict.genuine) throw new Error('the sample stamp does not verify');
 
-    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url });
+    const before = await load('baseline: bare Fastify GET / (before)', { url: baseline.url, server: baseline });
     progress(`POST /v1/stamps: ${WARMUP_SECONDS}s warm-up, ${SECONDS}s measured, ${CONNECTIONS} connections`);
     if (WARMUP_SECONDS > 0) await createLoad('POST /v1/stamps (warm-up)', app, next, WARMUP_SECONDS);
     const create = await createLoad('POST /v1/stamps, X-API-Key, new shipment each', app, next, SECONDS);
@@ -100,10 +102,17 @@ export async function run(): Promise<string> {
       headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
       body: JSON.stringify({ indicium: sample.indicium }),
       expectStatus: 200,
+      server: app,
     });
-    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url });
+    const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const base: LoadResult = { ...before, name: 'baseline (mean of before and after)', rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
+    const base: LoadResult = {
+      ...before,
+      name: 'baseline (mean of before and after)',
+      rps: (before.rps + after.rps) / 2,
+      p99: (before.p99 + after.p99) / 2,
+      cpuPerRequest: ((before.cpuPerRequest ?? 0) + (after.cpuPerRequest ?? 0)) / 2,
+    };
     const checks = [
       atMostMs(`POST /v1/stamps: p99 at ${CONNECTIONS} connections`, create.p99, 20, base.p99),
       atLeast('POST /v1/stamps/verify: verifications/s', verifyRun.rps, 2000, base.rps, 'verifications/s'),
@@ -115,7 +124,7 @@ export async function run(): Promise<string> {
         `Each creation stamps a different shipment (${SHIPMENTS.toLocaleString('en-US')} seeded): a serial from the account's counter, one ES256 signature and one insert in a transaction; ` +
         'the document itself is rendered on download, not on creation. Each verification checks one ES256 signature and reads the stamp\'s status.',
       '',
-      loadTable([before, create, verifyRun, after], base.rps),
+      loadTable([before, create, verifyRun, after], base),
       '',
       `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms (mean of before and after). ` +
         `Stamps created in the run: ${cursor.toLocaleString('en-US')}.`,

@@ -1,6 +1,7 @@
 // The indicium: a compact JWS (a JWT with short claim names, so the DataMatrix stays small) signed
 // with the service's stamp key. Anyone holding the published JWKS can verify it offline.
-import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createPrivateKey, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { KeyRing } from '../auth/keyring.ts';
 import { SIGNING_ALG } from '../auth/keyring.ts';
 import { CARRIERS } from '../carriers/services.ts';
@@ -29,15 +30,30 @@ export interface Indicium {
   iat: number;
 }
 
-export async function signIndicium(keys: KeyRing, claims: Indicium): Promise<string> {
-  const { kid, privateKey } = keys.signingKey('stamp');
+/** A stamp key ready to sign: its id, and the private key as a node:crypto KeyObject. */
+export interface IndiciumSigner {
+  kid: string;
+  key: KeyObject;
+}
+
+export function indiciumSigner(kid: string, privateJwk: JsonWebKey): IndiciumSigner {
+  return { kid, key: createPrivateKey({ key: privateJwk, format: 'jwk' }) };
+}
+
+function b64url(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/**
+ * Signs synchronously with node:crypto (RFC 7515 compact serialisation, ES256 with the raw r||s
+ * signature): creation signs inside the transaction that holds the serial, and WebCrypto's trip to
+ * the thread pool would keep SQLite's one connection busy meanwhile. Verification uses jose.
+ */
+export function signIndicium(signer: IndiciumSigner, claims: Indicium): string {
   const { jti, sn, sub, car, org, dst, iat } = claims;
-  return new SignJWT({ sn, car, org, dst })
-    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: INDICIUM_TYP })
-    .setJti(jti)
-    .setSubject(sub)
-    .setIssuedAt(iat)
-    .sign(privateKey);
+  const input = `${b64url({ alg: SIGNING_ALG, kid: signer.kid, typ: INDICIUM_TYP })}.${b64url({ jti, sn, sub, car, org, dst, iat })}`;
+  const signature = sign('sha256', Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${signature.toString('base64url')}`;
 }
 
 function postalCode(v: unknown): v is string {

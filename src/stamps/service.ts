@@ -6,7 +6,8 @@ import { Conflict, Forbidden, Gone, NotFound } from '../errors.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
 import { renderDrawing, type RenderedDocument } from '../render/index.ts';
 import { getShipment } from '../shipments/service.ts';
-import { readIndicium, signIndicium, verifyIndicium } from './indicium.ts';
+import type { KeyRing } from '../auth/keyring.ts';
+import { indiciumSigner, readIndicium, signIndicium, verifyIndicium, type IndiciumSigner } from './indicium.ts';
 import { layoutStamp } from './layout.ts';
 import * as store from './store.ts';
 
@@ -80,6 +81,22 @@ async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
   return code;
 }
 
+// Keys never change once created, so each process keeps the ones it has signed with.
+const signers = new Map<string, IndiciumSigner>();
+
+/** The current stamp key, ready for synchronous signing. */
+export async function currentSigner(db: Db, keys: KeyRing): Promise<IndiciumSigner> {
+  const { kid } = keys.signingKey('stamp');
+  let signer = signers.get(kid);
+  if (!signer) {
+    const jwk = await store.stampPrivateJwk(db, kid);
+    if (!jwk) throw new Error(`stamp key ${kid} is not in the database`);
+    signer = indiciumSigner(kid, JSON.parse(jwk));
+    signers.set(kid, signer);
+  }
+  return signer;
+}
+
 function alreadyStamped(shipmentId: string, stampId: string): Conflict {
   return new Conflict(`shipment ${shipmentId} already has stamp ${stampId}; invalidate it before creating another`);
 }
@@ -90,6 +107,7 @@ export async function createStamp(ctx: AppContext, accountId: string, input: New
   const existing = await store.findActiveStampOfShipment(ctx.db, shipment.id);
   if (existing) throw alreadyStamped(shipment.id, existing.id);
   const code = await issuerCodeOf(ctx.db, accountId);
+  const signer = await currentSigner(ctx.db, ctx.keys);
   try {
     const row = await ctx.db.transaction().execute(async (tx) => {
       // The counter comes first: it takes the write lock, so serials follow commit order, and the
@@ -97,7 +115,7 @@ export async function createStamp(ctx: AppContext, accountId: string, input: New
       const serial = formatSerial(code, await store.nextSerialNumber(tx, accountId));
       const now = Date.now();
       const id = uuidv7(now);
-      const indicium = await signIndicium(ctx.keys, {
+      const indicium = signIndicium(signer, {
         jti: id,
         sn: serial,
         sub: shipment.id,

@@ -34,6 +34,12 @@ export async function findActiveStampOfShipment(db: Db | Tx, shipmentId: string)
   return (await stampOfShipmentIn(db, shipmentId, 'active'))[0];
 }
 
+/** The private JWK of a stamp key (the key ring keeps only non-extractable WebCrypto keys). */
+export async function stampPrivateJwk(db: Db, kid: string): Promise<string | undefined> {
+  const row = await db.selectFrom('signing_keys').select('private_jwk').where('kid', '=', kid).where('purpose', '=', 'stamp').executeTakeFirst();
+  return row?.private_jwk;
+}
+
 /** The next serial number of the account; inside the inserting transaction, so a rollback returns it. */
 export async function nextSerialNumber(tx: Tx, accountId: string): Promise<number> {
   return nextCounter(tx, `stamp-serial:${accountId}`);

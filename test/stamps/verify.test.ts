@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { SignJWT, decodeProtectedHeader, generateKeyPair } from 'jose';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { signIndicium } from '../../src/stamps/indicium.ts';
+import { currentSigner } from '../../src/stamps/service.ts';
 import { createStamp, verify } from './support.ts';
 
 const NOT_GENUINE = { genuine: false, status: null, stampId: null };
@@ -120,8 +121,8 @@ forEachDatabase((database) => {
       await expectVerdict(await sign(withoutSerial), NOT_GENUINE);
       await expectVerdict(await sign({ ...claims, car: 'TNT' }), NOT_GENUINE);
       await expectVerdict(await sign({ ...claims, iat: 'yesterday' }), NOT_GENUINE);
-      await expectVerdict(await signIndicium(t.ctx.keys, { ...claims, jti: '01890000-0000-7000-8000-0000000000ff' }), NOT_GENUINE);
-      await expectVerdict(await signIndicium(t.ctx.keys, { ...claims, sn: 'ST-9999-999999' }), NOT_GENUINE);
+      await expectVerdict(signIndicium(await currentSigner(t.ctx.db, t.ctx.keys), { ...claims, jti: '01890000-0000-7000-8000-0000000000ff' }), NOT_GENUINE);
+      await expectVerdict(signIndicium(await currentSigner(t.ctx.db, t.ctx.keys), { ...claims, sn: 'ST-9999-999999' }), NOT_GENUINE);
     });
 
     it('answers malformed text with 200 genuine:false, never 500', async () => {
@@ -160,7 +161,7 @@ forEachDatabase((database) => {
       await other.init();
       await other.rotate('stamp');
       const s = await createStamp(t);
-      const foreignProcessStamp = await signIndicium(other, { ...claimsOf(s.indicium) } as never);
+      const foreignProcessStamp = signIndicium(await currentSigner(t.ctx.db, other), claimsOf(s.indicium) as never);
       await new Promise((r) => setTimeout(r, 1100));
       await expectVerdict(foreignProcessStamp, { genuine: true, status: 'active', stampId: s.id });
     });
