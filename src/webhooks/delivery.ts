@@ -74,6 +74,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   let ms: number;
   if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
   else {
+    // HTTP-date in any of its three forms starts with a day name.
+    if (!/^[A-Za-z]/.test(trimmed)) return null;
     const at = Date.parse(trimmed);
     if (Number.isNaN(at)) return null;
     ms = Math.max(0, at - now);

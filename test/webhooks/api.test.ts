@@ -5,7 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countRows, createShipment, forEachDatabase, startTestApp, type TestAccount, type TestApp } from '../helpers.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { bodyOf, fanOut } from '../../src/webhooks/jobs.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const RFC3339_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -381,6 +385,55 @@ forEachDatabase((database) => {
       const resumed = (await as(acct, 'GET', `/v1/webhooks/${hook.id}/deliveries`)).json();
       assert.match(resumed[0].nextAttemptAt, RFC3339_MS);
       assert.equal(await countRows(t.ctx, 'webhook_attempts'), 0);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('declares every webhooks response, and real responses match their schemas', async () => {
+      const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      addFormats(ajv);
+      ajv.addSchema(doc, 'openapi');
+      const check = (method: string, path: string, res: Res) => {
+        const responses = doc.paths[path]?.[method.toLowerCase()]?.responses;
+        assert.ok(responses, `${method} ${path} is not in the document`);
+        const declared = responses[String(res.statusCode)];
+        assert.ok(declared, `${method} ${path} → ${res.statusCode} is not declared`);
+        if (res.statusCode === 204) return assert.equal(res.body, '');
+        const pointer = ['paths', path, method.toLowerCase(), 'responses', String(res.statusCode), 'content', 'application/json', 'schema'].map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+        const validate = ajv.getSchema(`openapi#/${pointer}`)!;
+        assert.ok(validate(res.json()), `${method} ${path} → ${res.statusCode}: ${ajv.errorsText(validate.errors)}\n${res.body}`);
+      };
+      const acct = await t.newAccount();
+      const created = await as(acct, 'POST', '/v1/webhooks', { url: 'https://hooks.example.com/oa', events: ['shipment.created'], secret: 'oa-secret' });
+      check('POST', '/v1/webhooks', created);
+      const id = created.json().id;
+      check('POST', '/v1/webhooks', await as(acct, 'POST', '/v1/webhooks', { url: 'nope', events: [] }));
+      check('GET', '/v1/webhooks', await as(acct, 'GET', '/v1/webhooks'));
+      check('GET', '/v1/webhooks/{id}', await as(acct, 'GET', `/v1/webhooks/${id}`));
+      check('GET', '/v1/webhooks/{id}', await as(acct, 'GET', '/v1/webhooks/01890a5d-ac96-774b-bcce-b302099a8057'));
+      check('PATCH', '/v1/webhooks/{id}', await as(acct, 'PATCH', `/v1/webhooks/${id}`, { secret: null }));
+      await createShipment(t, {}, acct.apiKey);
+      while ((await fanOut(t.ctx)).events > 0);
+      const [delivery] = (await as(acct, 'GET', `/v1/webhooks/${id}/deliveries`)).json();
+      await t.ctx.db
+        .insertInto('webhook_attempts')
+        .values([
+          { id: '01890a5d-ac96-774b-bcce-b302099a8001', delivery_id: delivery.id, at: new Date().toISOString(), response_status: null, duration_ms: 12, error: 'connection refused' },
+          { id: '01890a5d-ac96-774b-bcce-b302099a8002', delivery_id: delivery.id, at: new Date().toISOString(), response_status: 200, duration_ms: 3, error: null },
+        ])
+        .execute();
+      const deliveries = await as(acct, 'GET', `/v1/webhooks/${id}/deliveries`);
+      assert.equal(deliveries.json()[0].attempts.length, 2);
+      check('GET', '/v1/webhooks/{id}/deliveries', deliveries);
+      check('POST', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', await as(acct, 'POST', `/v1/webhooks/${id}/deliveries/${delivery.id}/redeliver`));
+      await as(acct, 'PATCH', `/v1/webhooks/${id}`, { active: false });
+      const paused = await as(acct, 'GET', `/v1/webhooks/${id}/deliveries`);
+      assert.equal(paused.json()[0].nextAttemptAt, null);
+      check('GET', '/v1/webhooks/{id}/deliveries', paused);
+      check('POST', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', await as(acct, 'POST', `/v1/webhooks/${id}/deliveries/${delivery.id}/redeliver`));
+      check('DELETE', '/v1/webhooks/{id}', await as(acct, 'DELETE', `/v1/webhooks/${id}`));
+      check('DELETE', '/v1/webhooks/{id}', await as(acct, 'DELETE', `/v1/webhooks/${id}`));
     });
   });
 });
