@@ -35,6 +35,7 @@ export function bodyOf(e: store.EventRow): string {
 
 /** Creates one pending delivery per active subscriber of each undispatched event, in one transaction. */
 export async function fanOut(ctx: AppContext): Promise<{ events: number; deliveries: number }> {
+  if (!(await store.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0 };
   return ctx.db.transaction().execute(async (tx) => {
     const events = await store.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
     if (events.length === 0) return { events: 0, deliveries: 0 };

@@ -83,6 +83,11 @@ export interface EventRow {
   created_at: string;
 }
 
+/** Whether any event waits for its fan-out: a cheap look before opening a write transaction. */
+export async function anyUndispatched(db: Db): Promise<boolean> {
+  return (await db.selectFrom('domain_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+}
+
 /** Undispatched domain events, oldest first; on PostgreSQL locked so no other worker takes them. */
 export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): Promise<EventRow[]> {
   let q = tx.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('dispatched_at', 'is', null).orderBy('id').limit(limit);
