@@ -45,14 +45,33 @@ function b64url(value: object): string {
 }
 
 /**
- * Signs synchronously with node:crypto (RFC 7515 compact serialisation, ES256 with the raw r||s
- * signature): creation signs inside the transaction that holds the serial, and WebCrypto's trip to
- * the thread pool would keep SQLite's one connection busy meanwhile. Verification uses jose.
+ * An ECDSA P-256 signature in DER (SEQUENCE { INTEGER r, INTEGER s }) as JWS wants it (RFC 7518
+ * §3.4): r and s as 32 big-endian bytes each. node:crypto's own `dsaEncoding: 'ieee-p1363'` costs
+ * twice the signature itself. A P-256 DER signature is at most 72 bytes: every length is one byte.
+ */
+export function derToJose(der: Buffer): Buffer {
+  const out = Buffer.alloc(64);
+  let offset = 2;
+  for (let half = 0; half < 2; half++) {
+    const length = der[offset + 1]!;
+    let integer = der.subarray(offset + 2, offset + 2 + length);
+    offset += 2 + length;
+    // DER adds a zero byte when the top bit is set and drops leading zeros: undo the one, pad the other.
+    while (integer.length > 32 && integer[0] === 0) integer = integer.subarray(1);
+    integer.copy(out, half * 32 + 32 - integer.length);
+  }
+  return out;
+}
+
+/**
+ * Signs synchronously with node:crypto (RFC 7515 compact serialisation, ES256): creation signs
+ * inside the transaction that holds the serial, and WebCrypto's trip to the thread pool would keep
+ * SQLite's one connection busy meanwhile. Verification uses jose.
  */
 export function signIndicium(signer: IndiciumSigner, claims: Indicium): string {
   const { jti, sn, sub, car, org, dst, iat } = claims;
   const input = `${b64url({ alg: SIGNING_ALG, kid: signer.kid, typ: INDICIUM_TYP })}.${b64url({ jti, sn, sub, car, org, dst, iat })}`;
-  const signature = sign('sha256', Buffer.from(input), { key: signer.key, dsaEncoding: 'ieee-p1363' });
+  const signature = derToJose(sign('sha256', Buffer.from(input), signer.key));
   return `${input}.${signature.toString('base64url')}`;
 }
 
