@@ -4,7 +4,8 @@ import { layoutLabel } from './layout.ts';
 import type { LabelData } from './label.ts';
 import type { Drawing } from './model.ts';
 import { drawingToPdf } from './pdf.ts';
-import { encodePng1, rasterize } from './raster.ts';
+import { drawingToPostScript } from './postscript.ts';
+import { encodeBmp, encodePcx, encodePng1, encodeWithSharp, rasterize } from './raster.ts';
 import { drawingToSvg } from './svg.ts';
 import { drawingToZpl } from './zpl.ts';
 
@@ -17,15 +18,15 @@ export { routingCodeFor, groupTrackingNumber } from './content.ts';
 export const LABEL_FORMATS = ['PDF', 'PNG', 'ZPL', 'JPEG', 'TIFF', 'SVG', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'] as const;
 export type LabelFormat = (typeof LABEL_FORMATS)[number];
 
-/** The formats that have a backend today. */
-export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG'];
+/** The formats that have a backend today (EMF has none yet). */
+export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG', 'JPEG', 'TIFF', 'GIF', 'WEBP', 'BMP', 'PCX', 'PS', 'EPS'];
 
 const MEDIA_TYPES: Record<LabelFormat, { mediaType: string; extension: string }> = {
   PDF: { mediaType: 'application/pdf', extension: 'pdf' },
   PNG: { mediaType: 'image/png', extension: 'png' },
   ZPL: { mediaType: 'application/zpl', extension: 'zpl' },
   JPEG: { mediaType: 'image/jpeg', extension: 'jpg' },
-  TIFF: { mediaType: 'image/tiff', extension: 'tif' },
+  TIFF: { mediaType: 'image/tiff', extension: 'tiff' },
   SVG: { mediaType: 'image/svg+xml', extension: 'svg' },
   EPS: { mediaType: 'application/postscript', extension: 'eps' },
   BMP: { mediaType: 'image/bmp', extension: 'bmp' },
@@ -69,6 +70,10 @@ export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts:
     case 'SVG': body = Buffer.from(drawingToSvg(drawing), 'utf8'); break;
     case 'PNG': body = encodePng1(rasterize(drawing, dpi)); break;
     case 'ZPL': body = Buffer.from(drawingToZpl(drawing, { dpi }), 'utf8'); break;
+    case 'JPEG': case 'TIFF': case 'GIF': case 'WEBP': body = await encodeWithSharp(rasterize(drawing, dpi), format); break;
+    case 'BMP': body = encodeBmp(rasterize(drawing, dpi)); break;
+    case 'PCX': body = encodePcx(rasterize(drawing, dpi)); break;
+    case 'PS': case 'EPS': body = Buffer.from(drawingToPostScript(drawing, format), 'latin1'); break;
     default: throw new UnsupportedFormatError(format);
   }
   return { body, mediaType, extension };

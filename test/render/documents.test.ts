@@ -29,19 +29,27 @@ describe('formats', () => {
     for (const f of LABEL_FORMATS) assert.equal(mediaTypeOf(f), expected[f], f);
   });
 
-  it('PDF, PNG, ZPL and SVG have backends; each document says what it is', async () => {
+  it('PDF, PNG, ZPL and SVG (and more) have backends; each document is what it says', async () => {
     for (const f of ['PDF', 'PNG', 'ZPL', 'SVG'] as const) assert.ok(SUPPORTED_FORMATS.includes(f));
     const magic: Record<string, (b: Buffer) => boolean> = {
       PDF: (b) => b.subarray(0, 5).toString() === '%PDF-',
       PNG: (b) => b.subarray(1, 4).toString() === 'PNG',
       ZPL: (b) => b.subarray(0, 3).toString() === '^XA',
       SVG: (b) => b.toString('utf8', 0, 200).includes('<svg'),
+      JPEG: (b) => b[0] === 0xff && b[1] === 0xd8,
+      TIFF: (b) => b.toString('latin1', 0, 2) === 'II' || b.toString('latin1', 0, 2) === 'MM',
+      GIF: (b) => b.toString('latin1', 0, 4) === 'GIF8',
+      WEBP: (b) => b.toString('latin1', 8, 12) === 'WEBP',
+      BMP: (b) => b.toString('latin1', 0, 2) === 'BM',
+      PCX: (b) => b[0] === 0x0a,
+      PS: (b) => b.toString('latin1', 0, 4) === '%!PS',
+      EPS: (b) => b.toString('latin1', 0, 4) === '%!PS',
     };
     for (const f of SUPPORTED_FORMATS) {
       const doc = await renderLabel(UPS_LABEL, f);
       assert.equal(doc.mediaType, mediaTypeOf(f));
-      assert.ok(doc.extension.length >= 3);
-      if (magic[f]) assert.ok(magic[f]!(doc.body), `${f} body`);
+      assert.match(doc.extension, /^[a-z]{2,4}$/);
+      assert.ok(magic[f]?.(doc.body), `${f} body`);
     }
   });
 
