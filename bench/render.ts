@@ -2,15 +2,19 @@
 // of many runs, beside baselines measured in the same run: pdfkit used as documented (DejaVu Sans
 // registered from its TTF for each document, which re-parses and re-subsets the font), resvg's own
 // full-colour PNG of the same SVG, and optionally Chromium printing the same label as HTML to PDF
-// (BENCH_CHROMIUM=1). Targets: PDF ≤ 5 ms, SVG ≤ 2 ms, PNG ≤ 15 ms, ZPL ≤ 1 ms.
+// (BENCH_CHROMIUM=1), and bwip-js drawing only the barcodes as SVG. Targets: PDF ≤ 5 ms,
+// SVG ≤ 2 ms, PNG ≤ 15 ms, ZPL ≤ 1 ms.
 import { readFileSync } from 'node:fs';
 import PDFDocument from 'pdfkit';
 import { Resvg } from '@resvg/resvg-js';
+import bwipjs from 'bwip-js';
 import { FONT_FILES } from '../src/render/fonts.ts';
 import { barcodeShapes } from '../src/render/geometry.ts';
-import { SUPPORTED_FORMATS, layoutLabel, renderDrawing } from '../src/render/index.ts';
+import { SUPPORTED_FORMATS, layoutLabel, renderDrawing, renderLabel } from '../src/render/index.ts';
 import type { Drawing, LabelData } from '../src/render/index.ts';
 import { drawingToSvg } from '../src/render/svg.ts';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { atMostMs, fmtMs, progress, table, targetTable } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RENDER_RUNS ?? 300);
@@ -39,31 +43,65 @@ interface Timing {
   bytes?: number;
 }
 
-async function measure(name: string, fn: () => unknown, runs = RUNS): Promise<Timing> {
-  progress(`${name}: ${runs} runs`);
-  let bytes: number | undefined;
-  for (let i = 0; i < Math.max(10, runs / 10); i++) {
-    const out = await fn();
-    if (out && typeof out === 'object' && 'body' in out) bytes = (out as { body: Buffer }).body.length;
-    else if (Buffer.isBuffer(out)) bytes = out.length;
+interface Scenario {
+  name: string;
+  fn: () => unknown;
+  /** Take a sample only every `every` rounds (slow scenarios). */
+  every?: number;
+}
+
+/** A full garbage collection between rounds, when V8 lets us have one. */
+const collectGarbage: () => void = (() => {
+  try {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  } catch {
+    return () => {};
   }
-  const times = new Float64Array(runs);
-  const cpu0 = process.cpuUsage();
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn();
-    times[i] = performance.now() - t;
+})();
+
+/**
+ * Runs the scenarios interleaved, one call each per round, so that background load and CPU
+ * frequency changes hit all of them alike and none inherits another's garbage; warm-up rounds
+ * first (JIT, caches), then `rounds` measured rounds.
+ */
+async function measureAll(scenarios: Scenario[], rounds: number): Promise<Timing[]> {
+  progress(`${scenarios.map((s) => s.name).join(', ')}: ${rounds} interleaved rounds`);
+  const samples = scenarios.map(() => [] as number[]);
+  const cpu = scenarios.map(() => 0);
+  const bytes: (number | undefined)[] = scenarios.map(() => undefined);
+  const warmup = Math.max(5, Math.round(rounds / 10));
+  for (let round = -warmup; round < rounds; round++) {
+    for (let k = 0; k < scenarios.length; k++) {
+      const s = scenarios[k]!;
+      if (round >= 0 && round % (s.every ?? 1) !== 0) continue;
+      const c0 = process.cpuUsage();
+      const t = performance.now();
+      const out = await s.fn();
+      const elapsed = performance.now() - t;
+      const c = process.cpuUsage(c0);
+      if (round < 0) {
+        if (out && typeof out === 'object' && 'body' in out) bytes[k] = (out as { body: Buffer }).body.length;
+        else if (Buffer.isBuffer(out)) bytes[k] = out.length;
+        continue;
+      }
+      samples[k]!.push(elapsed);
+      cpu[k]! += (c.user + c.system) / 1000;
+    }
+    if (round % 10 === 0) collectGarbage();
   }
-  const cpu = process.cpuUsage(cpu0);
-  times.sort();
-  return {
-    name,
-    median: times[runs >> 1]!,
-    p90: times[Math.floor(runs * 0.9)]!,
-    min: times[0]!,
-    cpu: (cpu.user + cpu.system) / runs / 1000,
-    ...(bytes === undefined ? {} : { bytes }),
-  };
+  return scenarios.map((s, k) => {
+    const times = Float64Array.from(samples[k]!).sort();
+    const n = times.length;
+    return {
+      name: s.name,
+      median: times[n >> 1]!,
+      p90: times[Math.floor(n * 0.9)]!,
+      min: times[0]!,
+      cpu: cpu[k]! / n,
+      ...(bytes[k] === undefined ? {} : { bytes: bytes[k] }),
+    };
+  });
 }
 
 /** pdfkit as its documentation shows it: fonts registered from the TTF file for every document. */
@@ -105,23 +143,26 @@ function labelHtml(drawing: Drawing): string {
   return `<!doctype html><html><head><style>@page{size:${drawing.widthPt}pt ${drawing.heightPt}pt;margin:0}body{margin:0}</style></head><body>${svg}</body></html>`;
 }
 
-async function chromiumBaseline(drawing: Drawing): Promise<Timing | undefined> {
+/** Chromium printing the same label as HTML to PDF (BENCH_CHROMIUM=1); `close` ends the browser. */
+async function chromiumBaseline(drawing: Drawing): Promise<{ scenario: Scenario; close: () => Promise<void> } | undefined> {
   if (process.env.BENCH_CHROMIUM !== '1') return undefined;
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
   });
-  try {
-    const page = await browser.newPage();
-    const html = labelHtml(drawing);
-    return await measure('baseline: Chromium page.pdf() of the same label as HTML', async () => {
-      await page.setContent(html);
-      return page.pdf({ width: `${drawing.widthPt / 72}in`, height: `${drawing.heightPt / 72}in`, printBackground: true });
-    }, Math.min(RUNS, 50));
-  } finally {
-    await browser.close();
-  }
+  const page = await browser.newPage();
+  const html = labelHtml(drawing);
+  return {
+    scenario: {
+      name: 'baseline: Chromium page.pdf() of the same label as HTML',
+      fn: async () => {
+        await page.setContent(html);
+        return page.pdf({ width: `${drawing.widthPt / 72}in`, height: `${drawing.heightPt / 72}in`, printBackground: true });
+      },
+    },
+    close: () => browser.close(),
+  };
 }
 
 export async function run(): Promise<string> {
@@ -130,25 +171,33 @@ export async function run(): Promise<string> {
   const bold = readFileSync(FONT_FILES.bold);
   const rasterSvg = drawingToSvg(drawing, { rasterDpi: 203 });
 
-  const rows: Timing[] = [];
-  const byFormat = new Map<string, Timing>();
   let n = 0;
-  rows.push(await measure('layoutLabel (same label)', () => layoutLabel(LABEL)));
-  rows.push(await measure('layoutLabel (new recipient every run)', () => layoutLabel({ ...LABEL, to: { ...LABEL.to, name: `Recipient ${n++}`, street1: `${n} Fifth Avenue` } }), Math.min(RUNS, 200)));
-  for (const format of SUPPORTED_FORMATS) {
-    const t = await measure(`renderDrawing ${format}`, () => renderDrawing(drawing, format), format === 'PNG' ? Math.min(RUNS, 150) : RUNS);
-    rows.push(t);
-    byFormat.set(format, t);
-  }
-  rows.push(await measure('renderDrawing PNG 300 dpi', () => renderDrawing(drawing, 'PNG', { dpi: 300 }), Math.min(RUNS, 100)));
-  rows.push(await measure('renderDrawing ZPL 300 dpi', () => renderDrawing(drawing, 'ZPL', { dpi: 300 })));
-  rows.push(await measure('renderLabel PDF (layout + render)', () => import('../src/render/index.ts').then((m) => m.renderLabel(LABEL, 'PDF'))));
+  const raster = new Set(['JPEG', 'TIFF', 'GIF', 'WEBP']);
+  const scenarios: Scenario[] = [
+    { name: 'layoutLabel (same label)', fn: () => layoutLabel(LABEL) },
+    { name: 'layoutLabel (new recipient every run)', fn: () => layoutLabel({ ...LABEL, to: { ...LABEL.to, name: `Recipient ${n++}`, street1: `${n} Fifth Avenue` } }) },
+    ...SUPPORTED_FORMATS.map((format) => ({ name: `renderDrawing ${format}`, fn: () => renderDrawing(drawing, format), every: raster.has(format) ? 3 : 1 })),
+    { name: 'renderDrawing PNG 300 dpi', fn: () => renderDrawing(drawing, 'PNG', { dpi: 300 }) },
+    { name: 'renderDrawing ZPL 300 dpi', fn: () => renderDrawing(drawing, 'ZPL', { dpi: 300 }) },
+    { name: 'renderLabel PDF (layout + render)', fn: () => renderLabel(LABEL, 'PDF') },
+  ];
+  const rows = await measureAll(scenarios, RUNS);
+  const byFormat = new Map(rows.flatMap((t) => (t.name.startsWith('renderDrawing ') ? [[t.name.slice('renderDrawing '.length), t] as const] : [])));
 
-  const pdfBase = await measure('baseline: pdfkit with fonts registered per document', () => pdfkitAsDocumented(drawing, regular, bold), Math.min(RUNS, 100));
-  const pngBase = await measure('baseline: resvg render + its own RGBA PNG (anti-aliased)', () => new Resvg(rasterSvg, { font: { loadSystemFonts: false }, background: '#fff' }).render().asPng(), Math.min(RUNS, 100));
-  const svgBase = await measure('baseline: JSON.stringify of the drawing', () => JSON.stringify(drawing));
+  // What bwip-js itself takes to draw only this label's barcodes as SVG: the floor for any label SVG.
+  const symbols = drawing.primitives.flatMap((p) => (p.kind === 'barcode' ? [p] : []));
   const chromium = await chromiumBaseline(drawing);
-  const baselines = [pdfBase, pngBase, svgBase, ...(chromium ? [chromium] : [])];
+  const baselines = await measureAll([
+    { name: 'baseline: pdfkit with fonts registered per document', fn: () => pdfkitAsDocumented(drawing, regular, bold) },
+    { name: 'baseline: resvg render + its own RGBA PNG (anti-aliased)', fn: () => new Resvg(rasterSvg, { font: { loadSystemFonts: false }, background: '#fff' }).render().asPng() },
+    {
+      name: 'baseline: bwip-js toSVG() of the label\'s barcodes alone',
+      fn: () => symbols.map((b) => bwipjs.toSVG({ bcid: b.symbology, text: b.data, ...(b.symbology === 'maxicode' ? { mode: b.data.includes('\x1d840\x1d') ? 2 : 3 } : {}) })).join(''),
+    },
+    ...(chromium ? [chromium.scenario] : []),
+  ], Math.min(RUNS, 60));
+  await chromium?.close();
+  const [pdfBase, pngBase, svgBase, chromiumTiming] = baselines as [Timing, Timing, Timing, Timing | undefined];
 
   const fmtRow = (t: Timing) => [t.name, fmtMs(t.median), fmtMs(t.p90), fmtMs(t.min), fmtMs(t.cpu), t.bytes === undefined ? '–' : `${(t.bytes / 1024).toFixed(1)} KiB`];
   const header = ['scenario', 'median', 'p90', 'min', 'CPU / run', 'output'];
@@ -162,7 +211,7 @@ export async function run(): Promise<string> {
   return [
     '## render',
     '',
-    `The UPS 4x6 label of \`bench/render.ts\` (German sender, Greek recipient name, MaxiCode, two Code 128), rendered in-process on one core; ${RUNS} runs per scenario after a warm-up (BENCH_RENDER_RUNS).`,
+    `The UPS 4x6 label of \`bench/render.ts\` (German sender, Greek recipient name, MaxiCode, two Code 128), rendered in-process on one core. Scenarios run interleaved, one call each per round, ${RUNS} rounds after a warm-up (BENCH_RENDER_RUNS; JPEG, TIFF, GIF, WEBP sampled every third round), with a full GC every ten rounds; baselines likewise, ${Math.min(RUNS, 60)} rounds. CPU / run counts this process only (Chromium's own processes are not in it).`,
     '',
     table(header, rows.map(fmtRow)),
     '',
@@ -171,9 +220,9 @@ export async function run(): Promise<string> {
     table(header, baselines.map(fmtRow)),
     '',
     `PDF ÷ pdfkit-as-documented: ${(pdf.median / pdfBase.median).toFixed(2)}; PNG ÷ resvg's own PNG: ${(byFormat.get('PNG')!.median / pngBase.median).toFixed(2)}` +
-      (chromium ? `; PDF ÷ Chromium page.pdf(): ${(pdf.median / chromium.median).toFixed(3)} (Chromium ${(chromium.median / pdf.median).toFixed(0)} × slower)` : '') + '.',
+      (chromiumTiming ? `; PDF ÷ Chromium page.pdf(): ${(pdf.median / chromiumTiming.median).toFixed(3)} (Chromium ${(chromiumTiming.median / pdf.median).toFixed(0)} × slower)` : '') + '.',
     '',
-    targetTable(checks, 'its baseline (PDF: pdfkit as documented, PNG: resvg PNG, SVG/ZPL: JSON.stringify)'),
+    targetTable(checks, 'its baseline (PDF: pdfkit as documented, PNG: resvg PNG, SVG and ZPL: bwip-js SVG of the barcodes)'),
     '',
   ].join('\n');
 }

@@ -10,9 +10,38 @@ import type { Drawing, TextPrimitive } from './model.ts';
 export interface Bitmap {
   width: number;
   height: number;
-  /** One byte per pixel: 1 = black, 0 = white. */
-  ink: Uint8Array;
+  /** Bytes per row of `bits`. */
+  rowBytes: number;
+  /**
+   * 1 bit per pixel, most significant bit first, 1 = white, 0 = black: what 1-bit PNG, BMP and PCX
+   * store, so encoders copy rows as they are (and a label is 124 KB, not 1 MB, at 203 dpi).
+   */
+  bits: Buffer;
   dpi: number;
+}
+
+/** Whether pixel (x, y) is black. */
+export function isInk(bm: Bitmap, x: number, y: number): boolean {
+  return ((bm.bits[y * bm.rowBytes + (x >> 3)]! >> (7 - (x & 7))) & 1) === 0;
+}
+
+/** Blackens pixels [from, to) of one row. */
+function inkSpan(bm: Bitmap, row: number, from: number, to: number): void {
+  if (to <= from) return;
+  const bits = bm.bits;
+  const base = row * bm.rowBytes;
+  let i = base + (from >> 3);
+  const last = base + ((to - 1) >> 3);
+  const head = 0xff >> (from & 7);
+  const tail = (0xff << (7 - ((to - 1) & 7))) & 0xff;
+  if (i === last) {
+    bits[i] = bits[i]! & ~(head & tail);
+    return;
+  }
+  bits[i] = bits[i]! & ~head;
+  i++;
+  if (last > i) bits.fill(0, i, last);
+  bits[last] = bits[last]! & ~tail;
 }
 
 /** Closed polygons in pixel coordinates, filled with the non-zero winding rule. */
@@ -41,7 +70,7 @@ function fillContours(bm: Bitmap, contours: Contours): void {
     }
   }
   if (!edges.length) return;
-  const { width, height, ink } = bm;
+  const { width, height } = bm;
   const rowStart = Math.max(0, Math.ceil(minY - 0.5));
   const rowEnd = Math.min(height - 1, Math.floor(maxY - 0.5));
   const xs: number[] = [];
@@ -65,13 +94,10 @@ function fillContours(bm: Bitmap, contours: Contours): void {
       ws[k] = w;
     }
     let winding = 0;
-    const base = row * width;
     for (let k = 0; k < count - 1; k++) {
       winding += ws[k]!;
       if (winding === 0) continue;
-      const from = Math.max(0, Math.ceil(xs[k]! - 0.5));
-      const to = Math.min(width, Math.ceil(xs[k + 1]! - 0.5));
-      if (to > from) ink.fill(1, base + from, base + to);
+      inkSpan(bm, row, Math.max(0, Math.ceil(xs[k]! - 0.5)), Math.min(width, Math.ceil(xs[k + 1]! - 0.5)));
     }
   }
 }
@@ -83,7 +109,7 @@ function fillRect(bm: Bitmap, x: number, y: number, w: number, h: number): void 
   const y0 = Math.max(0, Math.ceil(y - 0.5));
   const y1 = Math.min(bm.height, Math.ceil(y + h - 0.5));
   if (x1 <= x0) return;
-  for (let row = y0; row < y1; row++) bm.ink.fill(1, row * bm.width + x0, row * bm.width + x1);
+  for (let row = y0; row < y1; row++) inkSpan(bm, row, x0, x1);
 }
 
 /** A stroke at least one pixel wide, so hairlines never vanish. */
@@ -105,7 +131,7 @@ function fillRing(bm: Bitmap, cx: number, cy: number, inner: number, outer: numb
     for (let col = x0; col <= x1; col++) {
       const dx = col + 0.5 - cx;
       const d = dx * dx + dy * dy;
-      if (d <= r2o && d >= r2i) bm.ink[row * bm.width + col] = 1;
+      if (d <= r2o && d >= r2i) inkSpan(bm, row, col, col + 1);
     }
   }
 }
@@ -191,7 +217,8 @@ export function drawBitmap(drawing: Drawing, dpi: number): Bitmap {
   const scale = dpi / 72;
   const width = Math.round(drawing.widthPt * scale);
   const height = Math.round(drawing.heightPt * scale);
-  const bm: Bitmap = { width, height, ink: new Uint8Array(width * height), dpi };
+  const rowBytes = (width + 7) >> 3;
+  const bm: Bitmap = { width, height, rowBytes, bits: Buffer.alloc(rowBytes * height, 0xff), dpi };
   for (const p of drawing.primitives) {
     switch (p.kind) {
       case 'text':

@@ -13,28 +13,15 @@ export function rasterize(drawing: Drawing, dpi: number): Bitmap {
 }
 
 /**
- * 1-bit rows, most significant bit first, 1 = white (PNG greyscale, TIFF WhiteIsZero = 0); each
- * row is preceded by `lead` zero bytes (PNG's filter-type byte).
+ * 1-bit rows, most significant bit first, 1 = white (PNG greyscale, BMP and PCX with a black-white
+ * palette); each row is preceded by `lead` zero bytes (PNG's filter-type byte).
  */
 export function packBits(img: Bitmap, lead = 0): { rowBytes: number; data: Buffer } {
-  const { width, height, ink } = img;
-  const rowBytes = (width + 7) >> 3;
+  const { rowBytes, height, bits } = img;
+  if (!lead) return { rowBytes, data: Buffer.from(bits) };
   const stride = rowBytes + lead;
   const data = Buffer.alloc(stride * height);
-  const whole = width >> 3;
-  for (let y = 0; y < height; y++) {
-    let src = y * width;
-    let dst = y * stride + lead;
-    for (let i = 0; i < whole; i++, src += 8) {
-      data[dst++] = ~((ink[src]! << 7) | (ink[src + 1]! << 6) | (ink[src + 2]! << 5) | (ink[src + 3]! << 4)
-        | (ink[src + 4]! << 3) | (ink[src + 5]! << 2) | (ink[src + 6]! << 1) | ink[src + 7]!) & 0xff;
-    }
-    if (width & 7) {
-      let byte = 0xff;
-      for (let b = 0; b < (width & 7); b++, src++) if (ink[src]) byte ^= 0x80 >> b;
-      data[dst] = byte;
-    }
-  }
+  for (let y = 0; y < height; y++) bits.copy(data, y * stride + lead, y * rowBytes, (y + 1) * rowBytes);
   return { rowBytes, data };
 }
 
@@ -72,8 +59,11 @@ export function encodePng1(img: Bitmap): Buffer {
 
 /** Grey pixels (0 black, 255 white), one byte each, for encoders that take 8-bit input. */
 function greyPixels(img: Bitmap): Buffer {
-  const out = Buffer.alloc(img.ink.length, 255);
-  for (let i = 0; i < img.ink.length; i++) if (img.ink[i]) out[i] = 0;
+  const out = Buffer.alloc(img.width * img.height);
+  for (let y = 0, i = 0; y < img.height; y++) {
+    const row = y * img.rowBytes;
+    for (let x = 0; x < img.width; x++, i++) out[i] = (img.bits[row + (x >> 3)]! >> (7 - (x & 7))) & 1 ? 255 : 0;
+  }
   return out;
 }
 

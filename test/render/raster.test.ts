@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Resvg } from '@resvg/resvg-js';
 import { layoutLabel, renderLabel } from '../../src/render/index.ts';
+import { isInk } from '../../src/render/bitmap.ts';
 import { rasterize } from '../../src/render/raster.ts';
 import { drawingToSvg } from '../../src/render/svg.ts';
 import { ALL_CARRIERS, NASTY_LABEL } from './fixtures.ts';
@@ -19,10 +20,12 @@ describe('1-bit rasteriser', () => {
         const px = ref.pixels;
         let ink = 0;
         let differ = 0;
-        for (let i = 0; i < ours.ink.length; i++) {
-          const dark = px[i * 4 + 1]! < 128 ? 1 : 0;
-          ink += dark;
-          if (dark !== ours.ink[i]) differ++;
+        for (let y = 0, i = 0; y < ours.height; y++) {
+          for (let x = 0; x < ours.width; x++, i++) {
+            const dark = px[i * 4 + 1]! < 128;
+            if (dark) ink++;
+            if (dark !== isInk(ours, x, y)) differ++;
+          }
         }
         assert.ok(ink > 50_000, `${ink} dark pixels`);
         assert.ok(differ / ink <= 0.015, `${differ} of ${ink} pixels differ`);

@@ -94,9 +94,10 @@ describe('non-Latin text', () => {
     const name = drawing.primitives.find((p) => p.kind === 'text' && p.text === 'Анна Каренина');
     assert.ok(name && name.kind === 'text');
     const { rasterize } = await import('../../src/render/raster.ts');
+    const { isInk } = await import('../../src/render/bitmap.ts');
     const img = rasterize({ ...drawing, primitives: [name] }, 203);
     let dark = 0;
-    for (const v of img.ink) dark += v;
+    for (let y = 0; y < img.height; y++) for (let x = 0; x < img.width; x++) if (isInk(img, x, y)) dark++;
     assert.ok(dark > 300, `${dark} dark pixels`);
   });
 });
