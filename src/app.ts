@@ -1,5 +1,5 @@
 // Assembles the Fastify app: the one place that knows every capability.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
@@ -43,7 +43,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     frameworkErrors,
     // One access-log line per request, written when it completes (below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
@@ -53,6 +53,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+
+  // A PUT or POST with `Content-Type: application/json` and no body (common from HTTP clients on
+  // routes that take none, like invalidate) is an absent body, not malformed JSON.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    defaultJson(request, body as string, done);
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
