@@ -28,6 +28,22 @@ async function main(): Promise<void> {
   let worker: Worker | null = null;
   if (config.role !== 'api') worker = startWorker(ctx);
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
+  // Installed before listening, so a signal that arrives while starting still stops cleanly.
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    await app?.close();
+    await worker?.stop();
+    await ctx.storage.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   if (app) {
     await app.listen({ host: config.host, port: config.port });
     const say = (s: string) => process.stdout.write(`${s}\n`);
@@ -48,22 +64,6 @@ async function main(): Promise<void> {
   } else {
     log.info('worker started');
   }
-
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), 20_000);
-    force.unref();
-    await app?.close();
-    await worker?.stop();
-    await ctx.storage.close();
-    log.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((err) => {

@@ -1,5 +1,4 @@
 import { Kysely, sql, type Transaction } from 'kysely';
-import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { readdir } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
@@ -46,42 +45,46 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
 
 const migrationsDir = new URL('./migrations/', import.meta.url);
 
-class FolderMigrations implements MigrationProvider {
-  async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_[a-z0-9_]+\.ts$/.test(f)).sort();
-    const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      migrations[file.replace(/\.ts$/, '')] = (await import(new URL(file, migrationsDir).href)) as Migration;
-    }
-    return migrations;
-  }
+interface Migration {
+  up(db: Kysely<any>): Promise<void>;
+}
+
+async function folderMigrations(): Promise<[string, Migration][]> {
+  const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_[a-z0-9_]+\.ts$/.test(f)).sort();
+  const out: [string, Migration][] = [];
+  for (const file of files) out.push([file.replace(/\.ts$/, ''), (await import(new URL(file, migrationsDir).href)) as Migration]);
+  return out;
 }
 
 // Any constant works; it only has to be the same in every process of this service.
 const MIGRATION_LOCK_KEY = 727_001;
 
-/** Brings the schema up to date. Safe when several processes start at once on one PostgreSQL. */
+/**
+ * Brings the schema up to date: the pending files of migrations/, in order, in one transaction that
+ * holds a lock, so several processes starting at once on one database run each migration once.
+ * (Kysely's Migrator is not used: it looks for its bookkeeping tables in every schema of the
+ * database, which both mistakes another schema's tables for ours and trips over schemas being dropped.)
+ */
 export async function migrate(storage: Storage): Promise<void> {
-  const run = async (db: Db, migrationTableSchema?: string) => {
-    const migrator = new Migrator({ db, provider: new FolderMigrations(), migrationTableSchema });
-    const { error, results } = await migrator.migrateToLatest();
-    if (error) {
-      const failed = results?.find((r) => r.status === 'Error');
-      throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`, { cause: error });
-    }
-  };
-  if (storage.dialect === 'sqlite') return run(storage.db);
-  // Kysely's own lock needs its lock table to exist first; creating that table races between two
-  // fresh processes, so a session advisory lock serialises the whole migration instead.
   await storage.db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
+    // SQLite: take the write lock up front, so a second process waits (busy_timeout) instead of failing.
+    await sql.raw(storage.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
+    let current = '';
     try {
-      // Named explicitly: without a schema Kysely takes its tables in any other schema of the
-      // database (another app, another test) for its own, and then fails to find them.
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(conn);
-      await run(conn, rows[0]!.schema);
-    } finally {
-      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(conn);
+      if (storage.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
+      await sql`create table if not exists kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(conn);
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(conn);
+      const done = new Set(rows.map((r) => r.name));
+      for (const [name, migration] of await folderMigrations()) {
+        if (done.has(name)) continue;
+        current = name;
+        await migration.up(conn);
+        await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(conn);
+      }
+      await sql`commit`.execute(conn);
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw new Error(`migration ${current} failed: ${(err as Error).message}`, { cause: err });
     }
   });
 }

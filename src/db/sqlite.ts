@@ -42,6 +42,9 @@ class NodeSqlite implements SqliteDatabase {
     this.#db = db;
   }
   prepare(sql: string): SqliteStatement {
+    // A deferred transaction that reads and then writes fails at once with "database is locked" when
+    // another process wrote in between; taking the write lock up front waits out busy_timeout instead.
+    if (sql === 'begin') sql = 'begin immediate';
     let stmt = this.#cache.get(sql);
     if (!stmt) {
       stmt = new Statement(this.#db.prepare(sql));
@@ -62,8 +65,8 @@ export function sqliteDialect(url: string): SqliteDialect {
   const memory = path === ':memory:' || path === '';
   if (!memory) mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(memory ? ':memory:' : path);
-  if (!memory) db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA busy_timeout = 5000');
+  if (!memory) db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA synchronous = NORMAL');
   return new SqliteDialect({ database: new NodeSqlite(db) });

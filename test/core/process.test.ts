@@ -1,0 +1,88 @@
+// Issue 2: `npm start` on an empty data directory serves and prints a working curl line; SIGTERM lets
+// in-flight requests finish before the process exits 0.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { randomToken } from '../../src/auth/secrets.ts';
+import { sampleShipment } from '../helpers.ts';
+import { freePort, spawnChild } from './support.ts';
+
+const exec = promisify(execFile);
+
+describe('npm start on an empty data directory', () => {
+  it('creates the database, prints a key once with a curl line that works, and prints no key on the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+    const port = await freePort();
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'data', 'shipping.db')}`, PORT: String(port), APP_ENV: '', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: '', SANDBOX_TRACKING: '0', LOG_LEVEL: 'warn' };
+    // Its own process group, so the signal reaches npm and the node process it started.
+    const npm = spawnChild('npm', ['start'], env, { detached: true });
+    try {
+      const [, key] = await npm.waitFor(/It is shown this once; keep it:\n\s+(sk_test_[A-Za-z0-9]+)\n/);
+      const [curlLine] = await npm.waitFor(/curl -s -H 'X-API-Key: sk_test_[A-Za-z0-9]+' http:\/\/localhost:\d+\/v1\/shipments/);
+      assert.ok(curlLine.includes(key!));
+      assert.match(npm.stdout(), new RegExp(`is serving http://localhost:${port}/v1`));
+      const { stdout } = await exec('sh', ['-c', curlLine]);
+      assert.deepEqual(JSON.parse(stdout), []);
+      const created = await fetch(`http://127.0.0.1:${port}/v1/shipments`, { method: 'POST', headers: { 'x-api-key': key!, 'content-type': 'application/json' }, body: JSON.stringify(sampleShipment) });
+      assert.equal(created.status, 201);
+    } finally {
+      process.kill(-npm.process.pid!, 'SIGTERM');
+      await npm.exited;
+    }
+    try {
+      const again = spawnChild(process.execPath, ['src/main.ts'], env);
+      await again.waitFor(/is serving/);
+      await again.waitFor(/Try it: curl .*<your key>/);
+      assert.doesNotMatch(again.stdout(), /sk_test_/);
+      again.process.kill('SIGTERM');
+      assert.deepEqual(await again.exited, { code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('SIGTERM: a request in flight completes with 201, then the process exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shutdown-'));
+    const port = await freePort();
+    const key = `sk_test_${randomToken(32)}`;
+    const server = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, PORT: String(port), HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', LOG_LEVEL: 'info' });
+    try {
+      await server.waitFor(/is serving/);
+      const body = Buffer.from(JSON.stringify(sampleShipment));
+      // `Expect: 100-continue`: the server's "100 Continue" proves it has the request; the body is sent
+      // only after the signal, so the request is certainly in flight while the process shuts down.
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/shipments', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': body.length, expect: '100-continue' } }, (r) => {
+          let text = '';
+          r.on('data', (d) => (text += d));
+          r.on('end', () => resolve({ status: r.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        req.on('continue', () => {
+          server.process.kill('SIGTERM');
+          server
+            .waitFor(/shutting down: finishing in-flight requests/)
+            .then(() => req.end(body))
+            .catch(reject);
+        });
+        req.flushHeaders();
+      });
+      assert.equal(res.status, 201, res.body);
+      assert.equal(JSON.parse(res.body).carrier, 'UPS');
+      assert.deepEqual(await server.exited, { code: 0, signal: null });
+      assert.match(server.stdout(), /"msg":"stopped"/);
+      // The listener is gone.
+      assert.equal(await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status, () => 'refused'), 'refused');
+    } finally {
+      if (server.process.exitCode === null) server.process.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
