@@ -17,15 +17,42 @@ function oneJsonObject(stdout: string): Record<string, any> {
   return value;
 }
 
+type Run = Awaited<ReturnType<typeof runAdmin>>;
+
 forEachDatabase((database) => {
   let t: TestApp;
   let dir: string | undefined;
-  let env: Record<string, string>;
+  let revokedKey: string;
+  // The commands run as separate processes, all at once (each start costs about a second).
+  const runs: Record<string, Promise<Run>> = {};
+  const accountName = `acme-${Date.now()}`;
   before(async () => {
     // Another process must see the same data: SQLite goes to a file for these tests.
     if (database.name === 'sqlite') dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
     t = await startTestApp(dir ? { name: 'sqlite', url: `sqlite:${join(dir, 'shipping.db')}` } : database);
-    env = { DATABASE_URL: await sharedDatabaseUrl(t), APP_ENV: 'development' };
+    const env = { DATABASE_URL: await sharedDatabaseUrl(t), APP_ENV: 'development' };
+    const acct = await t.newAccount();
+    assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } })).statusCode, 200);
+    revokedKey = acct.apiKey;
+    const prefix = acct.apiKey.slice(0, 16);
+    runs.account = runAdmin(['account', 'create', accountName, '--json'], env);
+    runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--json'], env);
+    runs.client = runAdmin(['client', 'create', '--account', t.accountId, '--scopes', 'read:shipments write:shipments', '--json'], env);
+    runs.error = runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
+    // Through npm itself once (the command is the same on both databases); `-s` keeps npm's own banner
+    // off stdout, so the output is the command's JSON alone.
+    const revoke =
+      database.name === 'sqlite'
+        ? (async () => {
+            const npm = spawnChild('npm', ['run', '-s', 'admin', '--', 'key', 'revoke', prefix, '--json'], env);
+            const { code } = await npm.exited;
+            return { code, stdout: npm.stdout(), stderr: npm.stderr() };
+          })()
+        : runAdmin(['key', 'revoke', prefix, '--json'], env);
+    runs.revoke = revoke;
+    runs.list = revoke.then(() => runAdmin(['key', 'list', '--account', acct.accountId, '--json'], env));
+    // Settle everything here so a failure is reported by the test that owns it.
+    await Promise.allSettled(Object.values(runs));
   });
   after(async () => {
     await t.close();
@@ -33,17 +60,17 @@ forEachDatabase((database) => {
   });
 
   describe('npm run admin -- … --json', () => {
-    it('account create, key create and client create print one JSON object each; what they create works', async () => {
-      const name = `acme-${Date.now()}`;
-      const account = await runAdmin(['account', 'create', name, '--json'], env);
+    it('account create prints one JSON object {id}', async () => {
+      const account = await runs.account!;
       assert.equal(account.code, 0, account.stderr);
       const { id } = oneJsonObject(account.stdout);
       assert.match(id, /^[0-9a-f-]{36}$/);
+      const row = await t.ctx.db.selectFrom('accounts').select('name').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(row.name, accountName);
+    });
 
-      const [key, client] = await Promise.all([
-        runAdmin(['key', 'create', '--account', name, '--scopes', 'shipments:read', '--json'], env),
-        runAdmin(['client', 'create', '--account', id, '--scopes', 'read:shipments write:shipments', '--json'], env),
-      ]);
+    it('key create prints one JSON object {key}; the key works with exactly the scopes asked for', async () => {
+      const key = await runs.key!;
       assert.equal(key.code, 0, key.stderr);
       const created = oneJsonObject(key.stdout);
       assert.deepEqual(Object.keys(created), ['key']);
@@ -51,8 +78,11 @@ forEachDatabase((database) => {
       const read = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': created.key } });
       assert.equal(read.statusCode, 200);
       const write = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': created.key }, payload: {} });
-      assert.equal(write.statusCode, 403, 'the key holds only the scopes asked for');
+      assert.equal(write.statusCode, 403);
+    });
 
+    it('client create prints one JSON object {clientId, clientSecret}; the client gets tokens', async () => {
+      const client = await runs.client!;
       assert.equal(client.code, 0, client.stderr);
       const c = oneJsonObject(client.stdout);
       assert.deepEqual(Object.keys(c).sort(), ['clientId', 'clientSecret']);
@@ -61,30 +91,24 @@ forEachDatabase((database) => {
       assert.equal(token.json().scope, 'read:shipments write:shipments');
     });
 
-    it('key revoke through npm run admin: the key is 401 at once; key list shows it revoked, by prefix only', async () => {
-      const acct = await t.newAccount();
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } })).statusCode, 200);
-      const prefix = acct.apiKey.slice(0, 16);
-      // `-s` keeps npm's own banner off stdout, so the output is the command's JSON alone.
-      const npm = spawnChild('npm', ['run', '-s', 'admin', '--', 'key', 'revoke', prefix, '--json'], env);
-      const { code } = await npm.exited;
-      assert.equal(code, 0, npm.stderr());
-      assert.deepEqual(oneJsonObject(npm.stdout()), { revoked: prefix });
-      const res = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } });
+    it('key revoke: the key is 401 at once; key list shows it revoked, by prefix only', async () => {
+      const revoke = await runs.revoke!;
+      assert.equal(revoke.code, 0, revoke.stderr);
+      assert.deepEqual(oneJsonObject(revoke.stdout), { revoked: revokedKey.slice(0, 16) });
+      const res = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': revokedKey } });
       assert.equal(res.statusCode, 401);
       assert.equal(res.json().code, 'UNAUTHORIZED');
-
-      const list = await runAdmin(['key', 'list', '--account', acct.accountId, '--json'], env);
+      const list = await runs.list!;
       assert.equal(list.code, 0, list.stderr);
       const { keys } = oneJsonObject(list.stdout);
       assert.equal(keys.length, 1);
-      assert.equal(keys[0].prefix, prefix);
+      assert.equal(keys[0].prefix, revokedKey.slice(0, 16));
       assert.notEqual(keys[0].revokedAt, null);
-      assert.ok(!list.stdout.includes(acct.apiKey), 'the key itself is never shown again');
+      assert.ok(!list.stdout.includes(revokedKey), 'the key itself is never shown again');
     });
 
     it('an error with --json: one JSON object {error} on stdout and exit code 2', async () => {
-      const res = await runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
+      const res = await runs.error!;
       assert.equal(res.code, 2);
       const body = oneJsonObject(res.stdout);
       assert.deepEqual(Object.keys(body), ['error']);
