@@ -3,9 +3,13 @@
 import { layoutLabel } from './layout.ts';
 import type { LabelData } from './label.ts';
 import type { Drawing } from './model.ts';
+import { encodeBmp } from './bmp.ts';
+import { encodeEmf } from './emf.ts';
+import { encodeGif } from './gif.ts';
+import { encodePcx } from './pcx.ts';
 import { drawingToPdf } from './pdf.ts';
 import { drawingToPostScript } from './postscript.ts';
-import { encodeBmp, encodePcx, encodePng1, encodeWithSharp, rasterize } from './raster.ts';
+import { encodePng1, encodeWithSharp, rasterize } from './raster.ts';
 import { drawingToSvg } from './svg.ts';
 import { drawingToZpl } from './zpl.ts';
 
@@ -18,8 +22,8 @@ export { routingCodeFor, groupTrackingNumber } from './content.ts';
 export const LABEL_FORMATS = ['PDF', 'PNG', 'ZPL', 'JPEG', 'TIFF', 'SVG', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'] as const;
 export type LabelFormat = (typeof LABEL_FORMATS)[number];
 
-/** The formats that have a backend today (EMF has none yet). */
-export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG', 'JPEG', 'TIFF', 'GIF', 'WEBP', 'BMP', 'PCX', 'PS', 'EPS'];
+/** The formats that have a backend (all of them). */
+export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG', 'JPEG', 'TIFF', 'GIF', 'WEBP', 'BMP', 'PCX', 'PS', 'EPS', 'EMF'];
 
 const MEDIA_TYPES: Record<LabelFormat, { mediaType: string; extension: string }> = {
   PDF: { mediaType: 'application/pdf', extension: 'pdf' },
@@ -70,9 +74,11 @@ export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts:
     case 'SVG': body = Buffer.from(drawingToSvg(drawing), 'utf8'); break;
     case 'PNG': body = encodePng1(rasterize(drawing, dpi)); break;
     case 'ZPL': body = Buffer.from(drawingToZpl(drawing, { dpi }), 'utf8'); break;
-    case 'JPEG': case 'TIFF': case 'GIF': case 'WEBP': body = await encodeWithSharp(rasterize(drawing, dpi), format); break;
+    case 'JPEG': case 'TIFF': case 'WEBP': body = await encodeWithSharp(rasterize(drawing, dpi), format); break;
+    case 'GIF': body = encodeGif(rasterize(drawing, dpi)); break;
     case 'BMP': body = encodeBmp(rasterize(drawing, dpi)); break;
     case 'PCX': body = encodePcx(rasterize(drawing, dpi)); break;
+    case 'EMF': body = encodeEmf(rasterize(drawing, dpi), drawing.meta?.title); break;
     case 'PS': case 'EPS': body = Buffer.from(drawingToPostScript(drawing, format), 'latin1'); break;
     default: throw new UnsupportedFormatError(format);
   }

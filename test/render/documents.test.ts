@@ -44,6 +44,7 @@ describe('formats', () => {
       PCX: (b) => b[0] === 0x0a,
       PS: (b) => b.toString('latin1', 0, 4) === '%!PS',
       EPS: (b) => b.toString('latin1', 0, 4) === '%!PS',
+      EMF: (b) => b.readUInt32LE(0) === 1 && b.readUInt32LE(40) === 0x464d4520,
     };
     for (const f of SUPPORTED_FORMATS) {
       const doc = await renderLabel(UPS_LABEL, f);
