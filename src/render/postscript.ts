@@ -117,6 +117,7 @@ export function drawingToPostScript(drawing: Drawing, kind: 'PS' | 'EPS'): strin
     `%%CreationDate: ${created}`,
     '%%LanguageLevel: 2',
     '%%Pages: 1',
+    ...(kind === 'PS' ? [`%%DocumentMedia: Label ${n(W)} ${n(H)} 0 () ()`] : []),
     '%%EndComments',
     '%%BeginProlog',
     '10 dict begin',
@@ -129,6 +130,7 @@ export function drawingToPostScript(drawing: Drawing, kind: 'PS' | 'EPS'): strin
     ...header,
     ...setup,
     '%%Page: 1 1',
+    ...(kind === 'PS' ? [`%%PageMedia: Label`] : []),
     // The drawing model is y-down from the top-left corner.
     `gsave 0 ${n(H)} translate 1 -1 scale 0 setgray`,
     ...body,
