@@ -109,6 +109,9 @@ export function gifLzw(img: Bitmap): Buffer {
       acc >>>= 8;
       nacc -= 8;
     }
+    // The decoder adds an entry for the last pixel code too, and reads the end code at the width
+    // that entry gives.
+    if (code !== END && next < MAX_CODES && next >= 1 << size) size++;
   }
   if (nacc > 0) out[o++] = acc & 0xff;
   return out.subarray(0, o);
