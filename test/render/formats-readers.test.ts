@@ -276,6 +276,12 @@ forEachDatabase((database) => {
         assert.match(eps, /^%!PS-Adobe-3\.0 EPSF-3\.0\n%%BoundingBox: 0 0 288 432\n/);
         const tokens = psTokens(eps);
         for (const op of EPS_PROHIBITED) assert.ok(!tokens.has(op), `EPS uses ${op}`);
+        // Ghostscript's bbox device measures the marks: all inside the declared BoundingBox.
+        const bbox = await run('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=bbox', file]);
+        const m = /%%HiResBoundingBox: ([\d.-]+) ([\d.-]+) ([\d.-]+) ([\d.-]+)/.exec(bbox.stdout + bbox.stderr);
+        assert.ok(m, bbox.stderr);
+        const [x0, y0, x1, y1] = m.slice(1).map(Number) as [number, number, number, number];
+        assert.ok(x0 >= -0.5 && y0 >= -0.5 && x1 <= 288.5 && y1 <= 432.5, `marks at ${m.slice(1).join(' ')}`);
         const png = await ghostscriptPng(file, dir, true);
         assert.equal(await identify(join(dir, 'gs.png'), '%wx%h'), '812x1218', 'cropped to the BoundingBox at 203 dpi');
         await assertTrackingBarcode(png, label.trackingNumber, 'EPS');
