@@ -193,17 +193,6 @@ forEachDatabase((database) => {
       await t.request({ method: 'PUT', url: `/v1/labels/${label.id}/invalidate` });
       assert.equal((await fetchLink(t, tampered(label.url, 'sig', 0, label.url.includes('sig=A') ? 'B' : 'A'))).statusCode, 403);
     });
-
-    it('answers a format with no renderer yet with 400 INVALID_INPUT naming it', async (ctx) => {
-      const missing = ['JPEG', 'TIFF', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'].find((f) => !(SUPPORTED_FORMATS as readonly string[]).includes(f));
-      if (!missing) return ctx.skip('every format has a renderer');
-      const s = await createShipment(t);
-      const label = await createLabel(t, s.id, { format: missing });
-      const res = await fetchLink(t, label.url);
-      assert.equal(res.statusCode, 400);
-      assert.equal(res.json().code, 'INVALID_INPUT');
-      assert.match(res.json().message, new RegExp(`\\b${missing}\\b`));
-    });
   });
 
   describe('labels print whatever a shipment may hold', () => {
