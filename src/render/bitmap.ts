@@ -3,7 +3,7 @@
 // checks), with barcode modules snapped to whole pixels. Written by hand because resvg spends
 // more time allocating, clearing and handing over a full RGBA page than this takes to draw the
 // whole label; see docs/rendering.md for the measurements.
-import { glyphOutline, shape } from './fonts.ts';
+import { glyphOutline, placeText } from './fonts.ts';
 import { barcodeShapes } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
@@ -139,10 +139,10 @@ function fillRing(bm: Bitmap, cx: number, cy: number, inner: number, outer: numb
 /** Glyph outlines of a text primitive, flattened into pixel-space contours, one set per glyph. */
 function textContours(t: TextPrimitive, scale: number): Contours[] {
   const bold = t.bold ?? false;
-  const s = shape(t.text, bold);
-  const k = (t.size / s.unitsPerEm) * scale;
-  const width = (s.advance / s.unitsPerEm) * t.size;
-  const x0 = (t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x) * scale;
+  const placed = placeText(t);
+  const s = placed.shaped;
+  const k = placed.scale * scale;
+  const x0 = placed.left * scale;
   const y0 = t.y * scale;
   // Curves split in pieces of about two pixels.
   const glyphs: Contours[] = [];

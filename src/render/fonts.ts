@@ -88,6 +88,23 @@ export function shape(text: string, bold = false): ShapedText {
   return s;
 }
 
+/** A text primitive shaped and placed: its left edge from the anchor, and font units per point. */
+export interface PlacedText {
+  shaped: ShapedText;
+  /** Points per font unit at the primitive's size. */
+  scale: number;
+  width: number;
+  left: number;
+}
+
+export function placeText(t: { text: string; size: number; x: number; bold?: boolean; anchor?: 'start' | 'middle' | 'end' }): PlacedText {
+  const shaped = shape(t.text, t.bold ?? false);
+  const scale = t.size / shaped.unitsPerEm;
+  const width = shaped.advance * scale;
+  const left = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  return { shaped, scale, width, left };
+}
+
 /** Width of `text` in points at `size`. */
 export function textWidth(text: string, size: number, bold = false): number {
   if (!text) return 0;

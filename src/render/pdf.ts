@@ -4,7 +4,7 @@
 // the subset written by our own TrueType subsetter.
 import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
-import { dejaVu, shape } from './fonts.ts';
+import { dejaVu, placeText, shape } from './fonts.ts';
 import type { LoadedFont, ShapedText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings } from './geometry.ts';
@@ -183,9 +183,7 @@ export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
             doc.font(bold ? 'B' : 'R');
             currentFont = bold;
           }
-          const s = shape(p.text, bold);
-          const width = (s.advance / s.unitsPerEm) * p.size;
-          const x = p.anchor === 'middle' ? p.x - width / 2 : p.anchor === 'end' ? p.x - width : p.x;
+          const x = placeText(p).left;
           // `features` makes pdfkit shape the whole line at once (as the other backends do)
           // instead of word by word.
           doc.fontSize(p.size).text(p.text, x, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);

@@ -2,7 +2,7 @@
 // drawn as DejaVu glyph outlines, each glyph a procedure defined once in the prolog, so the file
 // needs no font on the printer or in the importing application.
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
-import { glyphOutline, shape } from './fonts.ts';
+import { glyphOutline, placeText } from './fonts.ts';
 import { barcodeShapes, bullseyeRings } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
@@ -43,10 +43,7 @@ function asciiComment(s: string): string {
 
 function textPs(t: TextPrimitive, used: Set<string>): string {
   const bold = t.bold ?? false;
-  const s = shape(t.text, bold);
-  const k = t.size / s.unitsPerEm;
-  const width = s.advance * k;
-  const x = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  const { shaped: s, scale: k, left: x } = placeText(t);
   const prefix = bold ? 'b' : 'r';
   let glyphs = '';
   for (let i = 0; i < s.glyphs.length; i++) {

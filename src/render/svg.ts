@@ -2,7 +2,7 @@
 // so the document looks the same in every viewer and in resvg without any font installed; the
 // text itself is kept in aria-label attributes. With `rasterDpi` the SVG is in pixels and barcode
 // modules are whole pixels: that variant feeds the raster backends.
-import { glyphOutline, glyphSvgPath, shape } from './fonts.ts';
+import { glyphOutline, glyphSvgPath, placeText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
@@ -24,10 +24,7 @@ function escapeXml(s: string): string {
 /** Draws `<use>`s of the glyph definitions for one text primitive; records the glyphs used. */
 function textSvg(t: TextPrimitive, used: Set<string>): string {
   const bold = t.bold ?? false;
-  const s = shape(t.text, bold);
-  const k = t.size / s.unitsPerEm;
-  const width = s.advance * k;
-  const x = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  const { shaped: s, scale: k, left: x } = placeText(t);
   const prefix = bold ? 'b' : 'r';
   let uses = '';
   for (let i = 0; i < s.glyphs.length; i++) {
@@ -41,10 +38,7 @@ function textSvg(t: TextPrimitive, used: Set<string>): string {
 /** One text primitive as absolute path data (no <use>), in the drawing's units. */
 export function textPathData(t: TextPrimitive): string {
   const bold = t.bold ?? false;
-  const s = shape(t.text, bold);
-  const k = t.size / s.unitsPerEm;
-  const width = s.advance * k;
-  const x0 = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  const { shaped: s, scale: k, left: x0 } = placeText(t);
   let d = '';
   for (let i = 0; i < s.glyphs.length; i++) {
     const gx = x0 + s.x[i]! * k;

@@ -2,7 +2,7 @@
 // ^BX, ^BD) from the primitive's data, module widths in whole dots. Text in printable ASCII and
 // Latin-1 uses the printer's scalable font 0 with ^CI28 (UTF-8); any other text (Cyrillic, Greek,
 // Arabic, …) is rendered with DejaVu Sans and sent as a ^GF bitmap, so every printer shows it.
-import { shape } from './fonts.ts';
+import { placeText } from './fonts.ts';
 import type { BarcodePrimitive, Drawing, TextPrimitive } from './model.ts';
 import { packBits, rasterize } from './raster.ts';
 import { PDF417_EC_LEVEL } from './barcodes.ts';
@@ -113,9 +113,7 @@ function residentFontCan(text: string): boolean {
 }
 
 function textZpl(t: TextPrimitive, k: number, dpi: number): string {
-  const s = shape(t.text, t.bold ?? false);
-  const width = (s.advance / s.unitsPerEm) * t.size;
-  const left = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
+  const { shaped: s, width, left } = placeText(t);
   if (residentFontCan(t.text)) {
     const h = Math.max(10, Math.round(t.size * k));
     // Font 0 is narrower than DejaVu Sans; middle and end anchors use a one-line field block.
