@@ -6,19 +6,10 @@ import { InvalidInput, NotFound } from '../errors.ts';
 import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../http/pagination.ts';
 import * as store from './store.ts';
+import type { Address } from '../render/label.ts';
 
-export interface Address {
-  name: string;
-  company?: string;
-  street1: string;
-  street2?: string;
-  city: string;
-  state?: string;
-  postalCode: string;
-  country: string;
-  phone?: string;
-  email?: string;
-}
+// One address shape from the API to the printed label.
+export type { Address };
 
 export interface Parcel {
   weight: { value: number; unit: 'g' | 'kg' | 'oz' | 'lb' };
