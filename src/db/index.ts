@@ -2,7 +2,7 @@ import { Kysely, sql, type Transaction } from 'kysely';
 import { readdir } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
-import { sqliteDialect } from './sqlite.ts';
+import { sqliteStorage } from './sqlite.ts';
 import { postgresDialect, postgresPool } from './postgres.ts';
 
 export type Db = Kysely<Database>;
@@ -22,8 +22,17 @@ export interface OpenOptions {
 
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
-    const db = new Kysely<Database>({ dialect: sqliteDialect(url) });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    const sqlite = sqliteStorage(url);
+    const db = new Kysely<Database>({ dialect: sqlite.dialect });
+    return {
+      db,
+      dialect: 'sqlite',
+      close: async () => {
+        // The service's connection first: the checkpointer's is then the last, and its close checkpoints and removes the WAL.
+        await db.destroy();
+        await sqlite.close();
+      },
+    };
   }
   let pool: pg.Pool;
   if (options.schema) {

@@ -2,6 +2,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { SqliteDialect } from 'kysely';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
@@ -59,8 +60,47 @@ class NodeSqlite implements SqliteDatabase {
   }
 }
 
+/** How often the checkpointer thread copies the WAL into the database file (PASSIVE checkpoint). */
+export const CHECKPOINT_INTERVAL_MS = 200;
+
+export interface SqliteStorage {
+  dialect: SqliteDialect;
+  /** Stops the checkpointer thread, after the dialect's connection is closed (Kysely's destroy). */
+  close(): Promise<void>;
+}
+
+/**
+ * Checkpoints the WAL of `path` from a worker thread with its own connection (src/db/sqlite-checkpointer.ts),
+ * and turns off the automatic checkpoint of `db`, which would otherwise run inside a COMMIT on the
+ * event loop. Should the thread fail, the automatic checkpoint is turned back on.
+ */
+function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> {
+  const worker = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url), {
+    workerData: { path, tickMs: CHECKPOINT_INTERVAL_MS },
+    // Its heap holds one prepared statement; keep the thread small.
+    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
+  });
+  // Never keeps a process alive: the WAL left by a process that exits without closing is recovered on the next open.
+  worker.unref();
+  let stopping = false;
+  const exited = new Promise<void>((resolve) => {
+    worker.once('exit', () => {
+      if (!stopping && db.isOpen) db.exec('PRAGMA wal_autocheckpoint = 1000');
+      resolve();
+    });
+  });
+  worker.on('error', () => {});
+  db.exec('PRAGMA wal_autocheckpoint = 0');
+  return async () => {
+    stopping = true;
+    worker.ref();
+    worker.postMessage('stop');
+    await exited;
+  };
+}
+
 /** `sqlite:./data/shipping.db` or `sqlite::memory:`. */
-export function sqliteDialect(url: string): SqliteDialect {
+export function sqliteStorage(url: string): SqliteStorage {
   const path = url.slice('sqlite:'.length);
   const memory = path === ':memory:' || path === '';
   if (!memory) mkdirSync(dirname(path), { recursive: true });
@@ -69,5 +109,6 @@ export function sqliteDialect(url: string): SqliteDialect {
   if (!memory) db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA synchronous = NORMAL');
-  return new SqliteDialect({ database: new NodeSqlite(db) });
+  const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
+  return { dialect: new SqliteDialect({ database: new NodeSqlite(db) }), close: stopCheckpointer };
 }
