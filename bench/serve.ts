@@ -3,13 +3,12 @@
 // the DATABASE_URL given), with an account, an all-scope API key and an OAuth client ready.
 // Started by bench/lib.ts through child_process.fork; reports over IPC, stops on "stop".
 import Fastify from 'fastify';
-import pino from 'pino';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/log.ts';
+import { createLogger, serviceDestination } from '../src/log.ts';
 import { openContext } from '../src/bootstrap.ts';
 import { buildApp } from '../src/app.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
@@ -70,8 +69,9 @@ async function serveApp(options: ServeOptions): Promise<{ ready: ServeReady; sto
     ...options.env,
   };
   const config = loadConfig(env, 'bench');
-  // The service logs every request at info as in production; the lines go to /dev/null, not a terminal.
-  const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
+  // The service logs every request at info as in production, through the service's own (buffered,
+  // asynchronous) destination; the lines go to /dev/null, not a terminal.
+  const log = createLogger(config.logLevel, serviceDestination('/dev/null'));
   const ctx = await openContext(config, log);
   const account = await createAccount(ctx.db, 'bench');
   const { key } = await createApiKey(ctx.db, account.id, ALL_SCOPES, false);

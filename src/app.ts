@@ -1,9 +1,11 @@
 // Assembles the Fastify app: the one place that knows every capability.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from './context.ts';
+import { LazyChildLogger } from './log.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
@@ -33,17 +35,35 @@ function validators(schemas: object[]) {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * One access-log line per request, written when it completes, instead of Fastify's two (and no
+ * onResponse hook to run for it). The line holds only serialised fields (method, redacted URL, status,
+ * time), so its logger skips the path redaction other lines get, which cost more than the rest of the
+ * line (docs/decisions.md). Fastify's other request lines stay off (`disableRequestLogging`).
+ */
+class AccessLog extends LogController {
+  readonly #log: Logger;
+  constructor(log: Logger) {
+    super({ disableRequestLogging: true });
+    this.#log = log.child({}, { redact: { paths: [], censor: '[redacted]' } });
+  }
+  override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.#log.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
+    // Each request's logger becomes a pino child only if something logs through it (src/log.ts).
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
     },
     frameworkErrors,
-    // One access-log line per request, written when it completes (below), instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new AccessLog(ctx.log),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
@@ -67,17 +87,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
-  // The access line holds only serialised fields (method, redacted URL, status, time), so it skips the
-  // path redaction other lines get, which cost more than the rest of the line (docs/decisions.md).
-  const accessLog = ctx.log.child({}, { redact: { paths: [], censor: '[redacted]' } });
-  app.addHook('onResponse', (request, reply, done) => {
-    accessLog.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    done();
-  });
   installErrorHandling(app);
-  await installOpenApi(app, ctx);
+  // Both add their hooks to each route as it is registered (onRoute), so they come before any route.
   installAuth(app, ctx);
   installIdempotency(app, ctx);
+  await installOpenApi(app, ctx);
 
   await app.register(async (scope) => authRoutes(scope, ctx));
   await app.register(

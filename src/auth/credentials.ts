@@ -66,14 +66,63 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
   }
 }
 
-// Runs on every request with an API key, and reads the database each time so a revocation holds at once.
+// Runs on every request with an API key (unless the key was checked within the last second, below).
 const apiKeyByHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash));
 
-export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
+/**
+ * Keys that passed the database check recently, by SHA-256 of the key, per database handle: a client
+ * sends the same key on every request, and the lookup is a third of such a request's CPU. An entry
+ * lives at most API_KEY_CACHE_MS; `revokeApiKey` through the same handle empties the cache (and a
+ * lookup that raced with it is not stored), so a revocation is immediate in this process and holds in
+ * every other process within API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are never
+ * remembered, so a new key works at once everywhere.
+ */
+export const API_KEY_CACHE_MS = 1000;
+const API_KEY_CACHE_MAX = 10_000;
+interface KeyCache {
+  entries: Map<string, { principal: Principal; untilMs: number }>;
+  /** Bumped by every revocation; a lookup started before one must not fill the cache. */
+  generation: number;
+}
+const keyCaches = new WeakMap<Db, KeyCache>();
+
+function keyCacheOf(db: Db): KeyCache {
+  let cache = keyCaches.get(db);
+  if (!cache) keyCaches.set(db, (cache = { entries: new Map(), generation: 0 }));
+  return cache;
+}
+
+/** The principal of a key checked against the database within the last API_KEY_CACHE_MS, without I/O. */
+export function cachedPrincipalForApiKey(db: Db, key: string): { hash: string; principal: Principal | undefined } {
   const hash = sha256Hex(key);
+  const cache = keyCaches.get(db);
+  const hit = cache?.entries.get(hash);
+  if (hit === undefined) return { hash, principal: undefined };
+  if (performance.now() < hit.untilMs) return { hash, principal: hit.principal };
+  cache!.entries.delete(hash);
+  return { hash, principal: undefined };
+}
+
+export async function principalForApiKey(db: Db, key: string, knownHash?: string): Promise<Principal | null> {
+  const hash = knownHash ?? sha256Hex(key);
+  const cache = keyCacheOf(db);
+  const generation = cache.generation;
   const [row] = await apiKeyByHash(db, hash);
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
-  return { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
+  const principal: Principal = { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
+  if (cache.generation === generation) {
+    // Oldest first out: a Map iterates in insertion order.
+    if (cache.entries.size >= API_KEY_CACHE_MAX) cache.entries.delete(cache.entries.keys().next().value!);
+    cache.entries.set(hash, { principal, untilMs: performance.now() + API_KEY_CACHE_MS });
+  }
+  return principal;
+}
+
+/** Forgets every remembered key check of this database handle (after a revocation). */
+function forgetApiKeys(db: Db): void {
+  const cache = keyCacheOf(db);
+  cache.generation++;
+  cache.entries.clear();
 }
 
 export async function listApiKeys(db: Db, accountId?: string) {
@@ -89,7 +138,13 @@ export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
   const ids = rows.filter((r) => r.prefix.startsWith(prefix) || prefix.startsWith(r.prefix)).map((r) => r.id);
   if (ids.length === 0) throw new NotFound('api key', prefix);
   if (ids.length > 1) throw new InvalidInput(`${ids.length} keys start with ${prefix}; give more characters`);
-  await db.updateTable('api_keys').set({ revoked_at: isoNow() }).where('id', 'in', ids).execute();
+  forgetApiKeys(db);
+  try {
+    await db.updateTable('api_keys').set({ revoked_at: isoNow() }).where('id', 'in', ids).execute();
+  } finally {
+    // Lookups that ran during the update may have read the key as still valid: they must not be kept.
+    forgetApiKeys(db);
+  }
   return ids.length;
 }
 

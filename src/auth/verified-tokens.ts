@@ -20,12 +20,18 @@ export class VerifiedTokens {
     this.#max = maxEntries;
   }
 
-  async verify(token: string): Promise<TokenCheck> {
+  /** A verification remembered for exactly this token and not yet expired, without any work. */
+  cached(token: string): TokenCheck | undefined {
     const hit = this.#entries.get(token);
-    if (hit) {
-      if (Date.now() < hit.expiresAtMs) return hit.check;
-      this.#entries.delete(token);
-    }
+    if (hit === undefined) return undefined;
+    if (Date.now() < hit.expiresAtMs) return hit.check;
+    this.#entries.delete(token);
+    return undefined;
+  }
+
+  async verify(token: string): Promise<TokenCheck> {
+    const hit = this.cached(token);
+    if (hit) return hit;
     const check = await verifyAccessToken(this.#keys, this.#settings, token);
     if (check.ok) {
       const { exp } = decodeJwt(token);

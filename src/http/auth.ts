@@ -1,8 +1,8 @@
-// Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook (contract §2).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (contract §2).
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
-import { principalForApiKey, type Principal } from '../auth/credentials.ts';
-import type { TokenSettings } from '../auth/tokens.ts';
+import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
+import type { TokenCheck, TokenSettings } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
 import { isFamilyRevoked } from '../auth/authorize-store.ts';
 import type { AppContext } from '../context.ts';
@@ -21,6 +21,8 @@ declare module 'fastify' {
   }
 }
 
+const BEARER = /^bearer\s/i;
+
 export function tokenSettings(ctx: AppContext): TokenSettings {
   return { issuer: ctx.config.authBaseUrl, audience: ctx.config.baseUrl, ttlSeconds: ctx.config.accessTokenTtlSeconds };
 }
@@ -31,31 +33,63 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
+/**
+ * Authentication as a route-level onRequest hook, added to every route registered after this call
+ * except those that say `public` (a route that forgot to declare a scope still needs credentials:
+ * fail closed). Unknown routes get no hook and fall through to the 404 handler. The hook finishes
+ * synchronously when the credential was checked recently (a remembered API key or JWT verification),
+ * so the common request pays no promise round trip.
+ */
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   const verifiedTokens = new VerifiedTokens(ctx.keys, tokenSettings(ctx));
-  app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config;
-    // Unknown routes fall through to the 404 handler; a known route needs credentials unless it says
-    // `public`, even when it forgot to declare a scope (fail closed).
-    if (config.public || request.is404) return;
-    const apiKey = request.headers['x-api-key'];
-    const authorization = request.headers.authorization;
-    let principal: Principal | null = null;
-    if (typeof apiKey === 'string' && apiKey !== '') {
-      principal = await principalForApiKey(ctx.db, apiKey);
+  const { db } = ctx;
+
+  function authenticate(scope: string | null | undefined): onRequestHookHandler {
+    const admit = (request: FastifyRequest, principal: Principal): void => {
+      if (scope && !principal.scopes.has(scope)) throw new Forbidden(`this operation needs the ${scope} scope`, scope);
+      request.principal = principal;
+    };
+    const withKey = async (request: FastifyRequest, apiKey: string, hash: string): Promise<void> => {
+      const principal = await principalForApiKey(db, apiKey, hash);
       if (!principal) throw new Unauthorized('the API key is invalid or revoked');
-    } else if (typeof authorization === 'string' && /^bearer\s/i.test(authorization)) {
-      const check = await verifiedTokens.verify(authorization.slice(7).trim());
+      admit(request, principal);
+    };
+    const withToken = async (request: FastifyRequest, token: string, known: TokenCheck | undefined): Promise<void> => {
+      const check = known ?? (await verifiedTokens.verify(token));
       if (!check.ok) throw new Unauthorized(check.reason, 'invalid_token');
       // Only authorization-code tokens carry `fam`; API keys and client credentials skip this lookup.
-      if (check.family && (await isFamilyRevoked(ctx.db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
-      principal = check.principal;
-    } else {
-      throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');
-    }
-    if (config.scope && !principal.scopes.has(config.scope)) {
-      throw new Forbidden(`this operation needs the ${config.scope} scope`, config.scope);
-    }
-    request.principal = principal;
+      if (check.family && (await isFamilyRevoked(db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
+      admit(request, check.principal);
+    };
+    return function authenticateRequest(request, _reply, done) {
+      let pending: Promise<void>;
+      try {
+        const apiKey = request.headers['x-api-key'];
+        const authorization = request.headers.authorization;
+        if (typeof apiKey === 'string' && apiKey !== '') {
+          const { hash, principal } = cachedPrincipalForApiKey(db, apiKey);
+          if (principal) return (admit(request, principal), done());
+          pending = withKey(request, apiKey, hash);
+        } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
+          const token = authorization.slice(7).trim();
+          const known = verifiedTokens.cached(token);
+          if (known?.ok && !known.family) return (admit(request, known.principal), done());
+          pending = withToken(request, token, known);
+        } else {
+          throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');
+        }
+      } catch (err) {
+        return done(err as Error);
+      }
+      pending.then(() => done(), done);
+    };
+  }
+
+  app.addHook('onRoute', (route) => {
+    const config = route.config as FastifyContextConfig | undefined;
+    if (config?.public) return;
+    const hook = authenticate(config?.scope);
+    // First among the route's own onRequest hooks, as the instance-level hook it replaces was.
+    route.onRequest = route.onRequest === undefined ? [hook] : [hook, ...[route.onRequest].flat()];
   });
 }

@@ -1,6 +1,6 @@
-// `Idempotency-Key` on every POST (contract §9): the same key and body within 24 h replays the first
+// `Idempotency-Key` on every authenticated POST (contract §9): the same key and body within 24 h replays the first
 // response; a different body is 422. Keys are kept per account in the database.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation } from '../db/index.ts';
@@ -24,9 +24,13 @@ function requestHash(request: FastifyRequest): string {
     .digest('hex');
 }
 
+/**
+ * Adds the two hooks to every POST route registered after this call that is not `public` (no
+ * principal, no key), so GETs and public routes pay nothing for them.
+ */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
   const { db } = ctx;
-  app.addHook('preHandler', async (request, reply) => {
+  const preHandler: preHandlerAsyncHookHandler = async (request, reply) => {
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.principal) return;
     const key = Array.isArray(header) ? header[0]! : header;
@@ -58,9 +62,9 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
         .send(row.response_body ?? '');
     }
     throw new Conflict(`Idempotency-Key ${key} is contended; retry shortly`);
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend: onSendHookHandler = async (request, reply, payload) => {
     const key = request.idempotencyKey;
     if (!key || !request.principal) return payload;
     request.idempotencyKey = undefined;
@@ -77,6 +81,14 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       .where('key', '=', key)
       .execute();
     return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    if (!methods.includes('POST') || (route.config as FastifyContextConfig | undefined)?.public) return;
+    // First among the route's own hooks, as the instance-level hooks they replace were.
+    route.preHandler = route.preHandler === undefined ? [preHandler] : [preHandler, ...[route.preHandler].flat()];
+    route.onSend = route.onSend === undefined ? [onSend] : [onSend, ...[route.onSend].flat()];
   });
 }
 

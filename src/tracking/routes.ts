@@ -42,9 +42,11 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
       querystring: trackingQuery,
       response: { 200: { description: 'Tracking information in the requested form', $ref: 'TrackingInfo#' }, ...errors(400, 401, 403, 404) },
     },
-    preValidation: async (request) => {
+    // Synchronous (done-style): an async hook costs a promise round trip on every lookup.
+    preValidation: (request, _reply, done) => {
       const q = request.query as unknown as Record<string, unknown>;
       if (typeof q.events_since === 'string') q.events_since = q.events_since.replace(PLUS_AS_SPACE, '$1+$2');
+      done();
     },
     handler: async (request) => trackingInfo(ctx, principalOf(request).accountId, request.params.id, request.query),
   });
