@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
-import { revokeApiKey } from '../../src/auth/credentials.ts';
+import { API_KEY_CACHE_MS, revokeApiKey } from '../../src/auth/credentials.ts';
 import { buildApp } from '../../src/app.ts';
 import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { accessToken, b64url, concreteUrl, openApiPath, routesOf, signWithServiceKey, type AppRoute } from './support.ts';
@@ -58,6 +58,16 @@ forEachDatabase((database) => {
       // Stored only as a SHA-256 hash and a display prefix.
       assert.match(row.hash, /^[0-9a-f]{64}$/);
       assert.equal(row.prefix.length < acct.apiKey.length, true);
+    });
+
+    it('a key revoked by another process (a change this process is not told about) is 401 within API_KEY_CACHE_MS', async () => {
+      const acct = await t.newAccount();
+      const get = () => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } });
+      assert.equal((await get()).statusCode, 200);
+      // What `key revoke` in another process does: the row changes, this process's memory does not.
+      await t.ctx.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('prefix', '=', acct.apiKey.slice(0, 16)).execute();
+      await new Promise((resolve) => setTimeout(resolve, API_KEY_CACHE_MS + 100));
+      assertUnauthorized(await get());
     });
 
     it('revoking needs an unambiguous prefix of at least 12 characters', async () => {

@@ -1,6 +1,7 @@
 // Issue 2: pino logs never contain a key, token, client secret or password.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import { dropSchema, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
@@ -74,6 +75,19 @@ forEachDatabase((database) => {
       assert.match(text, /"url":"\/v1\/shipments/);
       assert.match(text, /\[redacted\]/);
       assertNoSecrets(t.logs, secrets);
+    });
+
+    it('the service destination writes what is pending when the process dies of an uncaught exception', () => {
+      const script = [
+        "import { createLogger } from './src/log.ts';",
+        "const log = createLogger('info');",
+        "log.info('written just before the crash');",
+        "throw new Error('crash');",
+      ].join('\n');
+      const r = spawnSync(process.execPath, ['--input-type=module', '--disable-warning=ExperimentalWarning', '-e', script], { cwd: new URL('../../', import.meta.url).pathname, encoding: 'utf8' });
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /crash/);
+      assert.match(r.stdout, /"msg":"written just before the crash"/);
     });
 
     it('keep credentials out when a request fails with a 500 (the database is gone)', async () => {
