@@ -1,28 +1,32 @@
 // The label renderer in-process, one core: the same UPS 4x6 label in every supported format, median
 // of many runs, beside baselines measured in the same run: pdfkit used as documented (DejaVu Sans
 // registered from its TTF for each document, which re-parses and re-subsets the font), resvg's own
-// full-colour PNG of the same SVG, and optionally Chromium printing the same label as HTML to PDF
-// (BENCH_CHROMIUM=1), and bwip-js drawing only the barcodes as SVG; for the other formats the
+// full-colour PNG of the same SVG, Chromium printing the same label as HTML to PDF (whenever
+// /usr/bin/chromium, or CHROMIUM_PATH, exists; BENCH_CHROMIUM=0 skips it), and bwip-js drawing only
+// the barcodes as SVG; for the other formats the
 // previous sharp path (per-pixel grey expansion, default options, sharp's GIF), ImageMagick and
 // Ghostscript converting our PNG / PDF (what one would shell out to otherwise), and PNG for EMF.
 // Targets: PDF ≤ 5 ms, SVG ≤ 2 ms, PNG ≤ 15 ms, ZPL ≤ 1 ms; JPEG, GIF, BMP, PCX, TIFF ≤ 20 ms;
-// WEBP ≤ 40 ms; PS, EPS ≤ 5 ms; EMF ≤ 20 ms.
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// WEBP ≤ 40 ms; PS, EPS ≤ 5 ms; EMF ≤ 20 ms; PDF ≥ 20× faster than Chromium. Then, in a fresh
+// process, 10,000 labels of varying data in every format (BENCH_MEMORY_LABELS), with the peak
+// resident memory against its target of 300 MB.
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import PDFDocument from 'pdfkit';
 import { Resvg } from '@resvg/resvg-js';
 import bwipjs from 'bwip-js';
 import { FONT_FILES } from '../src/render/fonts.ts';
 import { barcodeShapes } from '../src/render/geometry.ts';
-import { SUPPORTED_FORMATS, layoutLabel, renderDrawing, renderLabel } from '../src/render/index.ts';
+import { SUPPORTED_FORMATS, LABEL_SIZES, layoutLabel, renderDrawing, renderLabel } from '../src/render/index.ts';
+import { CARRIERS, SERVICES, trackingNumberFor } from '../src/carriers/index.ts';
 import type { Drawing, LabelData } from '../src/render/index.ts';
 import { drawingToSvg } from '../src/render/svg.ts';
 import { rasterize } from '../src/render/raster.ts';
 import type { Bitmap } from '../src/render/raster.ts';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { atMostMs, fmtMs, progress, table, targetTable } from './lib.ts';
+import { atMostMs, fmtMs, fmtRate, progress, table, targetTable, type TargetCheck } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RENDER_RUNS ?? 300);
 
@@ -150,13 +154,16 @@ function labelHtml(drawing: Drawing): string {
   return `<!doctype html><html><head><style>@page{size:${drawing.widthPt}pt ${drawing.heightPt}pt;margin:0}body{margin:0}</style></head><body>${svg}</body></html>`;
 }
 
-/** Chromium printing the same label as HTML to PDF (BENCH_CHROMIUM=1); `close` ends the browser. */
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Chromium printing the same label as HTML to PDF (unless BENCH_CHROMIUM=0 or no Chromium); `close` ends the browser. */
 async function chromiumBaseline(drawing: Drawing): Promise<{ scenario: Scenario; close: () => Promise<void> } | undefined> {
-  if (process.env.BENCH_CHROMIUM !== '1') return undefined;
+  if (process.env.BENCH_CHROMIUM === '0' || !existsSync(CHROMIUM_PATH)) return undefined;
   const { chromium } = await import('playwright-core');
+  progress(`launching ${CHROMIUM_PATH} for the HTML → PDF baseline`);
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const page = await browser.newPage();
   const html = labelHtml(drawing);
@@ -207,6 +214,97 @@ function installed(cmd: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Labels rendered by the memory run (BENCH_MEMORY_LABELS), in a process of their own. */
+const MEMORY_LABELS = Number(process.env.BENCH_MEMORY_LABELS ?? 10_000);
+const MEMORY_TARGET_MB = 300;
+/**
+ * BENCH_MEMORY_TUNED=1: the memory run's process gets the settings docs/benchmarks.md recommends for
+ * production: a 16 MB young-generation semi-space (Node 24 sizes it from the heap limit, up to 64 MB
+ * each), two glibc malloc arenas, and a fixed mmap threshold so large raster buffers go back to the
+ * system when freed instead of fragmenting the heap.
+ */
+const MEMORY_TUNED = process.env.BENCH_MEMORY_TUNED === '1';
+const TUNED_EXEC_ARGV = ['--max-semi-space-size=16'];
+const TUNED_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
+
+const NAMES = ['Ελένη Παπαδοπούλου', 'Jürgen Müller', 'Дмитрий Иванов', 'Ada Lovelace', 'Zoë Ångström', 'Grace Hopper', 'Łukasz Żółć', 'Søren Kierkegaard'];
+const STREETS = ['Fifth Avenue', 'Main Street', 'Market Street', 'Ocean Drive', 'Elm Street', 'Broadway'];
+const CITIES: [string, string, string][] = [['New York', 'NY', '10118'], ['San Francisco', 'CA', '94105'], ['Chicago', 'IL', '60601'], ['Austin', 'TX', '73301'], ['Seattle', 'WA', '98101']];
+
+/** The i-th label of the memory run: carrier, service, size, addresses, parcel and reference all vary. */
+export function variedLabel(i: number): LabelData {
+  const carrier = CARRIERS[i % CARRIERS.length]!;
+  const services = SERVICES[carrier];
+  const service = services[Math.floor(i / CARRIERS.length) % services.length]!;
+  const [city, state, zip] = CITIES[i % CITIES.length]!;
+  return {
+    labelId: `lbl_mem_${i}`,
+    carrier,
+    serviceCode: service.code,
+    serviceName: service.name,
+    trackingNumber: trackingNumberFor(carrier, BigInt(1000 + i), service.code),
+    size: LABEL_SIZES[Math.floor(i / 7) % LABEL_SIZES.length]!,
+    shipDate: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString(),
+    from: i % 2 ? LABEL.from : { name: 'Warehouse 3', company: 'Acme Fulfilment', street1: '100 Industrial Way', city: 'Reno', state: 'NV', postalCode: '89502', country: 'US' },
+    to: { name: `${NAMES[i % NAMES.length]} ${i}`, street1: `${(i * 37) % 9999 + 1} ${STREETS[i % STREETS.length]}`, ...(i % 3 ? { street2: `Apt ${i % 500}` } : {}), city, state, postalCode: zip, country: 'US' },
+    parcel: { weight: { value: 0.1 + (i % 300) / 10, unit: i % 2 ? 'kg' : 'lb' }, length: 10 + (i % 50), width: 10 + (i % 30), height: 5 + (i % 20), dimensionUnit: i % 2 ? 'cm' : 'in' },
+    reference: `order-${i}`,
+  };
+}
+
+interface MemoryResult {
+  labels: number;
+  formats: number;
+  seconds: number;
+  bytesOut: number;
+  /** MB, resident: after loading the renderer, peak (sampled after every label), at the end. */
+  rssStart: number;
+  rssPeak: number;
+  rssEnd: number;
+  heapPeak: number;
+  externalPeak: number;
+}
+
+/** In the child process: render MEMORY_LABELS labels, every format in turn, sampling resident memory after each. */
+async function memoryChild(): Promise<MemoryResult> {
+  const mb = (n: number) => n / 2 ** 20;
+  await renderLabel(variedLabel(0), 'PDF');
+  const rssStart = mb(process.memoryUsage.rss());
+  let rssPeak = rssStart;
+  let heapPeak = 0;
+  let externalPeak = 0;
+  let bytesOut = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < MEMORY_LABELS; i++) {
+    const format = SUPPORTED_FORMATS[i % SUPPORTED_FORMATS.length]!;
+    const doc = await renderLabel(variedLabel(i), format, { dpi: i % 10 === 9 ? 300 : 203 });
+    bytesOut += doc.body.length;
+    rssPeak = Math.max(rssPeak, mb(process.memoryUsage.rss()));
+    if (i % 100 === 0) {
+      const m = process.memoryUsage();
+      heapPeak = Math.max(heapPeak, mb(m.heapUsed));
+      externalPeak = Math.max(externalPeak, mb(m.external + m.arrayBuffers));
+      if (i % 1000 === 0) process.stderr.write(`  · memory run: ${i} labels, rss ${mb(m.rss).toFixed(0)} MB (peak ${rssPeak.toFixed(0)} MB)\n`);
+    }
+  }
+  return { labels: MEMORY_LABELS, formats: SUPPORTED_FORMATS.length, seconds: (performance.now() - t0) / 1000, bytesOut, rssStart, rssPeak, rssEnd: mb(process.memoryUsage.rss()), heapPeak, externalPeak };
+}
+
+/** Runs memoryChild in a fresh process (this file, BENCH_RENDER_MEMORY_CHILD=1), so its memory is the renderer's alone. */
+function memoryRun(): Promise<MemoryResult> {
+  progress(`memory: ${fmtRate(MEMORY_LABELS)} labels of varying data, all ${SUPPORTED_FORMATS.length} formats in turn, in a fresh process${MEMORY_TUNED ? ' (tuned)' : ''}`);
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL(import.meta.url).pathname, [], {
+      env: { ...process.env, BENCH_RENDER_MEMORY_CHILD: '1', ...(MEMORY_TUNED ? TUNED_ENV : {}) },
+      execArgv: ['--disable-warning=ExperimentalWarning', ...(MEMORY_TUNED ? TUNED_EXEC_ARGV : [])],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let result: MemoryResult | undefined;
+    child.on('message', (m: MemoryResult) => (result = m));
+    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`memory run failed (exit code ${code})`))));
+  });
 }
 
 export async function run(): Promise<string> {
@@ -288,6 +386,23 @@ export async function run(): Promise<string> {
     const b = prefix ? base(prefix) : fmt('PNG');
     return { ...atMostMs(`${f} 4x6${f === 'PS' || f === 'EPS' ? '' : ' 203 dpi'}, median`, fmt(f).median, goal, b?.median ?? NaN), baseline: prefix ? (b ? prefix.slice('baseline: '.length) : 'not installed') : 'our PNG' };
   });
+  // Chromium and the memory run: a speed-up and a ceiling, not "at most N ms".
+  const special: (TargetCheck & { baseline: string })[] = [];
+  if (chromiumTiming) {
+    const speedup = chromiumTiming.median / pdf.median;
+    special.push({ what: 'PDF 4x6 vs HTML → PDF in headless Chromium, median', measured: `${speedup.toFixed(1)} × faster (${fmtMs(pdf.median)} vs ${fmtMs(chromiumTiming.median)})`, target: '≥ 20 × faster', ratio: pdf.median / chromiumTiming.median, met: speedup >= 20, baseline: 'Chromium page.pdf()' });
+  } else {
+    special.push({ what: 'PDF 4x6 vs HTML → PDF in headless Chromium, median', measured: 'not measured', target: '≥ 20 × faster', ratio: NaN, met: false, baseline: `no Chromium at ${CHROMIUM_PATH} (or BENCH_CHROMIUM=0)` });
+  }
+  const memory = await memoryRun();
+  special.push({
+    what: `${fmtRate(memory.labels)} labels in one process, peak resident memory${MEMORY_TUNED ? ` (${[...TUNED_EXEC_ARGV, ...Object.entries(TUNED_ENV).map(([k, v]) => `${k}=${v}`)].join(' ')})` : ' (Node defaults)'}`,
+    measured: `${memory.rssPeak.toFixed(0)} MB`,
+    target: `< ${MEMORY_TARGET_MB} MB`,
+    ratio: memory.rssPeak / memory.rssStart,
+    met: memory.rssPeak < MEMORY_TARGET_MB,
+    baseline: `resident memory after the first label (${memory.rssStart.toFixed(0)} MB)`,
+  });
   return [
     '## render',
     '',
@@ -306,12 +421,22 @@ export async function run(): Promise<string> {
     '',
     table(
       ['target', 'measured', 'target', 'ratio to its baseline', 'baseline', 'met'],
-      moreChecks.map((c) => [c.what, c.measured, c.target, Number.isFinite(c.ratio) ? c.ratio.toFixed(2) : '–', c.baseline, c.met ? 'yes' : '**no**']),
+      [...moreChecks, ...special].map((c) => [c.what, c.measured, c.target, Number.isFinite(c.ratio) ? c.ratio.toFixed(2) : '–', c.baseline, c.met ? 'yes' : '**no**']),
     ),
+    '',
+    `Memory run: ${fmtRate(memory.labels)} labels rendered one after another in a fresh process (\`variedLabel(i)\`: the four carriers with all their services, the four sizes, a different recipient, street, city, parcel and reference each time), ` +
+      `the ${memory.formats} formats in turn, every tenth at 300 dpi; ${memory.seconds.toFixed(1)} s, ${(memory.bytesOut / 2 ** 20).toFixed(0)} MiB of documents produced. ` +
+      `Resident memory sampled after every label: ${memory.rssStart.toFixed(0)} MB after the first label, peak ${memory.rssPeak.toFixed(0)} MB, ${memory.rssEnd.toFixed(0)} MB at the end ` +
+      `(JS heap used at most ${memory.heapPeak.toFixed(0)} MB, external and array buffers at most ${memory.externalPeak.toFixed(0)} MB, sampled every 100 labels).`,
     '',
   ].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(await run());
+  if (process.env.BENCH_RENDER_MEMORY_CHILD === '1') {
+    const result = await memoryChild();
+    await new Promise<void>((resolve) => process.send!(result, () => resolve()));
+  } else {
+    console.log(await run());
+  }
 }
