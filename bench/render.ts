@@ -220,12 +220,13 @@ function installed(cmd: string): boolean {
 const MEMORY_LABELS = Number(process.env.BENCH_MEMORY_LABELS ?? 10_000);
 const MEMORY_TARGET_MB = 300;
 /**
- * BENCH_MEMORY_TUNED=1: the memory run's process gets the settings docs/benchmarks.md recommends for
+ * The memory run's process gets the settings `npm start` uses (package.json), as docs/benchmarks.md recommends for
  * production: a 16 MB young-generation semi-space (Node 24 sizes it from the heap limit, up to 64 MB
  * each), two glibc malloc arenas, and a fixed mmap threshold so large raster buffers go back to the
  * system when freed instead of fragmenting the heap.
  */
-const MEMORY_TUNED = process.env.BENCH_MEMORY_TUNED === '1';
+// The same settings as `npm start` (package.json) by default; BENCH_MEMORY_TUNED=0 for Node's defaults.
+const MEMORY_TUNED = process.env.BENCH_MEMORY_TUNED !== '0';
 const TUNED_EXEC_ARGV = ['--max-semi-space-size=16'];
 const TUNED_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
 
@@ -435,7 +436,9 @@ export async function run(): Promise<string> {
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.env.BENCH_RENDER_MEMORY_CHILD === '1') {
     const result = await memoryChild();
-    await new Promise<void>((resolve) => process.send!(result, () => resolve()));
+    // Run directly (no IPC channel) it prints the result, for quick experiments.
+    if (process.send) await new Promise<void>((resolve) => process.send!(result, () => resolve()));
+    else console.log(JSON.stringify(result));
   } else {
     console.log(await run());
   }

@@ -85,8 +85,21 @@ export function greyPixels(img: Bitmap): Buffer {
 }
 
 /** JPEG, TIFF (1-bit, CCITT G4) and lossless WEBP through sharp (libvips), from one grey channel. */
+type Sharp = typeof import('sharp').default;
+let sharpModule: Sharp | undefined;
+async function loadSharp(): Promise<Sharp> {
+  if (!sharpModule) {
+    const sharp = (await import('sharp')).default;
+    // Every image is encoded once from fresh pixels: libvips' operation cache only holds memory.
+    sharp.cache(false);
+    sharp.concurrency(1);
+    sharpModule = sharp;
+  }
+  return sharpModule;
+}
+
 export async function encodeWithSharp(img: Bitmap, format: 'JPEG' | 'TIFF' | 'WEBP'): Promise<Buffer> {
-  const { default: sharp } = await import('sharp');
+  const sharp = await loadSharp();
   const base = sharp(greyPixels(img), { raw: { width: img.width, height: img.height, channels: 1 } }).withDensity(img.dpi);
   switch (format) {
     case 'JPEG':
