@@ -15,6 +15,8 @@ declare module 'fastify' {
     public?: boolean;
     /** Errors use the RFC 6749 shape. */
     oauth?: boolean;
+    /** A POST that only reads (e.g. stamp verification): Idempotency-Key is not recorded or replayed. */
+    readOnly?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;

@@ -85,7 +85,8 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
 
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat();
-    if (!methods.includes('POST') || (route.config as FastifyContextConfig | undefined)?.public) return;
+    const config = route.config as FastifyContextConfig | undefined;
+    if (!methods.includes('POST') || config?.public || config?.readOnly) return;
     // First among the route's own hooks, as the instance-level hooks they replace were.
     route.preHandler = route.preHandler === undefined ? [preHandler] : [preHandler, ...[route.preHandler].flat()];
     route.onSend = route.onSend === undefined ? [onSend] : [onSend, ...[route.onSend].flat()];

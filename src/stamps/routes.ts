@@ -28,7 +28,8 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.post<{ Body: { indicium: string } }>('/stamps/verify', {
-    config: { scope: null },
+    // A verdict can change (invalidation, expiry), so a repeated key must not replay an old one.
+    config: { scope: null, readOnly: true },
     schema: {
       tags: ['stamps'],
       summary: 'Verify a stamp\'s indicium',

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, decodeProtectedHeader, generateKeyPair } from 'jose';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { signIndicium } from '../../src/stamps/indicium.ts';
 import { currentSigner } from '../../src/stamps/service.ts';
 import { createStamp, verify } from './support.ts';
@@ -167,4 +167,28 @@ forEachDatabase((database) => {
     });
   });
 
+});
+
+forEachDatabase((database) => {
+  describe('POST /v1/stamps/verify with an Idempotency-Key', () => {
+    it('answers the current status, never a replay of an earlier verdict', async () => {
+      const t = await startTestApp(database);
+      try {
+        const shipment = await createShipment(t);
+        const created = await t.request({ method: 'POST', url: '/v1/stamps', payload: { shipmentId: shipment.id, format: 'PNG' } });
+        assert.equal(created.statusCode, 201, created.body);
+        const stamp = created.json();
+        const row = await t.ctx.db.selectFrom('stamps').select('indicium').where('id', '=', stamp.id).executeTakeFirstOrThrow();
+        const verify = () => t.request({ method: 'POST', url: '/v1/stamps/verify', headers: { 'idempotency-key': 'same-key' }, payload: { indicium: row.indicium } });
+        const first = await verify();
+        assert.equal(first.json().status, 'active');
+        assert.equal((await t.request({ method: 'PUT', url: `/v1/stamps/${stamp.id}/invalid?ids=${stamp.id}` })).statusCode, 204);
+        const second = await verify();
+        assert.equal(second.headers['idempotent-replayed'], undefined);
+        assert.equal(second.json().status, 'invalidated');
+      } finally {
+        await t.close();
+      }
+    });
+  });
 });
