@@ -221,14 +221,14 @@ const MEMORY_LABELS = Number(process.env.BENCH_MEMORY_LABELS ?? 10_000);
 const MEMORY_TARGET_MB = 300;
 /**
  * The memory run's process gets the settings `npm start` uses (package.json), as docs/benchmarks.md recommends for
- * production: a 16 MB young-generation semi-space (Node 24 sizes it from the heap limit, up to 64 MB
- * each), two glibc malloc arenas, and a fixed mmap threshold so large raster buffers go back to the
+ * production: an 8 MB young-generation semi-space (Node 24 sizes it from the heap limit, up to 64 MB
+ * each), one glibc malloc arena, an early trim, and a fixed mmap threshold so large raster buffers go back to the
  * system when freed instead of fragmenting the heap.
  */
 // The same settings as `npm start` (package.json) by default; BENCH_MEMORY_TUNED=0 for Node's defaults.
 const MEMORY_TUNED = process.env.BENCH_MEMORY_TUNED !== '0';
-const TUNED_EXEC_ARGV = ['--max-semi-space-size=16'];
-const TUNED_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
+const TUNED_EXEC_ARGV = ['--max-semi-space-size=8'];
+const TUNED_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 const NAMES = ['Ελένη Παπαδοπούλου', 'Jürgen Müller', 'Дмитрий Иванов', 'Ada Lovelace', 'Zoë Ångström', 'Grace Hopper', 'Łukasz Żółć', 'Søren Kierkegaard'];
 const STREETS = ['Fifth Avenue', 'Main Street', 'Market Street', 'Ocean Drive', 'Elm Street', 'Broadway'];
