@@ -1,16 +1,9 @@
 // Issue 2: authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
 // Targets: GET /v1/shipments/{id} with an API key ≥ 0.5 of the baseline's requests/s, with a bearer
 // JWT ≥ 0.4, p99 ≤ 10 ms at 10 connections; the token endpoint ≥ 1,000 tokens/s.
-import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, startApp, startBaseline, targetTable, tokenForm, type LoadResult } from './lib.ts';
+import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, startApp, startBaseline, targetTable, tokenForm, type LoadResult, BENCH_SHIPMENT } from './lib.ts';
 
-const shipment = {
-  carrier: 'UPS',
-  service: 'ground',
-  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
-  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
-  parcel: { weight: { value: 1.2, unit: 'kg' } },
-  reference: 'bench',
-};
+const shipment = BENCH_SHIPMENT;
 
 export async function run(): Promise<string> {
   const baseline = await startBaseline();

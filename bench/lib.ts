@@ -295,3 +295,13 @@ export function machine(): string {
   const [l1, l5] = loadavg();
   return `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${l1!.toFixed(2)} / ${l5!.toFixed(2)} (1 / 5 min) at the start, commit ${commit}`;
 }
+
+/** The shipment every HTTP benchmark creates: a UPS ground parcel with UTF-8 addresses. */
+export const BENCH_SHIPMENT = {
+  carrier: 'UPS',
+  service: 'ground',
+  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+  parcel: { weight: { value: 1.2, unit: 'kg' } },
+  reference: 'bench',
+};

@@ -8,17 +8,11 @@ import { DatabaseSync } from 'node:sqlite';
 import {
   api, atLeast, atLeastShare, CONNECTIONS, fmtMs, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, table, targetTable, WARMUP_SECONDS,
   type BenchServer, type LoadResult, type TargetCheck,
+  BENCH_SHIPMENT,
 } from './lib.ts';
 import { seedTracking } from './seed-tracking.ts';
 
-const shipment = {
-  carrier: 'UPS',
-  service: 'ground',
-  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
-  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
-  parcel: { weight: { value: 1.2, unit: 'kg' } },
-  reference: 'bench',
-};
+const shipment = BENCH_SHIPMENT;
 
 /** Alternating rounds of the p99 comparison between table sizes (BENCH_TRACKING_ROUNDS, default 3). */
 const ROUNDS = Number(process.env.BENCH_TRACKING_ROUNDS ?? 3);

@@ -8,21 +8,14 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { DatabaseSync } from 'node:sqlite';
 import { Agent, request } from 'undici';
-import { api, atLeastShare, atMostMs, fmtMs, fmtRate, progress, SECONDS, startApp, table, targetTable, type BenchServer } from './lib.ts';
+import { api, atLeastShare, atMostMs, fmtMs, fmtRate, progress, SECONDS, startApp, table, targetTable, type BenchServer, BENCH_SHIPMENT } from './lib.ts';
 
 const SUBSCRIBERS = 100;
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 60);
 const STEADY_RATE = 200;
 const CONCURRENCY = 32;
 
-const shipment = {
-  carrier: 'UPS',
-  service: 'ground',
-  from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
-  to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
-  parcel: { weight: { value: 1.2, unit: 'kg' } },
-  reference: 'bench',
-};
+const shipment = BENCH_SHIPMENT;
 
 // ---------------------------------------------------------------------------------------------
 // The receiver process
