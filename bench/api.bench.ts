@@ -1,7 +1,7 @@
 // Issue 2: authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
 // Targets: GET /v1/shipments/{id} with an API key ≥ 0.5 of the baseline's requests/s, with a bearer
 // JWT ≥ 0.4, p99 ≤ 10 ms at 10 connections; the token endpoint ≥ 1,000 tokens/s.
-import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, startApp, startBaseline, targetTable, tokenForm, type LoadResult, BENCH_SHIPMENT } from './lib.ts';
+import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, startApp, startBaseline, targetTable, tokenForm, type LoadResult, BENCH_SHIPMENT, baselineMean } from './lib.ts';
 
 const shipment = BENCH_SHIPMENT;
 
@@ -36,14 +36,7 @@ export async function run(): Promise<string> {
     });
     const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const mean = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (a + b) / 2);
-    const base: LoadResult = {
-      ...before,
-      name: 'baseline (mean of before and after)',
-      rps: (before.rps + after.rps) / 2,
-      p99: (before.p99 + after.p99) / 2,
-      cpuPerRequest: mean(before.cpuPerRequest, after.cpuPerRequest),
-    };
+    const base = baselineMean(before, after);
     const checks = [
       atLeastShare('API key: req/s', apiKey.rps, base.rps, 0.5),
       atMostMs(`API key: p99 at ${CONNECTIONS} connections`, apiKey.p99, 10, base.p99),

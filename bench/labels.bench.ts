@@ -2,8 +2,7 @@
 // Target: p99 ≤ 20 ms. Each label needs its own shipment (one active label per shipment), so the
 // shipments are created first and every request takes the next one. The download of the PDF is
 // measured too (it renders on every request), without a target.
-import autocannon from 'autocannon';
-import { api, atMostMs, CONNECTIONS, fmtMs, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult } from './lib.ts';
+import { api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean } from './lib.ts';
 
 const shipment = {
   carrier: 'UPS',
@@ -31,47 +30,19 @@ async function createShipments(app: BenchServer, n: number): Promise<string[]> {
   return ids;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 /** Exactly one POST /v1/labels per shipment id, 10 connections; throws on any status but 201. */
-async function labelLoad(name: string, app: BenchServer, shipmentIds: string[]): Promise<LoadResult> {
-  progress(`${name}: ${shipmentIds.length} labels, ${CONNECTIONS} connections`);
-  const latencies = new Float64Array(shipmentIds.length);
+function labelLoad(name: string, app: BenchServer, shipmentIds: string[]): Promise<LoadResult> {
   let sent = 0;
-  let n = 0;
-  const statuses = new Map<number, number>();
-  const cpuBefore = await app.cpuMicros();
-  const started = process.hrtime.bigint();
-  const instance = autocannon({
-    url: app.url,
-    connections: CONNECTIONS,
+  return load(name, {
+    url: `${app.url}/v1/labels`,
+    method: 'POST',
+    headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
+    nextBody: () => JSON.stringify({ shipmentId: shipmentIds[sent++ % shipmentIds.length] }),
     amount: shipmentIds.length,
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/labels',
-        headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ shipmentId: shipmentIds[sent++ % shipmentIds.length] }) }),
-      } as never,
-    ],
+    warmupSeconds: 0,
+    expectStatus: 201,
+    server: app,
   });
-  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-    if (n < latencies.length) latencies[n++] = ms;
-    statuses.set(status, (statuses.get(status) ?? 0) + 1);
-  });
-  const result = await instance;
-  const wall = Number(process.hrtime.bigint() - started) / 1e9;
-  const cpuAfter = await app.cpuMicros();
-  const wrong = [...statuses].filter(([s]) => s !== 201);
-  if (wrong.length || result.errors || result.timeouts) {
-    throw new Error(`${name}: ${result.errors + result.timeouts} socket errors, unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}`);
-  }
-  const sorted = latencies.subarray(0, n).sort();
-  const r: LoadResult = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]!, cpuPerRequest: (cpuAfter - cpuBefore) / n };
-  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, server CPU ${r.cpuPerRequest!.toFixed(0)} µs/request`);
-  return r;
 }
 
 export async function run(): Promise<string> {
@@ -87,14 +58,7 @@ export async function run(): Promise<string> {
     const pdf = await load('GET label url, PDF 4x6 (renders each time)', { url: label.url.replace(/^https?:\/\/[^/]+/, app.url), expectStatus: 200, server: app });
     const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const mean = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (a + b) / 2);
-    const base: LoadResult = {
-      ...before,
-      name: 'baseline (mean of before and after)',
-      rps: (before.rps + after.rps) / 2,
-      p99: (before.p99 + after.p99) / 2,
-      cpuPerRequest: mean(before.cpuPerRequest, after.cpuPerRequest),
-    };
+    const base = baselineMean(before, after);
     const checks = [atMostMs(`POST /v1/labels: p99 at ${CONNECTIONS} connections`, labels.p99, 20, base.p99)];
     return [
       '## Labels: creating labels (issue 3)',

@@ -113,6 +113,10 @@ export interface LoadOptions {
   connections?: number;
   seconds?: number;
   warmupSeconds?: number;
+  /** A new body for every request (e.g. a fresh shipment id); `body` is then ignored. */
+  nextBody?: () => string;
+  /** Stop after this many requests instead of after `seconds`. */
+  amount?: number;
   /** Every response must have this status (default: any 2xx); otherwise the numbers mean nothing and it throws. */
   expectStatus?: number;
   /** A fixed request rate (requests/s over all connections) instead of as fast as possible. */
@@ -145,14 +149,18 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
   let n = 0;
   const statuses = new Map<number, number>();
   const started = process.hrtime.bigint();
+  const nextBody = options.nextBody;
   const instance = autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
     connections: options.connections ?? CONNECTIONS,
-    duration: seconds,
+    ...(options.amount ? { amount: options.amount } : { duration: seconds }),
     ...(options.rate ? { overallRate: options.rate } : {}),
+    ...(nextBody
+      ? { requests: [{ method: options.method ?? 'POST', headers: options.headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, body: nextBody() }) } as never] }
+      : {}),
   });
   // autocannon's own histogram has 1 ms resolution; our own samples keep the fractions.
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -169,11 +177,17 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
   return { latencies: latencies.subarray(0, n).sort(), statuses, errors: result.errors + result.timeouts, wall };
 }
 
+/** The baseline the ratios use: the mean of the bare-Fastify runs before and after the scenarios. */
+export function baselineMean(before: LoadResult, after: LoadResult): LoadResult {
+  const cpu = before.cpuPerRequest === undefined || after.cpuPerRequest === undefined ? undefined : (before.cpuPerRequest + after.cpuPerRequest) / 2;
+  return { ...before, name: 'baseline (mean of before and after)', rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2, cpuPerRequest: cpu };
+}
+
 /** Drives `options.url` with autocannon (10 connections) for a warm-up, then for the measured run. */
 export async function load(name: string, options: LoadOptions): Promise<LoadResult> {
   const seconds = options.seconds ?? SECONDS;
   const warmup = options.warmupSeconds ?? WARMUP_SECONDS;
-  progress(`${name}: ${warmup}s warm-up, ${seconds}s measured, ${options.connections ?? CONNECTIONS} connections`);
+  progress(`${name}: ${warmup}s warm-up, ${options.amount ? `${options.amount} requests` : `${seconds}s`} measured, ${options.connections ?? CONNECTIONS} connections`);
   if (warmup > 0) await cannon(options, warmup);
   const cpuBefore = await options.server?.cpuMicros();
   const { latencies, statuses, errors, wall } = await cannon(options, seconds);

@@ -1,9 +1,8 @@
 // Issue 5: stamp creation and verification against a bare Fastify "hello" baseline, on SQLite.
 // Targets: POST /v1/stamps p99 ≤ 20 ms at 10 connections; POST /v1/stamps/verify ≥ 2,000/s.
-import autocannon from 'autocannon';
 import { openStorage } from '../src/db/index.ts';
 import { isoNow, uuidv7 } from '../src/db/ids.ts';
-import { api, atLeast, atMostMs, CONNECTIONS, fmtMs, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult } from './lib.ts';
+import { api, atLeast, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult, baselineMean } from './lib.ts';
 
 /** More shipments than the creation runs can use: each stamp needs a shipment without one. */
 const SHIPMENTS = 40_000;
@@ -33,48 +32,18 @@ async function seedShipments(app: BenchServer): Promise<string[]> {
   return ids;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-/** autocannon with a new shipment id in every request body (lib's `load` sends one fixed body). */
-async function createLoad(name: string, app: BenchServer, next: () => string, seconds: number): Promise<LoadResult> {
-  let latencies = new Float64Array(1 << 16);
-  let n = 0;
-  const statuses = new Map<number, number>();
-  const cpuBefore = await app.cpuMicros();
-  const started = process.hrtime.bigint();
-  const instance = autocannon({
-    url: app.url,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/stamps',
-        headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ shipmentId: next(), format: 'PDF' }) }),
-      } as never,
-    ],
+/** POST /v1/stamps with a new shipment id in every request body. */
+function createLoad(name: string, app: BenchServer, next: () => string, seconds: number): Promise<LoadResult> {
+  return load(name, {
+    url: `${app.url}/v1/stamps`,
+    method: 'POST',
+    headers: { 'x-api-key': app.apiKey!, 'content-type': 'application/json' },
+    nextBody: () => JSON.stringify({ shipmentId: next(), format: 'PDF' }),
+    seconds,
+    warmupSeconds: 0,
+    expectStatus: 201,
+    server: app,
   });
-  instance.on('response', (_c: unknown, status: number, _b: number, ms: number) => {
-    if (n === latencies.length) {
-      const grown = new Float64Array(n * 2);
-      grown.set(latencies);
-      latencies = grown;
-    }
-    latencies[n++] = ms;
-    statuses.set(status, (statuses.get(status) ?? 0) + 1);
-  });
-  const result = await instance;
-  const wall = Number(process.hrtime.bigint() - started) / 1e9;
-  const cpuPerRequest = ((await app.cpuMicros()) - cpuBefore) / n;
-  const wrong = [...statuses].filter(([s]) => s !== 201);
-  if (wrong.length || result.errors || result.timeouts) throw new Error(`${name}: unexpected statuses ${JSON.stringify(Object.fromEntries(wrong))}, ${result.errors} errors`);
-  const sorted = latencies.subarray(0, n).sort();
-  const r = { name, connections: CONNECTIONS, requests: n, seconds: wall, rps: n / wall, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[n - 1]!, cpuPerRequest };
-  progress(`${name}: ${fmtRate(r.rps)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, server CPU ${cpuPerRequest.toFixed(0)} µs/request`);
-  return r;
 }
 
 export async function run(): Promise<string> {
@@ -106,13 +75,7 @@ export async function run(): Promise<string> {
     });
     const after = await load('baseline: bare Fastify GET / (after)', { url: baseline.url, server: baseline });
 
-    const base: LoadResult = {
-      ...before,
-      name: 'baseline (mean of before and after)',
-      rps: (before.rps + after.rps) / 2,
-      p99: (before.p99 + after.p99) / 2,
-      cpuPerRequest: ((before.cpuPerRequest ?? 0) + (after.cpuPerRequest ?? 0)) / 2,
-    };
+    const base = baselineMean(before, after);
     const checks = [
       atMostMs(`POST /v1/stamps: p99 at ${CONNECTIONS} connections`, create.p99, 20, base.p99),
       atLeast('POST /v1/stamps/verify: verifications/s', verifyRun.rps, 2000, base.rps, 'verifications/s'),

@@ -9,6 +9,7 @@ import {
   api, atLeast, atLeastShare, CONNECTIONS, fmtMs, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, table, targetTable, WARMUP_SECONDS,
   type BenchServer, type LoadResult, type TargetCheck,
   BENCH_SHIPMENT,
+  baselineMean,
 } from './lib.ts';
 import { seedTracking } from './seed-tracking.ts';
 
@@ -155,13 +156,7 @@ export async function run(): Promise<string> {
     await ingestLoad('warm-up', app, numbers, WARMUP_SECONDS);
     const ingest = await ingestLoad(`POST /v1/tracking/events, ${BATCH} events per request`, app, numbers, SECONDS);
 
-    const base: LoadResult = {
-      ...before,
-      name: 'baseline (mean of before and after)',
-      rps: (before.rps + after.rps) / 2,
-      p99: (before.p99 + after.p99) / 2,
-      cpuPerRequest: (before.cpuPerRequest! + after.cpuPerRequest!) / 2,
-    };
+    const base = baselineMean(before, after);
     const growth = largeP99 / smallP99;
     const checks: TargetCheck[] = [
       atLeastShare('detailed lookup, label with 100 events: req/s', detailed.rps, base.rps, 0.4),
