@@ -1,8 +1,12 @@
-// Shared test machinery: an app on a fresh database (SQLite in memory, or a private PostgreSQL
-// schema), accounts and keys, and a log capture.
+// Shared test machinery: an app on a fresh database (SQLite in a new file, as the service runs it:
+// WAL, the read connection and the checkpointer thread; or a private PostgreSQL schema), accounts and
+// keys, and a log capture.
 import { describe } from 'node:test';
 import { Writable } from 'node:stream';
 import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
@@ -50,7 +54,11 @@ export interface TestApp extends TestAccount {
 }
 
 export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, env: Record<string, string> = {}): Promise<TestApp> {
-  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: database.url, PUBLIC_BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', ...env }, '0.0.0-test');
+  // SQLite: the in-memory default becomes a file of its own, as the service runs (an in-memory
+  // database has no read connection); a file URL given by the test is used as it is.
+  const dir = database.url === 'sqlite::memory:' ? mkdtempSync(join(tmpdir(), 'shipping-test-')) : undefined;
+  const url = dir ? `sqlite:${join(dir, 'test.db')}` : database.url;
+  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: url, PUBLIC_BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', ...env }, '0.0.0-test');
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -80,6 +88,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
       await app.close();
       await ctx.storage.close();
       if (schema) await dropSchema(schema);
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { sqliteStorage } from './sqlite.ts';
 import { postgresDialect, postgresPool } from './postgres.ts';
+import { useReader } from './prepared.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -24,6 +25,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
   if (url.startsWith('sqlite:')) {
     const sqlite = sqliteStorage(url);
     const db = new Kysely<Database>({ dialect: sqlite.dialect });
+    if (sqlite.reader) useReader(db, sqlite.reader);
     return {
       db,
       dialect: 'sqlite',

@@ -1,12 +1,23 @@
-// Hot read paths (the API-key lookup on every request, single-row reads) skip Kysely's per-call query
-// building, which costs several times the SQLite lookup itself: the typed builder runs once per
-// database and its SQL is reused with new parameters (docs/decisions.md, bench/api.bench.ts).
+// Hot read paths (the API-key lookup on every request, single-row reads, a label's events) skip
+// Kysely's per-call query building and, on a SQLite file, Kysely itself: the typed builder runs once
+// per database, and its SQL is reused with new parameters. On SQLite the statement then runs
+// synchronously on the storage's read connection (SqliteReader); on PostgreSQL through Kysely's pool
+// (docs/decisions.md, bench/api.bench.ts).
 import { CompiledQuery, type Compilable } from 'kysely';
 import type { Db, Tx } from './index.ts';
+import type { SqliteReader } from './sqlite.ts';
+
+const readers = new WeakMap<Db, SqliteReader>();
+
+/** Prepared queries given `db` itself (not a transaction) run on `reader`. */
+export function useReader(db: Db, reader: SqliteReader): void {
+  readers.set(db, reader);
+}
 
 /**
  * Wraps a query builder whose compiled parameters are exactly its arguments, in order (checked on
- * first use). Inside a transaction the builder runs each time, so the SQL always matches the dialect.
+ * first use). Inside a transaction the builder runs each time through the transaction, so the SQL
+ * always matches the dialect and the read sees the transaction's own writes.
  */
 export function preparedQuery<A extends unknown[], R>(build: (db: Db | Tx, ...args: A) => Compilable<R>): (db: Db | Tx, ...args: A) => Promise<R[]> {
   const sqlByDb = new WeakMap<Db | Tx, string>();
@@ -21,6 +32,8 @@ export function preparedQuery<A extends unknown[], R>(build: (db: Db | Tx, ...ar
       text = compiled.sql;
       sqlByDb.set(db, text);
     }
+    const reader = readers.get(db as Db);
+    if (reader) return reader.all<R>(text, args);
     return (await db.executeQuery<R>(CompiledQuery.raw(text, args))).rows;
   };
 }

@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, InvalidInput, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { JSON_UTF8 } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -71,7 +72,7 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
         ? new InvalidInput('the path is not a valid URL (bad percent-encoding)')
         : toAppError(err, request);
   request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
-  void reply.header('x-request-id', request.id).status(appErr.status).type('application/json; charset=utf-8').send(appErr.body());
+  void reply.header('x-request-id', request.id).status(appErr.status).type(JSON_UTF8).send(appErr.body());
 }
 
 function oauthShape(err: AppError): AppError {
@@ -89,7 +90,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     else request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
     reply.headers(appErr.headers);
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    return reply.status(appErr.status).type('application/json; charset=utf-8').send(appErr.body());
+    return reply.status(appErr.status).type(JSON_UTF8).send(appErr.body());
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { isUniqueViolation } from '../db/index.ts';
 import { isoNow } from '../db/ids.ts';
 import { Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
+import { JSON_UTF8 } from './schemas.ts';
 
 const KEY_TTL_MS = 24 * 3600 * 1000;
 // A first request that has not finished after this long is taken to have died with its process.
@@ -58,7 +59,7 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       return reply
         .code(row.status_code)
         .header('idempotent-replayed', 'true')
-        .type(row.content_type ?? 'application/json; charset=utf-8')
+        .type(row.content_type ?? JSON_UTF8)
         .send(row.response_body ?? '');
     }
     throw new Conflict(`Idempotency-Key ${key} is contended; retry shortly`);

@@ -1,6 +1,9 @@
 // JSON Schemas shared by every route: the error body, ids, times.
 import { UUID_PATTERN } from '../db/ids.ts';
 
+/** The content type of JSON answers sent as text the route composed itself. */
+export const JSON_UTF8 = 'application/json; charset=utf-8';
+
 export const errorSchema = {
   $id: 'Error',
   type: 'object',

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
-import { errors, idParams } from '../http/schemas.ts';
+import { errors, idParams, JSON_UTF8 } from '../http/schemas.ts';
 import { addressSchema, createShipmentBody, parcelSchema, shipmentSchema } from './schemas.ts';
-import { createShipment, getShipment, listShipments, type NewShipment } from './service.ts';
+import { createShipment, getShipmentJson, listShipments, type NewShipment } from './service.ts';
 
 export const shipmentSchemas = [addressSchema, parcelSchema, shipmentSchema];
 
@@ -32,7 +32,8 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
       params: idParams,
       response: { 200: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 404) },
     },
-    handler: async (request) => getShipment(ctx.db, principalOf(request).accountId, request.params.id),
+    // The stored JSON is sent as it is, not parsed and serialized again (shipmentJson).
+    handler: async (request, reply) => reply.type(JSON_UTF8).send(await getShipmentJson(ctx.db, principalOf(request).accountId, request.params.id)),
   });
 
   app.get<{ Querystring: { limit?: number; cursor?: string } }>('/shipments', {

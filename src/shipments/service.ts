@@ -62,6 +62,22 @@ export function toShipment(row: store.ShipmentRow): Shipment {
   return s;
 }
 
+/**
+ * The JSON of `toShipment(row)`, composed around the stored address and parcel JSON instead of parsing
+ * it into objects only to serialize them again: the shipment read answers with this text as is. The
+ * stored JSON was written by `JSON.stringify` from a body the schema had validated, so it holds
+ * exactly the fields the response schema allows (test/shipments checks both forms agree).
+ */
+export function shipmentJson(row: store.ShipmentRow): string {
+  const q = JSON.stringify;
+  let json =
+    `{"id":${q(row.id)},"carrier":${q(row.carrier)},"service":${q(row.service)},"from":${row.from_address},"to":${row.to_address},` +
+    `"parcel":${row.parcel},"status":${q(row.status)},"createdAt":${q(row.created_at)},"updatedAt":${q(row.updated_at)}`;
+  if (row.reference !== null) json += `,"reference":${q(row.reference)}`;
+  if (row.label_id && row.tracking_number) json += `,"label":{"id":${q(row.label_id)},"trackingNumber":${q(row.tracking_number)},"carrier":${q(row.carrier)}}`;
+  return json + '}';
+}
+
 function checkShipment(input: NewShipment): void {
   if (!findService(input.carrier, input.service)) {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
@@ -110,6 +126,13 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
   const row = await store.findShipment(db, accountId, id);
   if (!row) throw new NotFound('shipment', id);
   return toShipment(row);
+}
+
+/** `getShipment` as JSON text (shipmentJson). */
+export async function getShipmentJson(db: Db | Tx, accountId: string, id: string): Promise<string> {
+  const row = await store.findShipment(db, accountId, id);
+  if (!row) throw new NotFound('shipment', id);
+  return shipmentJson(row);
 }
 
 export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {

@@ -1,5 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { shipmentJson, toShipment } from '../../src/shipments/service.ts';
+import type { ShipmentRow } from '../../src/shipments/store.ts';
 import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
@@ -66,6 +69,7 @@ forEachDatabase((database) => {
       const s = await createShipment(t);
       const ok = await t.request({ method: 'GET', url: `/v1/shipments/${s.id}` });
       assert.equal(ok.statusCode, 200);
+      assert.equal(ok.headers['content-type'], 'application/json; charset=utf-8');
       assert.deepEqual(ok.json(), s);
       const other = await t.newAccount();
       const foreign = await t.app.inject({ method: 'GET', url: `/v1/shipments/${s.id}`, headers: { 'x-api-key': other.apiKey } });
@@ -92,5 +96,40 @@ forEachDatabase((database) => {
       }
       assert.deepEqual(seen, ids.reverse());
     });
+  });
+});
+
+describe('shipmentJson (the shipment read sends the stored JSON as is)', () => {
+  const text = fc.string({ unit: 'grapheme', maxLength: 20 });
+  const address = fc.record(
+    { name: text, company: text, street1: text, street2: text, city: text, state: text, postalCode: fc.string({ minLength: 2, maxLength: 8 }), country: fc.constantFrom('US', 'DE', 'GR'), phone: fc.constant('+1 212'), email: fc.emailAddress() },
+    { requiredKeys: ['name', 'street1', 'city', 'postalCode', 'country'] },
+  );
+  const parcel = fc.record({ weight: fc.record({ value: fc.double({ min: 0.001, max: 1000, noNaN: true }), unit: fc.constantFrom('g', 'kg', 'oz', 'lb') }), length: fc.integer({ min: 1, max: 99 }) }, { requiredKeys: ['weight'] });
+  const row = fc.record({
+    id: fc.uuid(),
+    carrier: fc.constantFrom('UPS', 'USPS', 'FedEx', 'DHL'),
+    service: text,
+    from: address,
+    to: address,
+    parcel,
+    reference: fc.option(text, { nil: null }),
+    label: fc.option(fc.record({ id: fc.uuid(), trackingNumber: fc.string({ minLength: 1, maxLength: 30 }) }), { nil: null }),
+    status: fc.constantFrom('created', 'in_transit', 'delivered'),
+    at: fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(Date.UTC(9999, 0)) }).map((d) => d.toISOString()),
+  });
+
+  it('is the JSON of toShipment for any stored shipment', () => {
+    fc.assert(
+      fc.property(row, (r) => {
+        const stored: ShipmentRow = {
+          id: r.id, account_id: 'a', carrier: r.carrier, service: r.service,
+          from_address: JSON.stringify(r.from), to_address: JSON.stringify(r.to), parcel: JSON.stringify(r.parcel),
+          reference: r.reference, status: r.status, label_id: r.label?.id ?? null, tracking_number: r.label?.trackingNumber ?? null,
+          created_at: r.at, updated_at: r.at,
+        };
+        assert.deepEqual(JSON.parse(shipmentJson(stored)), JSON.parse(JSON.stringify(toShipment(stored))));
+      }),
+    );
   });
 });
