@@ -83,12 +83,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     defaultJson(request, body as string, done);
   });
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
   installErrorHandling(app);
-  // Both add their hooks to each route as it is registered (onRoute), so they come before any route.
+  // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
+  // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
   installAuth(app, ctx);
   installIdempotency(app, ctx);
   await installOpenApi(app, ctx);

@@ -25,6 +25,12 @@ declare module 'fastify' {
 
 const BEARER = /^bearer\s/i;
 
+/** Every answer names its request id (the error and not-found handlers set it too). */
+const tagRequest: onRequestHookHandler = (request, reply, done) => {
+  reply.header('x-request-id', request.id);
+  done();
+};
+
 export function tokenSettings(ctx: AppContext): TokenSettings {
   return { issuer: ctx.config.authBaseUrl, audience: ctx.config.baseUrl, ttlSeconds: ctx.config.accessTokenTtlSeconds };
 }
@@ -36,11 +42,12 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 /**
- * Authentication as a route-level onRequest hook, added to every route registered after this call
- * except those that say `public` (a route that forgot to declare a scope still needs credentials:
- * fail closed). Unknown routes get no hook and fall through to the 404 handler. The hook finishes
- * synchronously when the credential was checked recently (a remembered API key or JWT verification),
- * so the common request pays no promise round trip.
+ * One route-level onRequest hook per route, added to every route registered after this call: it sets
+ * `x-request-id` and, except on routes that say `public`, authenticates (a route that forgot to
+ * declare a scope still needs credentials: fail closed). One hook instead of an instance-level one
+ * plus this one: each hook costs every request. Unknown routes get no hook and fall through to the
+ * 404 handler. The hook finishes synchronously when the credential was checked recently (a remembered
+ * API key or JWT verification), so the common request pays no promise round trip.
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   const verifiedTokens = new VerifiedTokens(ctx.keys, tokenSettings(ctx));
@@ -63,7 +70,8 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       if (check.family && (await isFamilyRevoked(db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
       admit(request, check.principal);
     };
-    return function authenticateRequest(request, _reply, done) {
+    return function authenticateRequest(request, reply, done) {
+      reply.header('x-request-id', request.id);
       let pending: Promise<void>;
       try {
         const apiKey = request.headers['x-api-key'];
@@ -89,9 +97,8 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
 
   app.addHook('onRoute', (route) => {
     const config = route.config as FastifyContextConfig | undefined;
-    if (config?.public) return;
-    const hook = authenticate(config?.scope);
-    // First among the route's own onRequest hooks, as the instance-level hook it replaces was.
+    const hook = config?.public ? tagRequest : authenticate(config?.scope);
+    // First among the route's own onRequest hooks.
     route.onRequest = route.onRequest === undefined ? [hook] : [hook, ...[route.onRequest].flat()];
   });
 }

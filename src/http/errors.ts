@@ -88,12 +88,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (request.routeOptions.config?.oauth) appErr = oauthShape(appErr);
     if (appErr.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
-    reply.headers(appErr.headers);
+    reply.header('x-request-id', request.id).headers(appErr.headers);
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     return reply.status(appErr.status).type(JSON_UTF8).send(appErr.body());
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);
-    return reply.status(404).send(err.body());
+    return reply.header('x-request-id', request.id).status(404).send(err.body());
   });
 }

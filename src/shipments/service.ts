@@ -128,9 +128,14 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
   return toShipment(row);
 }
 
-/** `getShipment` as JSON text (shipmentJson). */
-export async function getShipmentJson(db: Db | Tx, accountId: string, id: string): Promise<string> {
-  const row = await store.findShipment(db, accountId, id);
+/** `getShipment` as JSON text (shipmentJson): at once where the database reads synchronously, else a promise. */
+export function getShipmentJson(db: Db | Tx, accountId: string, id: string): string | Promise<string> {
+  const now = store.findShipmentNow(db, accountId, id);
+  if (now === undefined) return store.findShipment(db, accountId, id).then((row) => jsonOrNotFound(row, id));
+  return jsonOrNotFound(now, id);
+}
+
+function jsonOrNotFound(row: store.ShipmentRow | null | undefined, id: string): string {
   if (!row) throw new NotFound('shipment', id);
   return shipmentJson(row);
 }

@@ -15,6 +15,12 @@ export async function findShipment(db: Db | Tx, accountId: string, id: string): 
   return (await shipmentById(db, id, accountId))[0];
 }
 
+/** `findShipment` at once where the database reads synchronously (PreparedQuery.now): the row or null; otherwise undefined. */
+export function findShipmentNow(db: Db | Tx, accountId: string, id: string): ShipmentRow | null | undefined {
+  const rows = shipmentById.now(db, id, accountId);
+  return rows && (rows[0] ?? null);
+}
+
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {
   let q = db.selectFrom('shipments').selectAll().where('account_id', '=', accountId);
   if (page.before) q = q.where('id', '<', page.before);
