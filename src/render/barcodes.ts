@@ -14,7 +14,7 @@ export interface Area {
 }
 
 type RawLinear = { sbs: number[] };
-type RawMatrix = { pixs: number[]; pixx: number; pixy: number };
+type RawMatrix = { pixs: ArrayLike<number>; pixx: number; pixy: number };
 
 const RAW_CACHE_LIMIT = 1000;
 const rawCache = new Map<string, unknown[]>();
@@ -22,17 +22,26 @@ const rawCache = new Map<string, unknown[]>();
 /**
  * bwip-js encoding, cached: a stored label is laid out again for every format it is fetched in,
  * and encoding (Reed-Solomon for the 2D symbols) is most of a layout's time. Callers copy what
- * they keep, so cached results are never modified.
+ * they keep, so cached results are never modified. A 2D symbol's modules are kept as a typed array
+ * (one or two bytes each instead of a JavaScript array's eight): a full cache of PDF417 symbols as
+ * plain arrays held tens of megabytes.
  */
 function raw(bcid: string, text: string, opts: Record<string, unknown> = {}): unknown[] {
   const key = `${bcid}\u0000${JSON.stringify(opts)}\u0000${text}`;
   let out = rawCache.get(key);
   if (!out) {
-    out = bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as unknown[];
+    out = (bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as Record<string, unknown>[]).map(compactModules);
     if (rawCache.size >= RAW_CACHE_LIMIT) rawCache.delete(rawCache.keys().next().value!);
     rawCache.set(key, out);
   }
   return out;
+}
+
+function compactModules(symbol: Record<string, unknown>): Record<string, unknown> {
+  const pixs = symbol.pixs;
+  if (!Array.isArray(pixs)) return symbol;
+  const max = pixs.reduce((m: number, v: number) => Math.max(m, v), 0);
+  return { ...symbol, pixs: max < 256 ? Uint8Array.from(pixs) : Uint16Array.from(pixs) };
 }
 
 /**
@@ -75,7 +84,7 @@ function matrixPrimitive(symbology: Symbology, data: string, m: RawMatrix, area:
     symbology,
     data,
     module,
-    modules: { shape: 'matrix', columns: m.pixx, rows, rowHeight, dark: m.pixs.slice() },
+    modules: { shape: 'matrix', columns: m.pixx, rows, rowHeight, dark: Array.from(m.pixs) },
   };
 }
 
@@ -133,7 +142,7 @@ export const MAXICODE_HEIGHT = 32 * (Math.sqrt(3) / 2) + 2 / Math.sqrt(3);
 
 /** A MaxiCode (mode 2 or 3 carry the structured carrier message) at its nominal size. */
 export function maxiCode(message: string, mode: 2 | 3 | 4, area: Area, align: 'center' | 'start' = 'center'): BarcodePrimitive {
-  const pixs = (raw('maxicode', message, { mode })[0] as { pixs: number[] }).pixs;
+  const pixs = (raw('maxicode', message, { mode })[0] as { pixs: ArrayLike<number> }).pixs;
   const module = MAXICODE_PITCH;
   const w = MAXICODE_WIDTH * module;
   const h = MAXICODE_HEIGHT * module;
@@ -146,7 +155,7 @@ export function maxiCode(message: string, mode: 2 | 3 | 4, area: Area, align: 'c
     symbology: 'maxicode',
     data: message,
     module,
-    modules: { shape: 'hexagons', dark: pixs.slice().sort((a, b) => a - b) },
+    modules: { shape: 'hexagons', dark: Array.from(pixs).sort((a, b) => a - b) },
   };
 }
 

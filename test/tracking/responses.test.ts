@@ -24,6 +24,22 @@ describe('TrackingResponses', () => {
     r.set('L', 1, 'q', 'late');
     assert.equal(r.get('L', 2, 'q'), 'two');
   });
+
+  it('holds at most its budget of JSON, dropping the oldest labels first', () => {
+    const r = new TrackingResponses(16 * 100);
+    const answer = 'x'.repeat(100);
+    for (let i = 0; i < 40; i++) r.set(`L${i}`, 1, 'q', answer);
+    assert.ok(r.chars <= 16 * 100, `holds ${r.chars} characters`);
+    assert.equal(r.get('L39', 1, 'q'), answer, 'the newest is kept');
+    assert.equal(r.get('L0', 1, 'q'), undefined, 'the oldest is gone');
+    // Replacing an answer or a version does not count twice.
+    r.set('L39', 1, 'q', answer);
+    r.set('L39', 2, 'q', answer);
+    assert.equal(r.chars, 16 * 100);
+    // An answer too large for a sixteenth of the budget is not kept at all.
+    r.set('big', 1, 'q', 'x'.repeat(101));
+    assert.equal(r.get('big', 1, 'q'), undefined);
+  });
 });
 
 const hour = (h: number) => new Date(Date.UTC(2026, 2, 1, h)).toISOString();
