@@ -177,6 +177,24 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
   return { latencies: latencies.subarray(0, n).sort(), statuses, errors: result.errors + result.timeouts, wall };
 }
 
+/** The mean of several runs of one scenario (rates, percentiles and CPU per request averaged), for targets. */
+export function meanOf(name: string, runs: LoadResult[]): LoadResult {
+  const mean = (f: (r: LoadResult) => number) => runs.reduce((a, r) => a + f(r), 0) / runs.length;
+  const cpu = runs.every((r) => r.cpuPerRequest !== undefined) ? mean((r) => r.cpuPerRequest!) : undefined;
+  return {
+    name,
+    connections: runs[0]!.connections,
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    seconds: runs.reduce((a, r) => a + r.seconds, 0),
+    rps: mean((r) => r.rps),
+    p50: mean((r) => r.p50),
+    p90: mean((r) => r.p90),
+    p99: mean((r) => r.p99),
+    max: Math.max(...runs.map((r) => r.max)),
+    cpuPerRequest: cpu,
+  };
+}
+
 /** The baseline the ratios use: the mean of the bare-Fastify runs before and after the scenarios. */
 export function baselineMean(before: LoadResult, after: LoadResult): LoadResult {
   const cpu = before.cpuPerRequest === undefined || after.cpuPerRequest === undefined ? undefined : (before.cpuPerRequest + after.cpuPerRequest) / 2;
