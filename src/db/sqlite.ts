@@ -72,7 +72,7 @@ export const CHECKPOINT_INTERVAL_MS = 200;
  */
 export class SqliteReader {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, { stmt: StatementSync; row: (values: unknown[]) => unknown }>();
+  readonly #statements = new Map<string, { stmt: StatementSync; row: RowBuilder; width: number }>();
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     this.#db.exec('PRAGMA busy_timeout = 5000');
@@ -88,13 +88,14 @@ export class SqliteReader {
       // Rows come back as arrays and become objects in JavaScript, through a function made for this
       // statement's columns: node:sqlite's own row objects cost a property lookup by name per value.
       stmt.setReturnArrays(true);
-      const names = stmt.columns().map((c) => c.name);
-      const row = new Function('v', `return { ${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')} };`) as (values: unknown[]) => unknown;
-      prepared = { stmt, row };
+      prepared = { stmt, ...rowBuilder(stmt) };
       if (this.#statements.size > 1000) this.#statements.clear();
       this.#statements.set(sql, prepared);
     }
     const rows = prepared.stmt.all(...parameters.map(bindable)) as unknown as unknown[][];
+    // A migration by another process can change what `select *` returns (SQLite prepares the
+    // statement again by itself): then the builder is made again for the new columns.
+    if (rows.length > 0 && rows[0]!.length !== prepared.width) Object.assign(prepared, rowBuilder(prepared.stmt));
     const out = new Array<R>(rows.length);
     for (let i = 0; i < rows.length; i++) out[i] = prepared.row(rows[i]!) as R;
     return out;
@@ -103,6 +104,15 @@ export class SqliteReader {
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
   }
+}
+
+type RowBuilder = (values: unknown[]) => unknown;
+
+/** A function that turns one row's values (in column order) into an object named by the columns. */
+function rowBuilder(stmt: StatementSync): { row: RowBuilder; width: number } {
+  const names = stmt.columns().map((c) => c.name);
+  const row = new Function('v', `return { ${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')} };`) as RowBuilder;
+  return { row, width: names.length };
 }
 
 /** The reader's memory map: address space only, pages are shared with the operating system's cache. */

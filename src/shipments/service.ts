@@ -7,6 +7,7 @@ import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../http/pagination.ts';
 import * as store from './store.ts';
 import type { Address } from '../render/label.ts';
+import { addressSchema, parcelSchema } from './schemas.ts';
 
 // One address shape from the API to the printed label.
 export type { Address };
@@ -70,12 +71,36 @@ export function toShipment(row: store.ShipmentRow): Shipment {
  */
 export function shipmentJson(row: store.ShipmentRow): string {
   const q = JSON.stringify;
+  // Keys in the order the response serializer writes them (POST's answer): the schema's required
+  // properties first, in `required` order, then the others in `properties` order.
   let json =
-    `{"id":${q(row.id)},"carrier":${q(row.carrier)},"service":${q(row.service)},"from":${row.from_address},"to":${row.to_address},` +
-    `"parcel":${row.parcel},"status":${q(row.status)},"createdAt":${q(row.created_at)},"updatedAt":${q(row.updated_at)}`;
+    `{"id":${q(row.id)},"carrier":${q(row.carrier)},"service":${q(row.service)},"from":${row.from_address},"to":${row.to_address},"parcel":${row.parcel},` +
+    `"status":${q(row.status)},"createdAt":${q(row.created_at)}`;
   if (row.reference !== null) json += `,"reference":${q(row.reference)}`;
   if (row.label_id && row.tracking_number) json += `,"label":{"id":${q(row.label_id)},"trackingNumber":${q(row.tracking_number)},"carrier":${q(row.carrier)}}`;
-  return json + '}';
+  return `${json},"updatedAt":${q(row.updated_at)}}`;
+}
+
+interface ObjectSchema {
+  required?: readonly string[];
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * `value` with its keys in the order the response serializer (fast-json-stringify) writes them: the
+ * schema's required properties first, then the others, nested objects too. The stored address and
+ * parcel JSON then reads exactly as the POST answer did, whatever order the client sent the keys in.
+ */
+function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
+  if (!schema.properties || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const source = value as Record<string, unknown>;
+  const required = schema.required ?? [];
+  const keys = [...required, ...Object.keys(schema.properties).filter((k) => !required.includes(k))];
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (key in source) out[key] = inSchemaOrder(source[key], schema.properties[key] as ObjectSchema);
+  }
+  return out;
 }
 
 function checkShipment(input: NewShipment): void {
@@ -103,9 +128,9 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
     account_id: accountId,
     carrier: input.carrier,
     service: input.service,
-    from_address: JSON.stringify(input.from),
-    to_address: JSON.stringify(input.to),
-    parcel: JSON.stringify(input.parcel),
+    from_address: JSON.stringify(inSchemaOrder(input.from, addressSchema)),
+    to_address: JSON.stringify(inSchemaOrder(input.to, addressSchema)),
+    parcel: JSON.stringify(inSchemaOrder(input.parcel, parcelSchema)),
     reference: input.reference ?? null,
     status: 'created',
     label_id: null,

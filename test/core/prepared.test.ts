@@ -3,7 +3,10 @@
 // databases.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { findShipment, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
+import { DatabaseSync } from 'node:sqlite';
+import { findShipment, findShipmentNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
+import { getShipmentJson } from '../../src/shipments/service.ts';
+import { migrate, openStorage } from '../../src/db/index.ts';
 import { uuidv7 } from '../../src/db/ids.ts';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 
@@ -57,5 +60,40 @@ forEachDatabase((database) => {
       );
       assert.equal(await findShipment(t.ctx.db, t.accountId, r.id), undefined);
     });
+
+    it('follow a column added by another process while they run (SQLite prepares `select *` again)', async (c) => {
+      if (database.name !== 'sqlite') return c.skip('SQLite read connection only');
+      const r = row(t.accountId);
+      await insertShipment(t.ctx.db, r);
+      assert.equal(findShipmentNow(t.ctx.db, t.accountId, r.id)?.id, r.id);
+      const other = new DatabaseSync(t.ctx.config.databaseUrl.slice('sqlite:'.length));
+      try {
+        other.exec("alter table shipments add column added_later text not null default 'yes'");
+      } finally {
+        other.close();
+      }
+      const again = findShipmentNow(t.ctx.db, t.accountId, r.id) as unknown as Record<string, unknown>;
+      assert.equal(again.id, r.id);
+      assert.equal(again.added_later, 'yes');
+    });
+  });
+});
+
+describe('prepared reads on an in-memory SQLite database (one connection, no read connection)', () => {
+  it('go through Kysely: nothing at once, the promise answers', async () => {
+    const storage = await openStorage('sqlite::memory:');
+    try {
+      await migrate(storage);
+      await storage.db.insertInto('accounts').values({ id: 'acct', name: 'memory', created_at: new Date().toISOString() }).execute();
+      const r = row('acct');
+      await insertShipment(storage.db, r);
+      assert.equal(findShipmentNow(storage.db, 'acct', r.id), undefined);
+      assert.equal((await findShipment(storage.db, 'acct', r.id))?.id, r.id);
+      const json = getShipmentJson(storage.db, 'acct', r.id);
+      assert.ok(json instanceof Promise);
+      assert.equal(JSON.parse(await json).id, r.id);
+    } finally {
+      await storage.close();
+    }
   });
 });

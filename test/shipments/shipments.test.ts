@@ -80,6 +80,17 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('GET /v1/shipments/{id} and POST agree to the byte', () => {
+    it('whatever order the client sent the keys in', async () => {
+      const reversed = (o: Record<string, unknown>): Record<string, unknown> =>
+        Object.fromEntries(Object.entries(o).reverse().map(([k, v]) => [k, v && typeof v === 'object' ? reversed(v as Record<string, unknown>) : v]));
+      const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: reversed(sampleShipment as unknown as Record<string, unknown>) });
+      assert.equal(created.statusCode, 201, created.body);
+      const read = await t.request({ method: 'GET', url: `/v1/shipments/${created.json().id}` });
+      assert.equal(read.body, created.body);
+    });
+  });
+
   describe('GET /v1/shipments', () => {
     it('pages newest first with a Link header', async () => {
       const acct = await t.newAccount();
