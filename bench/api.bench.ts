@@ -1,7 +1,7 @@
 // Issue 2: authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
 // Targets: GET /v1/shipments/{id} with an API key ≥ 0.5 of the baseline's requests/s, with a bearer
 // JWT ≥ 0.4, p99 ≤ 10 ms at 10 connections; the token endpoint ≥ 1,000 tokens/s.
-import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, meanOf, startApp, startBaseline, targetTable, tokenForm, BENCH_SHIPMENT, baselineMean } from './lib.ts';
+import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, meanOf, startApp, startBaseline, targetTable, tokenForm, BENCH_SHIPMENT, baselineMean, baselineSentence } from './lib.ts';
 
 const shipment = BENCH_SHIPMENT;
 
@@ -67,8 +67,7 @@ export async function run(): Promise<string> {
       '',
       loadTable([before, ...apiKeyRuns.map((r, i) => [r, bearerRuns[i]!]).flat(), apiKey, bearer, token, after], base),
       '',
-      `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest?.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
-        'The last column divides the baseline\'s server CPU per request by the scenario\'s: on a shared machine it moves less than requests/s do.',
+      baselineSentence(base, "The last column divides the baseline's server CPU per request by the scenario's: on a shared machine it moves less than requests/s do."),
       '',
       targetTable(checks),
       '',

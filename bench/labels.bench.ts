@@ -2,7 +2,7 @@
 // Target: p99 ≤ 20 ms. Each label needs its own shipment (one active label per shipment), so the
 // shipments are created first and every request takes the next one. The download of the PDF is
 // measured too (it renders on every request), without a target.
-import { api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean } from './lib.ts';
+import { api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
 
 const shipment = {
   carrier: 'UPS',
@@ -70,8 +70,7 @@ export async function run(): Promise<string> {
       '',
       loadTable([before, labels, pdf, after], base),
       '',
-      `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest?.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
-        'The server CPU per request is the figure least disturbed by other work on a shared machine.',
+      baselineSentence(base, 'The server CPU per request is the figure least disturbed by other work on a shared machine.'),
       '',
       targetTable(checks),
       '',

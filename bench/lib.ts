@@ -177,6 +177,12 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
   return { latencies: latencies.subarray(0, n).sort(), statuses, errors: result.errors + result.timeouts, wall };
 }
 
+/** The sentence under a load table naming the baseline the ratios use (`baselineMean`), then `more`. */
+export function baselineSentence(base: LoadResult, more = ''): string {
+  const cpu = base.cpuPerRequest === undefined ? '' : `, ${base.cpuPerRequest.toFixed(0)} µs of server CPU per request`;
+  return `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms${cpu} (mean of before and after).${more ? ` ${more}` : ''}`;
+}
+
 /** The mean of several runs of one scenario (rates, percentiles and CPU per request averaged), for targets. */
 export function meanOf(name: string, runs: LoadResult[]): LoadResult {
   const mean = (f: (r: LoadResult) => number) => runs.reduce((a, r) => a + f(r), 0) / runs.length;

@@ -2,7 +2,7 @@
 // Targets: POST /v1/stamps p99 ≤ 20 ms at 10 connections; POST /v1/stamps/verify ≥ 2,000/s.
 import { openStorage } from '../src/db/index.ts';
 import { isoNow, uuidv7 } from '../src/db/ids.ts';
-import { api, atLeast, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult, baselineMean } from './lib.ts';
+import { api, atLeast, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
 
 /** More shipments than the creation runs can use: each stamp needs a shipment without one. */
 const SHIPMENTS = 40_000;
@@ -89,8 +89,7 @@ export async function run(): Promise<string> {
       '',
       loadTable([before, create, verifyRun, after], base),
       '',
-      `Baseline for the ratios: ${Math.round(base.rps).toLocaleString('en-US')} req/s, p99 ${base.p99.toFixed(2)} ms (mean of before and after). ` +
-        `Stamps created in the run: ${cursor.toLocaleString('en-US')}.`,
+      baselineSentence(base, `Stamps created in the run: ${cursor.toLocaleString('en-US')}.`),
       '',
       targetTable(checks),
       '',

@@ -10,6 +10,7 @@ import {
   type BenchServer, type LoadResult, type TargetCheck,
   BENCH_SHIPMENT,
   baselineMean,
+  baselineSentence,
 } from './lib.ts';
 import { seedTracking } from './seed-tracking.ts';
 
@@ -190,8 +191,7 @@ export async function run(): Promise<string> {
       '',
       table(['ingestion', 'requests/s', 'events/s', 'p50', 'p99'], [[ingest.name, fmtRate(ingest.rps), fmtRate(ingest.events), fmtMs(ingest.p50), fmtMs(ingest.p99)]]),
       '',
-      `Baseline for the ratios: ${fmtRate(base.rps)} req/s, p99 ${base.p99.toFixed(2)} ms, ${base.cpuPerRequest!.toFixed(0)} µs of server CPU per request (mean of before and after). ` +
-        "On a shared machine the CPU-per-request ratio moves less than requests/s do. The p99 target's ratio is large table ÷ small table.",
+      baselineSentence(base, "On a shared machine the CPU-per-request ratio moves less than requests/s do. The p99 target's ratio is large table ÷ small table."),
       '',
       targetTable(checks),
       '',
