@@ -67,7 +67,10 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
     },
   });
   const schema = database.name === 'postgres' ? uniqueSchema() : undefined;
-  const ctx = await openContext(config, createLogger('info', sink), { schema });
+  const ctx = await openContext(config, createLogger('info', sink), { schema }).catch((err: unknown) => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   const app = await buildApp(ctx);
   await app.ready();
   const newAccount = async (scopes: readonly Scope[] = ALL_SCOPES): Promise<TestAccount> => {
