@@ -14,11 +14,7 @@ export function useReader(db: Db, reader: SqliteReader): void {
   readers.set(db, reader);
 }
 
-/**
- * Wraps a query builder whose compiled parameters are exactly its arguments, in order (checked on
- * first use). Inside a transaction the builder runs each time through the transaction, so the SQL
- * always matches the dialect and the read sees the transaction's own writes.
- */
+/** A query whose SQL is built once per database; called, it answers the rows as a promise. */
 export interface PreparedQuery<A extends unknown[], R> {
   (db: Db | Tx, ...args: A): Promise<R[]>;
   /**
