@@ -1,23 +1,15 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
 import { preparedQuery } from '../db/prepared.ts';
-import type { LabelTrackingTable, SandboxParcelsTable, ShipmentsTable, TrackingEventsTable } from '../db/schema.ts';
+import type { LabelsTable, LabelTrackingTable, SandboxParcelsTable, ShipmentsTable, TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
 export type SandboxParcelRow = SandboxParcelsTable;
 
-export interface TrackedLabel {
-  id: string;
-  account_id: string;
-  shipment_id: string;
-  carrier: string;
-  service: string;
-  tracking_number: string;
-  status: string;
-  created_at: string;
-}
-
 const labelColumns = ['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'status', 'created_at'] as const;
+
+/** What tracking reads of a label: the columns above. */
+export type TrackedLabel = Pick<LabelsTable, (typeof labelColumns)[number]>;
 
 /** This account's labels with these tracking numbers (another account's numbers are simply absent). */
 export async function findLabelsByTrackingNumbers(tx: Tx | Db, accountId: string, numbers: string[]): Promise<TrackedLabel[]> {
