@@ -70,12 +70,14 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
 const apiKeyByHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash));
 
 /**
- * Keys that passed the database check recently, by SHA-256 of the key, per database handle: a client
- * sends the same key on every request, and the lookup is a third of such a request's CPU. An entry
- * lives at most API_KEY_CACHE_MS; `revokeApiKey` through the same handle empties the cache (and a
- * lookup that raced with it is not stored), so a revocation is immediate in this process and holds in
- * every other process within API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are never
- * remembered, so a new key works at once everywhere.
+ * Keys that passed the database check recently, per database handle, by the key as the client sent
+ * it: a client sends the same key on every request, and the lookup is a third of such a request's
+ * CPU (hashing the key to find it would be a tenth). The keys are in memory only as long as their
+ * entry, like the request headers they came in. An entry lives at most API_KEY_CACHE_MS;
+ * `revokeApiKey` through the same handle empties the cache (and a lookup that raced with it is not
+ * stored), so a revocation is immediate in this process and holds in every other process within
+ * API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are never remembered, so a new key
+ * works at once everywhere.
  */
 export const API_KEY_CACHE_MS = 1000;
 const API_KEY_CACHE_MAX = 10_000;
@@ -93,18 +95,17 @@ function keyCacheOf(db: Db): KeyCache {
 }
 
 /** The principal of a key checked against the database within the last API_KEY_CACHE_MS, without I/O. */
-export function cachedPrincipalForApiKey(db: Db, key: string): { hash: string; principal: Principal | undefined } {
-  const hash = sha256Hex(key);
+export function cachedPrincipalForApiKey(db: Db, key: string): Principal | undefined {
   const cache = keyCaches.get(db);
-  const hit = cache?.entries.get(hash);
-  if (hit === undefined) return { hash, principal: undefined };
-  if (performance.now() < hit.untilMs) return { hash, principal: hit.principal };
-  cache!.entries.delete(hash);
-  return { hash, principal: undefined };
+  const hit = cache?.entries.get(key);
+  if (hit === undefined) return undefined;
+  if (performance.now() < hit.untilMs) return hit.principal;
+  cache!.entries.delete(key);
+  return undefined;
 }
 
-export async function principalForApiKey(db: Db, key: string, knownHash?: string): Promise<Principal | null> {
-  const hash = knownHash ?? sha256Hex(key);
+export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
+  const hash = sha256Hex(key);
   const cache = keyCacheOf(db);
   const generation = cache.generation;
   const [row] = await apiKeyByHash(db, hash);
@@ -113,7 +114,7 @@ export async function principalForApiKey(db: Db, key: string, knownHash?: string
   if (cache.generation === generation) {
     // Oldest first out: a Map iterates in insertion order.
     if (cache.entries.size >= API_KEY_CACHE_MAX) cache.entries.delete(cache.entries.keys().next().value!);
-    cache.entries.set(hash, { principal, untilMs: performance.now() + API_KEY_CACHE_MS });
+    cache.entries.set(key, { principal, untilMs: performance.now() + API_KEY_CACHE_MS });
   }
   return principal;
 }

@@ -15,14 +15,15 @@ export function useReader(db: Db, reader: SqliteReader): void {
 }
 
 /** A query whose SQL is built once per database; called, it answers the rows as a promise. */
-export interface PreparedQuery<A extends unknown[], R> {
-  (db: Db | Tx, ...args: A): Promise<R[]>;
-  /**
-   * The rows at once, when `db` runs prepared queries synchronously (a SQLite file's read connection);
-   * otherwise undefined, and the caller awaits the query instead. A route that answers from this
-   * skips a promise round trip.
-   */
-  now(db: Db | Tx, ...args: A): R[] | undefined;
+export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) => Promise<R[]>;
+
+/**
+ * A read written in SQLite's own SQL, run at once on the read connection of `db`: its rows, or
+ * undefined where `db` has none (PostgreSQL, a transaction, an in-memory database), and the caller
+ * reads another way. A route that answers from this skips a promise round trip.
+ */
+export function sqliteReadNow<R>(db: Db | Tx, sql: string, args: readonly unknown[]): R[] | undefined {
+  return readers.get(db as Db)?.all<R>(sql, args);
 }
 
 /**
@@ -50,10 +51,6 @@ export function preparedQuery<A extends unknown[], R>(build: (db: Db | Tx, ...ar
     const reader = readers.get(db as Db);
     if (reader) return reader.all<R>(text, args);
     return (await db.executeQuery<R>(CompiledQuery.raw(text, args))).rows;
-  };
-  query.now = (db: Db | Tx, ...args: A): R[] | undefined => {
-    const reader = readers.get(db as Db);
-    return reader ? reader.all<R>(sqlOf(db as Db, args), args) : undefined;
   };
   return query;
 }

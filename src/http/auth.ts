@@ -58,8 +58,8 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       if (scope && !principal.scopes.has(scope)) throw new Forbidden(`this operation needs the ${scope} scope`, scope);
       request.principal = principal;
     };
-    const withKey = async (request: FastifyRequest, apiKey: string, hash: string): Promise<void> => {
-      const principal = await principalForApiKey(db, apiKey, hash);
+    const withKey = async (request: FastifyRequest, apiKey: string): Promise<void> => {
+      const principal = await principalForApiKey(db, apiKey);
       if (!principal) throw new Unauthorized('the API key is invalid or revoked');
       admit(request, principal);
     };
@@ -77,9 +77,9 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
         const apiKey = request.headers['x-api-key'];
         const authorization = request.headers.authorization;
         if (typeof apiKey === 'string' && apiKey !== '') {
-          const { hash, principal } = cachedPrincipalForApiKey(db, apiKey);
+          const principal = cachedPrincipalForApiKey(db, apiKey);
           if (principal) return (admit(request, principal), done());
-          pending = withKey(request, apiKey, hash);
+          pending = withKey(request, apiKey);
         } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
           const token = authorization.slice(7).trim();
           const known = verifiedTokens.cached(token);

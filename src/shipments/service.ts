@@ -67,7 +67,8 @@ export function toShipment(row: store.ShipmentRow): Shipment {
  * The JSON of `toShipment(row)`, composed around the stored address and parcel JSON instead of parsing
  * it into objects only to serialize them again: the shipment read answers with this text as is. The
  * stored JSON was written by `JSON.stringify` from a body the schema had validated, so it holds
- * exactly the fields the response schema allows (test/shipments checks both forms agree).
+ * exactly the fields the response schema allows (test/shipments checks both forms agree). On a SQLite
+ * file the database composes the same text itself (store.findShipmentJsonNow): change both together.
  */
 export function shipmentJson(row: store.ShipmentRow): string {
   const q = JSON.stringify;
@@ -153,11 +154,15 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
   return toShipment(row);
 }
 
-/** `getShipment` as JSON text (shipmentJson): at once where the database reads synchronously, else a promise. */
+/**
+ * `getShipment` as JSON text (shipmentJson): at once where the database reads synchronously, composed
+ * by the database itself (store.findShipmentJsonNow), else a promise.
+ */
 export function getShipmentJson(db: Db | Tx, accountId: string, id: string): string | Promise<string> {
-  const now = store.findShipmentNow(db, accountId, id);
+  const now = store.findShipmentJsonNow(db, accountId, id);
   if (now === undefined) return store.findShipment(db, accountId, id).then((row) => jsonOrNotFound(row, id));
-  return jsonOrNotFound(now, id);
+  if (now === null) throw new NotFound('shipment', id);
+  return now;
 }
 
 function jsonOrNotFound(row: store.ShipmentRow | null | undefined, id: string): string {

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
-import { findShipment, findShipmentNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
+import { findShipment, findShipmentJsonNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
 import { getShipmentJson } from '../../src/shipments/service.ts';
 import { migrate, openStorage } from '../../src/db/index.ts';
 import { uuidv7 } from '../../src/db/ids.ts';
@@ -65,14 +65,14 @@ forEachDatabase((database) => {
     if (database.name === 'sqlite') it('follow a column added by another process while they run (SQLite prepares `select *` again)', async () => {
       const r = row(t.accountId);
       await insertShipment(t.ctx.db, r);
-      assert.equal(findShipmentNow(t.ctx.db, t.accountId, r.id)?.id, r.id);
+      assert.equal((await findShipment(t.ctx.db, t.accountId, r.id))?.id, r.id);
       const other = new DatabaseSync(t.ctx.config.databaseUrl.slice('sqlite:'.length));
       try {
         other.exec("alter table shipments add column added_later text not null default 'yes'");
       } finally {
         other.close();
       }
-      const again = findShipmentNow(t.ctx.db, t.accountId, r.id) as unknown as Record<string, unknown>;
+      const again = (await findShipment(t.ctx.db, t.accountId, r.id)) as unknown as Record<string, unknown>;
       assert.equal(again.id, r.id);
       assert.equal(again.added_later, 'yes');
     });
@@ -87,7 +87,7 @@ describe('prepared reads on an in-memory SQLite database (one connection, no rea
       await storage.db.insertInto('accounts').values({ id: 'acct', name: 'memory', created_at: new Date().toISOString() }).execute();
       const r = row('acct');
       await insertShipment(storage.db, r);
-      assert.equal(findShipmentNow(storage.db, 'acct', r.id), undefined);
+      assert.equal(findShipmentJsonNow(storage.db, 'acct', r.id), undefined);
       assert.equal((await findShipment(storage.db, 'acct', r.id))?.id, r.id);
       const json = getShipmentJson(storage.db, 'acct', r.id);
       assert.ok(json instanceof Promise);
