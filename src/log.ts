@@ -182,6 +182,9 @@ export function accessLogWriter(log: Logger): (entry: AccessEntry) => void {
   if (!stream || typeof time !== 'function' || typeof chindings !== 'string') {
     return (e) => log.info({ reqId: e.reqId, req: { method: e.method, url: e.url, id: e.reqId, ip: e.remoteAddress }, res: { statusCode: e.statusCode }, responseTime: e.responseTime }, 'request completed');
   }
+  // The constant parts joined once: each piece of a template costs a string of its own.
+  const head = `{"level":${info}`;
+  const afterTime = `${chindings},"reqId":`;
   return (e) => {
     if (log.levelVal > info) return;
     // Request ids (ours or a client's that passed SAFE_REQUEST_ID), methods and addresses rarely need
@@ -189,10 +192,21 @@ export function accessLogWriter(log: Logger): (entry: AccessEntry) => void {
     const id = quote(e.reqId);
     const address = e.remoteAddress === undefined ? '' : `,"remoteAddress":${quote(e.remoteAddress)}`;
     stream.write(
-      `{"level":${info}${time.call(log)}${chindings},"reqId":${id},"req":{"method":${quote(e.method)},"url":${JSON.stringify(redactUrl(e.url))},"id":${id}${address}},` +
-        `"res":{"statusCode":${e.statusCode}},"responseTime":${e.responseTime},"msg":"request completed"}\n`,
+      `${head}${time.call(log)}${afterTime}${id},"req":{"method":${quote(e.method)},"url":${JSON.stringify(redactUrl(e.url))},"id":${id}${address}},` +
+        `"res":{"statusCode":${e.statusCode}},"responseTime":${millis(e.responseTime)},"msg":"request completed"}\n`,
     );
   };
+}
+
+/**
+ * Milliseconds to the microsecond, as a JSON number (`0.412`, `12.030`): integers format several
+ * times faster than a double's shortest representation, and the digits past a microsecond were noise.
+ */
+export function millis(ms: number): string {
+  const us = Math.round(ms * 1000);
+  if (!(us >= 0 && us <= Number.MAX_SAFE_INTEGER)) return Number.isFinite(ms) ? String(ms) : 'null';
+  const frac = us % 1000;
+  return `${(us - frac) / 1000}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
 }
 
 const PLAIN = /^[A-Za-z0-9._:\-]*$/;

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
+import fc from 'fast-check';
+import { millis } from '../../src/log.ts';
 import { dropSchema, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { FORM, form, signWithServiceKey, tokenRequest } from './support.ts';
 
@@ -77,6 +79,20 @@ forEachDatabase((database) => {
       assertNoSecrets(t.logs, secrets);
     });
 
+    it('write one JSON access line per request, with its id, status and time in milliseconds', async () => {
+      const res = await t.request({ method: 'GET', url: '/v1/shipments?limit=1' });
+      assert.equal(res.statusCode, 200);
+      const id = res.headers['x-request-id'];
+      const lines = t.logs.filter((l) => l.includes(`"reqId":"${id}"`)).map((l) => JSON.parse(l));
+      assert.equal(lines.length, 1);
+      const line = lines[0];
+      assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'req', 'res', 'responseTime', 'msg']);
+      assert.deepEqual(line.req, { method: 'GET', url: '/v1/shipments?limit=1', id, remoteAddress: '127.0.0.1' });
+      assert.deepEqual(line.res, { statusCode: 200 });
+      assert.equal(line.msg, 'request completed');
+      assert.ok(typeof line.responseTime === 'number' && line.responseTime >= 0 && line.responseTime < 60_000);
+    });
+
     it('the service destination writes what is pending when the process dies of an uncaught exception', () => {
       const script = [
         "import { createLogger } from './src/log.ts';",
@@ -106,5 +122,21 @@ forEachDatabase((database) => {
       await broken.app.close();
       if (schema) await dropSchema(schema);
     });
+  });
+});
+
+describe('millis (the access line\'s responseTime)', () => {
+  it('is the time to the microsecond, as a JSON number', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.integer({ min: 0, max: 10_000 }).map((n) => n / 1000)), (ms) => {
+        const text = millis(ms);
+        assert.match(text, /^\d+\.\d{3}$/);
+        assert.ok(Math.abs(JSON.parse(text) - ms) <= 0.0005 + ms * Number.EPSILON, `${ms} -> ${text}`);
+      }),
+    );
+    assert.equal(millis(0.0123), '0.012');
+    assert.equal(millis(12.03), '12.030');
+    for (const odd of [NaN, Infinity, -Infinity]) assert.equal(JSON.parse(millis(odd)), null);
+    assert.equal(JSON.parse(millis(-0.5)), -0.5);
   });
 });
