@@ -5,7 +5,10 @@ import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import fc from 'fast-check';
-import { millis } from '../../src/log.ts';
+import { millis, serviceDestination } from '../../src/log.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dropSchema, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { FORM, form, signWithServiceKey, tokenRequest } from './support.ts';
 
@@ -138,5 +141,26 @@ describe('millis (the access line\'s responseTime)', () => {
     assert.equal(millis(12.03), '12.030');
     for (const odd of [NaN, Infinity, -Infinity]) assert.equal(JSON.parse(millis(odd)), null);
     assert.equal(JSON.parse(millis(-0.5)), -0.5);
+  });
+});
+
+describe('the service log destination', () => {
+  it('writes the lines of one event-loop turn together at its end, and at once when 16 Ki characters wait', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
+    try {
+      const file = join(dir, 'out.log');
+      const dest = serviceDestination(file);
+      const read = () => readFileSync(file, 'utf8');
+      dest.write('one\n');
+      dest.write('two\n');
+      assert.equal(read(), '', 'held until the turn ends');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(read(), 'one\ntwo\n', 'written when the turn ends');
+      const long = `${'x'.repeat(16_384)}\n`;
+      dest.write(long);
+      assert.equal(read(), `one\ntwo\n${long}`, 'a full buffer is written at once');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
