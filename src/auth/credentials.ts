@@ -72,26 +72,56 @@ const apiKeyByHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys
 /**
  * Keys that passed the database check recently, per database handle, by the key as the client sent
  * it: a client sends the same key on every request, and the lookup is a third of such a request's
- * CPU (hashing the key to find it would be a tenth). The keys are in memory only as long as their
- * entry, like the request headers they came in. An entry lives at most API_KEY_CACHE_MS;
- * `revokeApiKey` through the same handle empties the cache (and a lookup that raced with it is not
- * stored), so a revocation is immediate in this process and holds in every other process within
- * API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are never remembered, so a new key
- * works at once everywhere.
+ * CPU (hashing the key to find it would be a tenth). An entry lives at most API_KEY_CACHE_MS and is
+ * then dropped, by a timer while the process is idle, so the cache holds no key longer than
+ * API_KEY_CACHE_MS past its last check (the string itself goes with the next garbage collection,
+ * like the request headers it came in). `revokeApiKey` through the same handle empties the cache (and
+ * a lookup that raced with it is not stored), so a revocation is immediate in this process and holds
+ * in every other process within API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are
+ * never remembered, so a new key works at once everywhere and unknown keys cannot fill the cache.
  */
 export const API_KEY_CACHE_MS = 1000;
 const API_KEY_CACHE_MAX = 10_000;
 interface KeyCache {
+  /** In insertion order, which is expiry order: every entry lives API_KEY_CACHE_MS from its insertion. */
   entries: Map<string, { principal: Principal; untilMs: number }>;
   /** Bumped by every revocation; a lookup started before one must not fill the cache. */
   generation: number;
+  /** Pending while entries remain: drops the expired ones even when no request comes. */
+  sweep: ReturnType<typeof setTimeout> | null;
 }
 const keyCaches = new WeakMap<Db, KeyCache>();
 
 function keyCacheOf(db: Db): KeyCache {
   let cache = keyCaches.get(db);
-  if (!cache) keyCaches.set(db, (cache = { entries: new Map(), generation: 0 }));
+  if (!cache) keyCaches.set(db, (cache = { entries: new Map(), generation: 0, sweep: null }));
   return cache;
+}
+
+function dropExpired(cache: KeyCache): void {
+  const now = performance.now();
+  for (const [key, entry] of cache.entries) {
+    if (entry.untilMs > now) break;
+    cache.entries.delete(key);
+  }
+}
+
+function scheduleSweep(cache: KeyCache): void {
+  if (cache.sweep !== null) return;
+  const oldest = cache.entries.values().next().value;
+  if (oldest === undefined) return;
+  const sweep = (): void => {
+    cache.sweep = null;
+    dropExpired(cache);
+    scheduleSweep(cache);
+  };
+  // Never keeps the process alive; 1 ms late rather than early (timers count whole milliseconds).
+  cache.sweep = setTimeout(sweep, Math.max(1, Math.ceil(oldest.untilMs - performance.now()) + 1)).unref();
+}
+
+/** How many key checks `db` remembers now (tests and diagnostics). */
+export function rememberedApiKeys(db: Db): number {
+  return keyCaches.get(db)?.entries.size ?? 0;
 }
 
 /** The principal of a key checked against the database within the last API_KEY_CACHE_MS, without I/O. */
@@ -112,9 +142,12 @@ export async function principalForApiKey(db: Db, key: string): Promise<Principal
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
   const principal: Principal = { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
   if (cache.generation === generation) {
-    // Oldest first out: a Map iterates in insertion order.
+    dropExpired(cache);
+    // Oldest first out; deleted first so a key checked again moves to the end (expiry order).
     if (cache.entries.size >= API_KEY_CACHE_MAX) cache.entries.delete(cache.entries.keys().next().value!);
+    cache.entries.delete(key);
     cache.entries.set(key, { principal, untilMs: performance.now() + API_KEY_CACHE_MS });
+    scheduleSweep(cache);
   }
   return principal;
 }

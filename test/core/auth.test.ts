@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
-import { API_KEY_CACHE_MS, revokeApiKey } from '../../src/auth/credentials.ts';
+import { API_KEY_CACHE_MS, rememberedApiKeys, revokeApiKey } from '../../src/auth/credentials.ts';
 import { buildApp } from '../../src/app.ts';
 import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { accessToken, b64url, concreteUrl, openApiPath, routesOf, signWithServiceKey, type AppRoute } from './support.ts';
@@ -68,6 +68,14 @@ forEachDatabase((database) => {
       await t.ctx.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('prefix', '=', acct.apiKey.slice(0, 16)).execute();
       await new Promise((resolve) => setTimeout(resolve, API_KEY_CACHE_MS + 100));
       assertUnauthorized(await get());
+    });
+
+    it('a checked key is held in memory no longer than API_KEY_CACHE_MS past its last use, with no request to drop it', async () => {
+      const acct = await t.newAccount();
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } })).statusCode, 200);
+      assert.ok(rememberedApiKeys(t.ctx.db) >= 1);
+      await new Promise((resolve) => setTimeout(resolve, API_KEY_CACHE_MS + 100));
+      assert.equal(rememberedApiKeys(t.ctx.db), 0);
     });
 
     it('revoking needs an unambiguous prefix of at least 12 characters', async () => {
