@@ -150,8 +150,7 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
 /** The shipment of this account, or NOT_FOUND (also for another account's id). */
 export async function getShipment(db: Db | Tx, accountId: string, id: string): Promise<Shipment> {
   const row = await store.findShipment(db, accountId, id);
-  if (!row) throw new NotFound('shipment', id);
-  return toShipment(row);
+  return row ? toShipment(row) : shipmentNotFound(id);
 }
 
 /**
@@ -160,14 +159,13 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
  */
 export function getShipmentJson(db: Db | Tx, accountId: string, id: string): string | Promise<string> {
   const now = store.findShipmentJsonNow(db, accountId, id);
-  if (now === undefined) return store.findShipment(db, accountId, id).then((row) => jsonOrNotFound(row, id));
-  if (now === null) throw new NotFound('shipment', id);
-  return now;
+  if (now === undefined) return store.findShipment(db, accountId, id).then((row) => (row ? shipmentJson(row) : shipmentNotFound(id)));
+  return now ?? shipmentNotFound(id);
 }
 
-function jsonOrNotFound(row: store.ShipmentRow | null | undefined, id: string): string {
-  if (!row) throw new NotFound('shipment', id);
-  return shipmentJson(row);
+/** NOT_FOUND naming the id: also what another account's shipment answers. */
+function shipmentNotFound(id: string): never {
+  throw new NotFound('shipment', id);
 }
 
 export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {
