@@ -27,6 +27,30 @@ export function sqliteReadNow<R>(db: Db | Tx, sql: string, args: readonly unknow
 }
 
 /**
+ * Like sqliteReadNow, for a read whose answer is one text column of at most one row (null: no row):
+ * the text is reused until anything commits to the database, in any process (src/db/answers.ts).
+ * The parameters must be strings.
+ */
+export function sqliteTextNow(db: Db | Tx, sql: string, args: readonly string[]): string | null | undefined {
+  const reader = readers.get(db as Db);
+  if (!reader) return undefined;
+  return reader.answers.get(answerKey(sql, args), () => {
+    const row = reader.all<Record<string, unknown>>(sql, args)[0];
+    return row === undefined ? null : (Object.values(row)[0] as string);
+  });
+}
+
+/** Numbers the statements whose answers are kept, so that a key need not hold the whole SQL. */
+const statementNumbers = new Map<string, number>();
+
+function answerKey(sql: string, args: readonly string[]): string {
+  let n = statementNumbers.get(sql);
+  if (n === undefined) statementNumbers.set(sql, (n = statementNumbers.size));
+  // JSON keeps the parameters apart whatever they hold.
+  return `${n}${JSON.stringify(args)}`;
+}
+
+/**
  * Wraps a query builder whose compiled parameters are exactly its arguments, in order (checked on
  * first use). Inside a transaction the builder runs each time through the transaction, so the SQL
  * always matches the dialect and the read sees the transaction's own writes.

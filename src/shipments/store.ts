@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../db/index.ts';
-import { preparedQuery, sqliteReadNow } from '../db/prepared.ts';
+import { preparedQuery, sqliteTextNow } from '../db/prepared.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../http/pagination.ts';
 
@@ -33,8 +33,7 @@ const SHIPMENT_JSON_SQL =
 
 /** The shipment's JSON at once where the database reads synchronously (a SQLite file): the text or null; otherwise undefined. */
 export function findShipmentJsonNow(db: Db | Tx, accountId: string, id: string): string | null | undefined {
-  const rows = sqliteReadNow<{ json: string }>(db, SHIPMENT_JSON_SQL, [id, accountId]);
-  return rows && (rows[0]?.json ?? null);
+  return sqliteTextNow(db, SHIPMENT_JSON_SQL, [id, accountId]);
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {

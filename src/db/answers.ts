@@ -1,0 +1,121 @@
+// Answers read from a SQLite file, reused while nothing has committed to it.
+//
+// In WAL mode every SQLite connection, in any process, finds the database's state in the WAL-index
+// header: the first 48 bytes of the `-shm` file, which each commit rewrites (its change counter, the
+// last frame, the salts and a checksum over them) before the commit returns. Reading those bytes with
+// one `pread` tells whether anything has committed since the last look, at a fraction of what a read
+// transaction costs (two `fcntl` calls for the read lock, the B-tree descent, the row turned into a
+// JavaScript string), and without any message between processes: a write by the admin command line,
+// a worker process or another API process is seen by the very next read, as it is without the cache.
+//
+// The order is what makes a remembered answer safe: the header is read first, then (on a miss) the
+// row. An answer kept under a header therefore reflects that state or a later one, and any later
+// commit changes the header, so the next read drops everything read before it. A header that cannot be
+// read turns the reuse off; nothing is ever answered from memory without a look at the header.
+import { closeSync, openSync, readSync } from 'node:fs';
+
+/** The WAL-index header SQLite keeps first in the `-shm` file (struct WalIndexHdr, 48 bytes). */
+const HEADER_WORDS = 12;
+
+/** Tells, with one read of the WAL-index header, whether a transaction has committed since the last call. */
+export class CommitWatch {
+  readonly #path: string;
+  #fd: number | null = null;
+  readonly #now = new Int32Array(HEADER_WORDS);
+  readonly #seen = new Int32Array(HEADER_WORDS);
+  #generation = 0;
+  #broken = false;
+
+  /** `shmPath`: the database's path followed by `-shm`. */
+  constructor(shmPath: string) {
+    this.#path = shmPath;
+  }
+
+  /**
+   * A number that stays the same exactly while nothing has committed to the database, in any process,
+   * since the previous call; -1 when the header cannot be read (then no answer may be reused).
+   */
+  generation(): number {
+    if (this.#broken) return -1;
+    try {
+      this.#fd ??= openSync(this.#path, 'r');
+      if (readSync(this.#fd, this.#now, 0, HEADER_WORDS * 4, 0) !== HEADER_WORDS * 4) return -1;
+    } catch {
+      // No `-shm` (not in WAL mode) or a file that cannot be read: never reuse, and stop trying.
+      this.#broken = true;
+      return -1;
+    }
+    const now = this.#now;
+    const seen = this.#seen;
+    let same = true;
+    for (let i = 0; i < HEADER_WORDS; i++) {
+      if (now[i] !== seen[i]) {
+        same = false;
+        seen[i] = now[i]!;
+      }
+    }
+    if (!same) this.#generation = (this.#generation + 1) % 0x40000000;
+    return this.#generation;
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+    this.#broken = true;
+  }
+}
+
+/** Characters of answers kept at most (about 2 bytes each). */
+export const DEFAULT_MAX_ANSWER_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Text answers of single-row reads, remembered until the next commit to the database. Bounded in
+ * characters: past the bound the oldest answers go first (a Map iterates in insertion order).
+ */
+export class AnswerCache {
+  readonly #commits: CommitWatch;
+  readonly #maxChars: number;
+  readonly #answers = new Map<string, string>();
+  #generation = -1;
+  #chars = 0;
+
+  constructor(commits: CommitWatch, maxChars = DEFAULT_MAX_ANSWER_CHARS) {
+    this.#commits = commits;
+    this.#maxChars = maxChars;
+  }
+
+  /**
+   * The answer for `key`: the one remembered if nothing has committed since it was read, else what
+   * `load` reads now (synchronously, after the look at the header), remembered unless it is null.
+   * `key` must name the query and every one of its parameters.
+   */
+  get(key: string, load: () => string | null): string | null {
+    const generation = this.#commits.generation();
+    if (generation !== this.#generation) {
+      this.#answers.clear();
+      this.#chars = 0;
+      this.#generation = generation;
+    }
+    if (generation < 0) return load();
+    const known = this.#answers.get(key);
+    if (known !== undefined) return known;
+    const answer = load();
+    if (answer !== null && answer.length <= this.#maxChars / 16) this.#remember(key, answer);
+    return answer;
+  }
+
+  #remember(key: string, answer: string): void {
+    this.#answers.set(key, answer);
+    this.#chars += answer.length;
+    for (const [oldest, text] of this.#answers) {
+      if (this.#chars <= this.#maxChars) break;
+      this.#answers.delete(oldest);
+      this.#chars -= text.length;
+    }
+  }
+
+  /** Answers held now, and their characters. */
+  get size(): { answers: number; chars: number } {
+    return { answers: this.#answers.size, chars: this.#chars };
+  }
+}

@@ -1,0 +1,240 @@
+// Answers reused until the next commit (src/db/answers.ts): the WAL-index header tells whether anything
+// has committed since the last look, in any process, and a shipment read never answers what was true
+// before a commit it could have seen. The HTTP tests run on both databases (PostgreSQL has no cache:
+// they hold it to the same behaviour); the header's own tests need a SQLite file.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { AnswerCache, CommitWatch } from '../../src/db/answers.ts';
+import { updateShipmentStatus } from '../../src/shipments/store.ts';
+import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+
+/** A WAL database file with one table, and a second connection to it (as another process would hold). */
+function walDatabase(): { path: string; writer: DatabaseSync; close(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'answers-test-'));
+  const path = join(dir, 'a.db');
+  const writer = new DatabaseSync(path);
+  writer.exec('PRAGMA journal_mode = WAL');
+  writer.exec('create table t (k text primary key, v text not null)');
+  writer.exec("insert into t values ('a', 'one')");
+  return {
+    path,
+    writer,
+    close() {
+      if (writer.isOpen) writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('CommitWatch (the WAL-index header)', () => {
+  it('keeps its generation while nothing commits: reads and checkpoints are not commits', () => {
+    const db = walDatabase();
+    const watch = new CommitWatch(`${db.path}-shm`);
+    try {
+      const g = watch.generation();
+      assert.ok(g >= 0);
+      assert.equal(watch.generation(), g);
+      const reader = new DatabaseSync(db.path);
+      assert.equal((reader.prepare('select v from t').get() as { v: string }).v, 'one');
+      reader.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      reader.close();
+      assert.equal(watch.generation(), g);
+    } finally {
+      watch.close();
+      db.close();
+    }
+  });
+
+  it('changes after a commit by another connection, and not after a rollback', () => {
+    const db = walDatabase();
+    const watch = new CommitWatch(`${db.path}-shm`);
+    try {
+      const g = watch.generation();
+      db.writer.exec("update t set v = 'two' where k = 'a'");
+      const g2 = watch.generation();
+      assert.notEqual(g2, g);
+      assert.equal(watch.generation(), g2, 'the same header twice is the same generation');
+      db.writer.exec('begin');
+      db.writer.exec("update t set v = 'three' where k = 'a'");
+      db.writer.exec('rollback');
+      assert.equal(watch.generation(), g2);
+    } finally {
+      watch.close();
+      db.close();
+    }
+  });
+
+  it('changes after a commit by another process', () => {
+    const db = walDatabase();
+    const watch = new CommitWatch(`${db.path}-shm`);
+    try {
+      const g = watch.generation();
+      const child = spawnSync(process.execPath, ['-e', `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(db.path)}); d.exec('PRAGMA busy_timeout = 5000'); d.exec("update t set v = 'elsewhere'"); d.close();`], { encoding: 'utf8' });
+      assert.equal(child.status, 0, child.stderr);
+      assert.notEqual(watch.generation(), g);
+    } finally {
+      watch.close();
+      db.close();
+    }
+  });
+
+  it('answers -1 when there is no header to read (not in WAL mode), and after close', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'answers-test-'));
+    try {
+      const missing = new CommitWatch(join(dir, 'none.db-shm'));
+      assert.equal(missing.generation(), -1);
+      assert.equal(missing.generation(), -1);
+      const db = walDatabase();
+      const watch = new CommitWatch(`${db.path}-shm`);
+      assert.ok(watch.generation() >= 0);
+      watch.close();
+      assert.equal(watch.generation(), -1);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('AnswerCache', () => {
+  /** A cache over `db` whose loads read the value of `k` and are counted. */
+  function cacheOver(db: { path: string }, maxChars?: number) {
+    const watch = new CommitWatch(`${db.path}-shm`);
+    const reader = new DatabaseSync(db.path);
+    const read = reader.prepare('select v from t where k = ?');
+    let loads = 0;
+    const cache = new AnswerCache(watch, maxChars);
+    const get = (k: string) =>
+      cache.get(`t ${k}`, () => {
+        loads++;
+        return (read.get(k) as { v: string } | undefined)?.v ?? null;
+      });
+    return {
+      cache,
+      get,
+      get loads() {
+        return loads;
+      },
+      close() {
+        watch.close();
+        reader.close();
+      },
+    };
+  }
+
+  it('reuses an answer until the next commit, then reads again and sees the commit', () => {
+    const db = walDatabase();
+    const c = cacheOver(db);
+    try {
+      assert.equal(c.get('a'), 'one');
+      assert.equal(c.get('a'), 'one');
+      assert.equal(c.loads, 1);
+      db.writer.exec("update t set v = 'two' where k = 'a'");
+      assert.equal(c.get('a'), 'two');
+      assert.equal(c.loads, 2);
+      // A commit that touches another row still drops every answer: the header does not say what changed.
+      db.writer.exec("insert into t values ('b', 'bee')");
+      assert.equal(c.get('a'), 'two');
+      assert.equal(c.loads, 3);
+    } finally {
+      c.close();
+      db.close();
+    }
+  });
+
+  it('does not remember a missing row: it shows as soon as it is committed', () => {
+    const db = walDatabase();
+    const c = cacheOver(db);
+    try {
+      assert.equal(c.get('z'), null);
+      assert.equal(c.get('z'), null);
+      assert.equal(c.loads, 2);
+      db.writer.exec("insert into t values ('z', 'zed')");
+      assert.equal(c.get('z'), 'zed');
+    } finally {
+      c.close();
+      db.close();
+    }
+  });
+
+  it('stays within its bound in characters, the oldest answers going first', () => {
+    const db = walDatabase();
+    for (let i = 0; i < 40; i++) db.writer.prepare('insert into t values (?, ?)').run(`k${i}`, 'x'.repeat(100));
+    const c = cacheOver(db, 1600); // room for sixteen answers of 100 characters (one answer may take a sixteenth)
+    try {
+      for (let i = 0; i < 40; i++) c.get(`k${i}`);
+      assert.equal(c.cache.size.answers, 16);
+      assert.equal(c.cache.size.chars, 1600);
+      const before = c.loads;
+      c.get('k39');
+      assert.equal(c.loads, before, 'the newest is kept');
+      c.get('k0');
+      assert.equal(c.loads, before + 1, 'the oldest went');
+    } finally {
+      c.close();
+      db.close();
+    }
+  });
+
+  it('never answers from memory when the header cannot be read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'answers-test-'));
+    try {
+      let loads = 0;
+      const cache = new AnswerCache(new CommitWatch(join(dir, 'none.db-shm')));
+      for (let i = 0; i < 3; i++) assert.equal(cache.get('k', () => (loads++, 'v')), 'v');
+      assert.equal(loads, 3);
+      assert.equal(cache.size.answers, 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+forEachDatabase((database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(async () => t.close());
+
+  const status = async (id: string, apiKey?: string) => {
+    const res = await t.request({ method: 'GET', url: `/v1/shipments/${id}`, headers: apiKey ? { 'x-api-key': apiKey } : {} });
+    return { code: res.statusCode, body: res.json() as Record<string, unknown> };
+  };
+
+  describe('a shipment read after a write', () => {
+    it('shows a write committed by the service at once', async () => {
+      const s = await createShipment(t);
+      assert.equal((await status(s.id)).body.status, 'created');
+      assert.equal((await status(s.id)).body.status, 'created');
+      await updateShipmentStatus(t.ctx.db, s.id, 'in_transit', new Date().toISOString());
+      const after = await status(s.id);
+      assert.equal(after.body.status, 'in_transit');
+      assert.notEqual(after.body.updatedAt, s.updatedAt);
+    });
+
+    it("stays another account's 404 after its owner's read", async () => {
+      const s = await createShipment(t);
+      assert.equal((await status(s.id)).code, 200);
+      const other = await t.newAccount();
+      const res = await status(s.id, other.apiKey);
+      assert.equal(res.code, 404);
+      assert.equal(res.body.code, 'NOT_FOUND');
+    });
+
+    if (database.name === 'sqlite') it('shows a write committed by another process at once', async () => {
+      const s = await createShipment(t);
+      assert.equal((await status(s.id)).body.status, 'created');
+      const path = t.ctx.config.databaseUrl.slice('sqlite:'.length);
+      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); d.prepare("update shipments set status = 'delivered' where id = ?").run(${JSON.stringify(s.id)}); d.close();`;
+      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal((await status(s.id)).body.status, 'delivered');
+    });
+  });
+});
