@@ -68,18 +68,26 @@ export class CommitWatch {
 /** Characters of answers kept at most (about 2 bytes each). */
 export const DEFAULT_MAX_ANSWER_CHARS = 4 * 1024 * 1024;
 
+/** What AnswerCache needs of a CommitWatch (tests count the looks). */
+export interface Commits {
+  generation(): number;
+}
+
+type Done = (err: Error | null, answer: string | null) => void;
+
 /**
  * Text answers of single-row reads, remembered until the next commit to the database. Bounded in
  * characters: past the bound the oldest answers go first (a Map iterates in insertion order).
  */
 export class AnswerCache {
-  readonly #commits: CommitWatch;
+  readonly #commits: Commits;
   readonly #maxChars: number;
   readonly #answers = new Map<string, string>();
   #generation = -1;
   #chars = 0;
+  #waiting: { key: string; load: () => string | null; done: Done }[] = [];
 
-  constructor(commits: CommitWatch, maxChars = DEFAULT_MAX_ANSWER_CHARS) {
+  constructor(commits: Commits, maxChars = DEFAULT_MAX_ANSWER_CHARS) {
     this.#commits = commits;
     this.#maxChars = maxChars;
   }
@@ -90,12 +98,56 @@ export class AnswerCache {
    * `key` must name the query and every one of its parameters.
    */
   get(key: string, load: () => string | null): string | null {
+    return this.#answer(this.#look(), key, load);
+  }
+
+  /**
+   * `get`, answered to `done` at the end of this turn of the event loop (setImmediate) together with
+   * every other read asked for during the turn, after one look at the header for all of them. Each
+   * was asked for before that look, so each answer holds every commit made before its request came
+   * in, as a read of its own would; under load one `pread` then serves many requests.
+   * `done` is never called synchronously.
+   */
+  getAtEndOfTurn(key: string, load: () => string | null, done: Done): void {
+    this.#waiting.push({ key, load, done });
+    if (this.#waiting.length === 1) setImmediate(this.#answerWaiting);
+  }
+
+  readonly #answerWaiting = (): void => {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    const generation = this.#look();
+    // Every read is answered, whatever one of them or its callback throws; a callback's error is
+    // thrown again afterwards, as it would have been from a callback of its own.
+    let thrown: { err: unknown } | undefined;
+    for (const w of waiting) {
+      let answer: string | null = null;
+      let failure: Error | null = null;
+      try {
+        answer = this.#answer(generation, w.key, w.load);
+      } catch (err) {
+        failure = err as Error;
+      }
+      try {
+        w.done(failure, answer);
+      } catch (err) {
+        thrown ??= { err };
+      }
+    }
+    if (thrown) throw thrown.err;
+  };
+
+  #look(): number {
     const generation = this.#commits.generation();
     if (generation !== this.#generation) {
       this.#answers.clear();
       this.#chars = 0;
       this.#generation = generation;
     }
+    return generation;
+  }
+
+  #answer(generation: number, key: string, load: () => string | null): string | null {
     if (generation < 0) return load();
     const known = this.#answers.get(key);
     if (known !== undefined) return known;

@@ -18,26 +18,33 @@ export function useReader(db: Db, reader: SqliteReader): void {
 export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) => Promise<R[]>;
 
 /**
- * A read written in SQLite's own SQL, run at once on the read connection of `db`: its rows, or
- * undefined where `db` has none (PostgreSQL, a transaction, an in-memory database), and the caller
- * reads another way. A route that answers from this skips a promise round trip.
- */
-export function sqliteReadNow<R>(db: Db | Tx, sql: string, args: readonly unknown[]): R[] | undefined {
-  return readers.get(db as Db)?.all<R>(sql, args);
-}
-
-/**
- * Like sqliteReadNow, for a read whose answer is one text column of at most one row (null: no row):
- * the text is reused until anything commits to the database, in any process (src/db/answers.ts).
- * The parameters must be strings.
+ * A read written in SQLite's own SQL whose answer is one text column of at most one row (null: no
+ * row), run on the read connection of `db` and reused until anything commits to the database, in any
+ * process (src/db/answers.ts): at once, or undefined where `db` has none (PostgreSQL, a transaction,
+ * an in-memory database) and the caller reads another way. The parameters must be strings.
  */
 export function sqliteTextNow(db: Db | Tx, sql: string, args: readonly string[]): string | null | undefined {
   const reader = readers.get(db as Db);
   if (!reader) return undefined;
-  return reader.answers.get(answerKey(sql, args), () => {
+  return reader.answers.get(answerKey(sql, args), firstText(reader, sql, args));
+}
+
+/**
+ * sqliteTextNow answered to `done` at the end of this turn of the event loop, together with the other
+ * reads asked for during it (AnswerCache.getAtEndOfTurn); false where `db` has no read connection.
+ */
+export function sqliteTextAtEndOfTurn(db: Db | Tx, sql: string, args: readonly string[], done: (err: Error | null, answer: string | null) => void): boolean {
+  const reader = readers.get(db as Db);
+  if (!reader) return false;
+  reader.answers.getAtEndOfTurn(answerKey(sql, args), firstText(reader, sql, args), done);
+  return true;
+}
+
+function firstText(reader: SqliteReader, sql: string, args: readonly string[]): () => string | null {
+  return () => {
     const row = reader.all<Record<string, unknown>>(sql, args)[0];
     return row === undefined ? null : (Object.values(row)[0] as string);
-  });
+  };
 }
 
 /** Numbers the statements whose answers are kept, so that a key need not hold the whole SQL. */

@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams, JSON_UTF8 } from '../http/schemas.ts';
 import { addressSchema, createShipmentBody, parcelSchema, shipmentSchema } from './schemas.ts';
-import { createShipment, getShipmentJson, listShipments, type NewShipment } from './service.ts';
+import { createShipment, listShipments, readShipmentJson, type NewShipment } from './service.ts';
 
 export const shipmentSchemas = [addressSchema, parcelSchema, shipmentSchema];
 
@@ -33,11 +33,13 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
       response: { 200: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 404) },
     },
     // The stored JSON is sent as it is, not parsed and serialized again (shipmentJson); on a SQLite
-    // file the row is read at once and the handler answers without a promise round trip.
+    // file, at the end of the event loop's turn with the other reads asked for in it (readShipmentJson).
     handler: (request, reply) => {
-      const json = getShipmentJson(ctx.db, principalOf(request).accountId, request.params.id);
-      if (typeof json === 'string') return reply.type(JSON_UTF8).send(json);
-      return json.then((text) => reply.type(JSON_UTF8).send(text));
+      readShipmentJson(ctx.db, principalOf(request).accountId, request.params.id, (err, json) => {
+        if (err) reply.send(err);
+        else reply.type(JSON_UTF8).send(json);
+      });
+      return reply;
     },
   });
 

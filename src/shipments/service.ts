@@ -154,13 +154,22 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
 }
 
 /**
- * `getShipment` as JSON text (shipmentJson): at once where the database reads synchronously, composed
- * by the database itself (store.findShipmentJsonNow), else a promise.
+ * `getShipment` as JSON text (shipmentJson), handed to `done`. On a SQLite file the database composes
+ * the text (store.findShipmentJsonAtEndOfTurn) and every read asked for during this turn of the event
+ * loop is answered at its end, after one look at whether anything has committed (src/db/answers.ts);
+ * elsewhere the row is read through Kysely.
  */
-export function getShipmentJson(db: Db | Tx, accountId: string, id: string): string | Promise<string> {
-  const now = store.findShipmentJsonNow(db, accountId, id);
-  if (now === undefined) return store.findShipment(db, accountId, id).then((row) => (row ? shipmentJson(row) : shipmentNotFound(id)));
-  return now ?? shipmentNotFound(id);
+export function readShipmentJson(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string) => void): void {
+  const answered = store.findShipmentJsonAtEndOfTurn(db, accountId, id, (err, json) => {
+    if (err) done(err, '');
+    else if (json === null) done(new NotFound('shipment', id), '');
+    else done(null, json);
+  });
+  if (answered) return;
+  store.findShipment(db, accountId, id).then(
+    (row) => (row ? done(null, shipmentJson(row)) : done(new NotFound('shipment', id), '')),
+    (err: Error) => done(err, ''),
+  );
 }
 
 /** NOT_FOUND naming the id: also what another account's shipment answers. */

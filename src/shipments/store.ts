@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../db/index.ts';
-import { preparedQuery, sqliteTextNow } from '../db/prepared.ts';
+import { preparedQuery, sqliteTextAtEndOfTurn, sqliteTextNow } from '../db/prepared.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../http/pagination.ts';
 
@@ -34,6 +34,10 @@ const SHIPMENT_JSON_SQL =
 /** The shipment's JSON at once where the database reads synchronously (a SQLite file): the text or null; otherwise undefined. */
 export function findShipmentJsonNow(db: Db | Tx, accountId: string, id: string): string | null | undefined {
   return sqliteTextNow(db, SHIPMENT_JSON_SQL, [id, accountId]);
+}
+
+export function findShipmentJsonAtEndOfTurn(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string | null) => void): boolean {
+  return sqliteTextAtEndOfTurn(db, SHIPMENT_JSON_SQL, [id, accountId], done);
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {

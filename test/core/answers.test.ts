@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { AnswerCache, CommitWatch } from '../../src/db/answers.ts';
+import { AnswerCache, CommitWatch, type Commits } from '../../src/db/answers.ts';
 import { updateShipmentStatus } from '../../src/shipments/store.ts';
 import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 
@@ -191,6 +191,66 @@ describe('AnswerCache', () => {
       assert.equal(cache.size.answers, 0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('AnswerCache.getAtEndOfTurn', () => {
+  /** A header that never changes, counting the looks at it. */
+  const counted = (): Commits & { looks: number } => {
+    const commits = {
+      looks: 0,
+      generation(): number {
+        commits.looks++;
+        return 1;
+      },
+    };
+    return commits;
+  };
+  const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('answers every read of a turn at its end, after one look at the header, never synchronously', async () => {
+    const commits = counted();
+    const cache = new AnswerCache(commits);
+    const answers: (string | null)[] = [];
+    for (const k of ['a', 'b', 'a', 'c', 'a']) cache.getAtEndOfTurn(k, () => `value of ${k}`, (err, answer) => (assert.equal(err, null), answers.push(answer)));
+    assert.deepEqual(answers, []);
+    assert.equal(commits.looks, 0);
+    await endOfTurn();
+    assert.deepEqual(answers, ['value of a', 'value of b', 'value of a', 'value of c', 'value of a']);
+    assert.equal(commits.looks, 1);
+    // The next turn looks again.
+    cache.getAtEndOfTurn('a', () => 'never read: remembered', () => {});
+    await endOfTurn();
+    assert.equal(commits.looks, 2);
+  });
+
+  it('hands a failed read its own error and still answers the others', async () => {
+    const cache = new AnswerCache(counted());
+    const results: string[] = [];
+    cache.getAtEndOfTurn('ok1', () => 'one', (err, answer) => results.push(`${err?.message ?? ''}|${answer}`));
+    cache.getAtEndOfTurn('bad', () => { throw new Error('disk on fire'); }, (err, answer) => results.push(`${err?.message ?? ''}|${answer}`));
+    cache.getAtEndOfTurn('ok2', () => 'two', (err, answer) => results.push(`${err?.message ?? ''}|${answer}`));
+    await endOfTurn();
+    assert.deepEqual(results, ['|one', 'disk on fire|null', '|two']);
+  });
+
+  it('sees a commit made before the read was asked for, in the same turn', async () => {
+    const db = walDatabase();
+    const watch = new CommitWatch(`${db.path}-shm`);
+    const reader = new DatabaseSync(db.path);
+    const read = reader.prepare('select v from t where k = ?');
+    const load = () => (read.get('a') as { v: string }).v;
+    try {
+      const cache = new AnswerCache(watch);
+      assert.equal(cache.get('a', load), 'one');
+      db.writer.exec("update t set v = 'two' where k = 'a'");
+      const answer = await new Promise((resolve) => cache.getAtEndOfTurn('a', load, (_err, text) => resolve(text)));
+      assert.equal(answer, 'two');
+    } finally {
+      watch.close();
+      reader.close();
+      db.close();
     }
   });
 });
