@@ -12,23 +12,41 @@
 // row. An answer kept under a header therefore reflects that state or a later one, and any later
 // commit changes the header, so the next read drops everything read before it. A header that cannot be
 // read turns the reuse off; nothing is ever answered from memory without a look at the header.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { openSync, readSync, realpathSync } from 'node:fs';
 
 /** The WAL-index header SQLite keeps first in the `-shm` file (struct WalIndexHdr, 48 bytes). */
 const HEADER_WORDS = 12;
+/** After a failed look, the next try waits this long (every read goes to SQLite meanwhile). */
+const RETRY_MS = 1000;
+
+// One read-only descriptor per `-shm` file, opened once and never closed while the process runs.
+// Closing any descriptor of a file releases every POSIX lock the process holds on it, and SQLite's
+// connections in this process (the read connection, the service's, the checkpointer's) hold theirs on
+// this file: SQLite keeps its own descriptors open until its locks are gone for that reason, and the
+// watch must too. It costs one descriptor per database file the process has opened.
+const descriptors = new Map<string, number>();
+
+function descriptorOf(shmPath: string): number {
+  let fd = descriptors.get(shmPath);
+  if (fd === undefined) descriptors.set(shmPath, (fd = openSync(shmPath, 'r')));
+  return fd;
+}
 
 /** Tells, with one read of the WAL-index header, whether a transaction has committed since the last call. */
 export class CommitWatch {
   readonly #path: string;
-  #fd: number | null = null;
   readonly #now = new Int32Array(HEADER_WORDS);
   readonly #seen = new Int32Array(HEADER_WORDS);
   #generation = 0;
-  #broken = false;
+  #retryAt = 0;
+  #closed = false;
 
-  /** `shmPath`: the database's path followed by `-shm`. */
-  constructor(shmPath: string) {
-    this.#path = shmPath;
+  /**
+   * `databasePath`: the SQLite file, which must exist. Its `-shm` is found next to the file a symbolic
+   * link points to, as SQLite finds it.
+   */
+  constructor(databasePath: string) {
+    this.#path = `${realpathSync(databasePath)}-shm`;
   }
 
   /**
@@ -36,15 +54,14 @@ export class CommitWatch {
    * since the previous call; -1 when the header cannot be read (then no answer may be reused).
    */
   generation(): number {
-    if (this.#broken) return -1;
+    if (this.#closed || (this.#retryAt !== 0 && Date.now() < this.#retryAt)) return -1;
     try {
-      this.#fd ??= openSync(this.#path, 'r');
-      if (readSync(this.#fd, this.#now, 0, HEADER_WORDS * 4, 0) !== HEADER_WORDS * 4) return -1;
+      if (readSync(descriptorOf(this.#path), this.#now, 0, HEADER_WORDS * 4, 0) !== HEADER_WORDS * 4) return this.#failed();
     } catch {
-      // No `-shm` (not in WAL mode) or a file that cannot be read: never reuse, and stop trying.
-      this.#broken = true;
-      return -1;
+      // No `-shm` (not in WAL mode) or a file that cannot be read now: no reuse until a later try works.
+      return this.#failed();
     }
+    this.#retryAt = 0;
     const now = this.#now;
     const seen = this.#seen;
     let same = true;
@@ -58,10 +75,17 @@ export class CommitWatch {
     return this.#generation;
   }
 
+  #failed(): number {
+    this.#retryAt = Date.now() + RETRY_MS;
+    // Whatever is read next must count as a change.
+    this.#seen.fill(0);
+    this.#generation = (this.#generation + 1) % 0x40000000;
+    return -1;
+  }
+
+  /** Stops looking (every later call answers -1). The descriptor stays open: see `descriptors`. */
   close(): void {
-    if (this.#fd !== null) closeSync(this.#fd);
-    this.#fd = null;
-    this.#broken = true;
+    this.#closed = true;
   }
 }
 

@@ -20,18 +20,10 @@ export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) =>
 /**
  * A read written in SQLite's own SQL whose answer is one text column of at most one row (null: no
  * row), run on the read connection of `db` and reused until anything commits to the database, in any
- * process (src/db/answers.ts): at once, or undefined where `db` has none (PostgreSQL, a transaction,
- * an in-memory database) and the caller reads another way. The parameters must be strings.
- */
-export function sqliteTextNow(db: Db | Tx, sql: string, args: readonly string[]): string | null | undefined {
-  const reader = readers.get(db as Db);
-  if (!reader) return undefined;
-  return reader.answers.get(answerKey(sql, args), firstText(reader, sql, args));
-}
-
-/**
- * sqliteTextNow answered to `done` at the end of this turn of the event loop, together with the other
- * reads asked for during it (AnswerCache.getAtEndOfTurn); false where `db` has no read connection.
+ * process. It is answered to `done` at the end of this turn of the event loop, together with the
+ * other reads asked for during it (AnswerCache.getAtEndOfTurn, src/db/answers.ts). False where `db`
+ * has no read connection (PostgreSQL, a transaction, an in-memory database): the caller reads another
+ * way. The parameters must be strings.
  */
 export function sqliteTextAtEndOfTurn(db: Db | Tx, sql: string, args: readonly string[], done: (err: Error | null, answer: string | null) => void): boolean {
   const reader = readers.get(db as Db);

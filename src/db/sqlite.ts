@@ -79,7 +79,7 @@ export class SqliteReader {
   readonly answers: AnswerCache;
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
-    this.#commits = new CommitWatch(`${path}-shm`);
+    this.#commits = new CommitWatch(path);
     this.answers = new AnswerCache(this.#commits);
     this.#db.exec('PRAGMA busy_timeout = 5000');
     this.#db.exec('PRAGMA query_only = 1');

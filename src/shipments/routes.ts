@@ -34,12 +34,13 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     // The stored JSON is sent as it is, not parsed and serialized again (shipmentJson); on a SQLite
     // file, at the end of the event loop's turn with the other reads asked for in it (readShipmentJson).
+    // The handler returns nothing: Fastify then waits for reply.send (returning `reply` would add a
+    // listener for the end of the response to every request).
     handler: (request, reply) => {
       readShipmentJson(ctx.db, principalOf(request).accountId, request.params.id, (err, json) => {
         if (err) reply.send(err);
         else reply.type(JSON_UTF8).send(json);
       });
-      return reply;
     },
   });
 

@@ -68,7 +68,7 @@ export function toShipment(row: store.ShipmentRow): Shipment {
  * it into objects only to serialize them again: the shipment read answers with this text as is. The
  * stored JSON was written by `JSON.stringify` from a body the schema had validated, so it holds
  * exactly the fields the response schema allows (test/shipments checks both forms agree). On a SQLite
- * file the database composes the same text itself (store.findShipmentJsonNow): change both together.
+ * file the database composes the same text itself (store.findShipmentJsonAtEndOfTurn): change both together.
  */
 export function shipmentJson(row: store.ShipmentRow): string {
   const q = JSON.stringify;
@@ -150,7 +150,8 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
 /** The shipment of this account, or NOT_FOUND (also for another account's id). */
 export async function getShipment(db: Db | Tx, accountId: string, id: string): Promise<Shipment> {
   const row = await store.findShipment(db, accountId, id);
-  return row ? toShipment(row) : shipmentNotFound(id);
+  if (!row) throw notFound(id);
+  return toShipment(row);
 }
 
 /**
@@ -162,19 +163,19 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
 export function readShipmentJson(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string) => void): void {
   const answered = store.findShipmentJsonAtEndOfTurn(db, accountId, id, (err, json) => {
     if (err) done(err, '');
-    else if (json === null) done(new NotFound('shipment', id), '');
+    else if (json === null) done(notFound(id), '');
     else done(null, json);
   });
   if (answered) return;
   store.findShipment(db, accountId, id).then(
-    (row) => (row ? done(null, shipmentJson(row)) : done(new NotFound('shipment', id), '')),
+    (row) => (row ? done(null, shipmentJson(row)) : done(notFound(id), '')),
     (err: Error) => done(err, ''),
   );
 }
 
 /** NOT_FOUND naming the id: also what another account's shipment answers. */
-function shipmentNotFound(id: string): never {
-  throw new NotFound('shipment', id);
+function notFound(id: string): NotFound {
+  return new NotFound('shipment', id);
 }
 
 export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -34,7 +34,7 @@ function walDatabase(): { path: string; writer: DatabaseSync; close(): void } {
 describe('CommitWatch (the WAL-index header)', () => {
   it('keeps its generation while nothing commits: reads and checkpoints are not commits', () => {
     const db = walDatabase();
-    const watch = new CommitWatch(`${db.path}-shm`);
+    const watch = new CommitWatch(db.path);
     try {
       const g = watch.generation();
       assert.ok(g >= 0);
@@ -52,7 +52,7 @@ describe('CommitWatch (the WAL-index header)', () => {
 
   it('changes after a commit by another connection, and not after a rollback', () => {
     const db = walDatabase();
-    const watch = new CommitWatch(`${db.path}-shm`);
+    const watch = new CommitWatch(db.path);
     try {
       const g = watch.generation();
       db.writer.exec("update t set v = 'two' where k = 'a'");
@@ -71,7 +71,7 @@ describe('CommitWatch (the WAL-index header)', () => {
 
   it('changes after a commit by another process', () => {
     const db = walDatabase();
-    const watch = new CommitWatch(`${db.path}-shm`);
+    const watch = new CommitWatch(db.path);
     try {
       const g = watch.generation();
       const child = spawnSync(process.execPath, ['-e', `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(db.path)}); d.exec('PRAGMA busy_timeout = 5000'); d.exec("update t set v = 'elsewhere'"); d.close();`], { encoding: 'utf8' });
@@ -86,11 +86,14 @@ describe('CommitWatch (the WAL-index header)', () => {
   it('answers -1 when there is no header to read (not in WAL mode), and after close', () => {
     const dir = mkdtempSync(join(tmpdir(), 'answers-test-'));
     try {
-      const missing = new CommitWatch(join(dir, 'none.db-shm'));
+      const rollbackJournal = new DatabaseSync(join(dir, 'plain.db'));
+      rollbackJournal.exec('create table t (k text)');
+      const missing = new CommitWatch(join(dir, 'plain.db'));
       assert.equal(missing.generation(), -1);
       assert.equal(missing.generation(), -1);
+      rollbackJournal.close();
       const db = walDatabase();
-      const watch = new CommitWatch(`${db.path}-shm`);
+      const watch = new CommitWatch(db.path);
       assert.ok(watch.generation() >= 0);
       watch.close();
       assert.equal(watch.generation(), -1);
@@ -99,12 +102,55 @@ describe('CommitWatch (the WAL-index header)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('finds the header of the file a symbolic link points to, as SQLite does', () => {
+    const db = walDatabase();
+    const link = `${db.path}.link`;
+    symlinkSync(db.path, link);
+    const watch = new CommitWatch(link);
+    try {
+      const g = watch.generation();
+      assert.ok(g >= 0);
+      db.writer.exec("update t set v = 'two' where k = 'a'");
+      assert.notEqual(watch.generation(), g);
+    } finally {
+      watch.close();
+      db.close();
+    }
+  });
+
+  it("leaves SQLite's locks in this process alone when it closes", () => {
+    // Closing any descriptor of a file drops every POSIX lock the process holds on it. Here a read
+    // transaction of this process uses the WAL, so another process's TRUNCATE checkpoint must find it busy.
+    const db = walDatabase();
+    const reader = new DatabaseSync(db.path);
+    const truncate = () => {
+      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(db.path)}); process.stdout.write(JSON.stringify(d.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get())); d.close();`;
+      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.equal(child.status, 0, child.stderr);
+      return JSON.parse(child.stdout) as { busy: number };
+    };
+    try {
+      db.writer.exec("insert into t values ('b', 'in the WAL')");
+      reader.exec('begin');
+      assert.equal((reader.prepare("select v from t where k = 'b'").get() as { v: string }).v, 'in the WAL');
+      assert.equal(truncate().busy, 1, 'the open read transaction holds the WAL');
+      const watch = new CommitWatch(db.path);
+      assert.ok(watch.generation() >= 0);
+      watch.close();
+      assert.equal(truncate().busy, 1, 'still held after the watch closed');
+      reader.exec('commit');
+    } finally {
+      reader.close();
+      db.close();
+    }
+  });
 });
 
 describe('AnswerCache', () => {
   /** A cache over `db` whose loads read the value of `k` and are counted. */
   function cacheOver(db: { path: string }, maxChars?: number) {
-    const watch = new CommitWatch(`${db.path}-shm`);
+    const watch = new CommitWatch(db.path);
     const reader = new DatabaseSync(db.path);
     const read = reader.prepare('select v from t where k = ?');
     let loads = 0;
@@ -141,6 +187,24 @@ describe('AnswerCache', () => {
       db.writer.exec("insert into t values ('b', 'bee')");
       assert.equal(c.get('a'), 'two');
       assert.equal(c.loads, 3);
+    } finally {
+      c.close();
+      db.close();
+    }
+  });
+
+  it('looks at the header before it reads: a commit during the read is seen by the next read', () => {
+    const db = walDatabase();
+    const c = cacheOver(db);
+    try {
+      // A read that sees 'one' and, before the answer is remembered, another connection commits.
+      const value = c.cache.get('t a', () => {
+        const v = c.get('a');
+        db.writer.exec("update t set v = 'two' where k = 'a'");
+        return v;
+      });
+      assert.equal(value, 'one');
+      assert.equal(c.cache.get('t a', () => 'read again'), 'read again', 'the commit after the look drops the answer');
     } finally {
       c.close();
       db.close();
@@ -185,7 +249,10 @@ describe('AnswerCache', () => {
     const dir = mkdtempSync(join(tmpdir(), 'answers-test-'));
     try {
       let loads = 0;
-      const cache = new AnswerCache(new CommitWatch(join(dir, 'none.db-shm')));
+      const plain = new DatabaseSync(join(dir, 'plain.db'));
+      plain.exec('create table t (k text)');
+      plain.close();
+      const cache = new AnswerCache(new CommitWatch(join(dir, 'plain.db')));
       for (let i = 0; i < 3; i++) assert.equal(cache.get('k', () => (loads++, 'v')), 'v');
       assert.equal(loads, 3);
       assert.equal(cache.size.answers, 0);
@@ -219,10 +286,12 @@ describe('AnswerCache.getAtEndOfTurn', () => {
     await endOfTurn();
     assert.deepEqual(answers, ['value of a', 'value of b', 'value of a', 'value of c', 'value of a']);
     assert.equal(commits.looks, 1);
-    // The next turn looks again.
-    cache.getAtEndOfTurn('a', () => 'never read: remembered', () => {});
+    // The next turn looks again, and finds the answer remembered.
+    let again: string | null = null;
+    cache.getAtEndOfTurn('a', () => 'read again', (_err, answer) => (again = answer));
     await endOfTurn();
     assert.equal(commits.looks, 2);
+    assert.equal(again, 'value of a');
   });
 
   it('hands a failed read its own error and still answers the others', async () => {
@@ -237,7 +306,7 @@ describe('AnswerCache.getAtEndOfTurn', () => {
 
   it('sees a commit made before the read was asked for, in the same turn', async () => {
     const db = walDatabase();
-    const watch = new CommitWatch(`${db.path}-shm`);
+    const watch = new CommitWatch(db.path);
     const reader = new DatabaseSync(db.path);
     const read = reader.prepare('select v from t where k = ?');
     const load = () => (read.get('a') as { v: string }).v;
