@@ -115,6 +115,8 @@ export interface LoadOptions {
   warmupSeconds?: number;
   /** A new body for every request (e.g. a fresh shipment id); `body` is then ignored. */
   nextBody?: () => string;
+  /** A new path (with its query) for every request, on the host of `url`. */
+  nextPath?: () => string;
   /** Stop after this many requests instead of after `seconds`. */
   amount?: number;
   /** Every response must have this status (default: any 2xx); otherwise the numbers mean nothing and it throws. */
@@ -149,7 +151,7 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
   let n = 0;
   const statuses = new Map<number, number>();
   const started = process.hrtime.bigint();
-  const nextBody = options.nextBody;
+  const { nextBody, nextPath } = options;
   const instance = autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -158,8 +160,16 @@ async function cannon(options: LoadOptions, seconds: number): Promise<{ latencie
     connections: options.connections ?? CONNECTIONS,
     ...(options.amount ? { amount: options.amount } : { duration: seconds }),
     ...(options.rate ? { overallRate: options.rate } : {}),
-    ...(nextBody
-      ? { requests: [{ method: options.method ?? 'POST', headers: options.headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, body: nextBody() }) } as never] }
+    ...(nextBody || nextPath
+      ? {
+          requests: [
+            {
+              method: options.method ?? (nextBody ? 'POST' : 'GET'),
+              headers: options.headers,
+              setupRequest: (req: Record<string, unknown>) => ({ ...req, ...(nextBody ? { body: nextBody() } : {}), ...(nextPath ? { path: nextPath() } : {}) }),
+            } as never,
+          ],
+        }
       : {}),
   });
   // autocannon's own histogram has 1 ms resolution; our own samples keep the fractions.

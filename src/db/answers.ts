@@ -98,6 +98,8 @@ export interface Commits {
 }
 
 type Done = (err: Error | null, answer: string | null) => void;
+/** Reads an answer: at once, or (a read of several queries) through a promise. */
+type Load = () => string | null | Promise<string | null>;
 
 /**
  * Text answers of single-row reads, remembered until the next commit to the database. Bounded in
@@ -109,7 +111,7 @@ export class AnswerCache {
   readonly #answers = new Map<string, string>();
   #generation = -1;
   #chars = 0;
-  #waiting: { key: string; load: () => string | null; done: Done }[] = [];
+  #waiting: { key: string; load: Load; done: Done }[] = [];
 
   constructor(commits: Commits, maxChars = DEFAULT_MAX_ANSWER_CHARS) {
     this.#commits = commits;
@@ -122,7 +124,7 @@ export class AnswerCache {
    * `key` must name the query and every one of its parameters.
    */
   get(key: string, load: () => string | null): string | null {
-    return this.#answer(this.#look(), key, load);
+    return this.#answer(this.#look(), key, load) as string | null;
   }
 
   /**
@@ -130,9 +132,10 @@ export class AnswerCache {
    * every other read asked for during the turn, after one look at the header for all of them. Each
    * was asked for before that look, so each answer holds every commit made before its request came
    * in, as a read of its own would; under load one `pread` then serves many requests.
-   * `done` is never called synchronously.
+   * `load` may answer through a promise (it starts after the look); its answer is remembered only if
+   * no later look has seen a commit meanwhile. `done` is never called synchronously.
    */
-  getAtEndOfTurn(key: string, load: () => string | null, done: Done): void {
+  getAtEndOfTurn(key: string, load: Load, done: Done): void {
     this.#waiting.push({ key, load, done });
     if (this.#waiting.length === 1) setImmediate(this.#answerWaiting);
   }
@@ -145,12 +148,19 @@ export class AnswerCache {
     // thrown again afterwards, as it would have been from a callback of its own.
     let thrown: { err: unknown } | undefined;
     for (const w of waiting) {
-      let answer: string | null = null;
+      let answer: string | null | Promise<string | null> = null;
       let failure: Error | null = null;
       try {
         answer = this.#answer(generation, w.key, w.load);
       } catch (err) {
         failure = err as Error;
+      }
+      if (answer instanceof Promise) {
+        answer.then(
+          (text) => w.done(null, text),
+          (err: Error) => w.done(err, null),
+        );
+        continue;
       }
       try {
         w.done(failure, answer);
@@ -171,16 +181,24 @@ export class AnswerCache {
     return generation;
   }
 
-  #answer(generation: number, key: string, load: () => string | null): string | null {
+  #answer(generation: number, key: string, load: Load): string | null | Promise<string | null> {
     if (generation < 0) return load();
     const known = this.#answers.get(key);
     if (known !== undefined) return known;
     const answer = load();
-    if (answer !== null && answer.length <= this.#maxChars / 16) this.#remember(key, answer);
+    if (answer instanceof Promise) {
+      return answer.then((text) => {
+        // A look since the load began that saw a commit has dropped this generation's answers.
+        if (text !== null && this.#generation === generation) this.#remember(key, text);
+        return text;
+      });
+    }
+    if (answer !== null) this.#remember(key, answer);
     return answer;
   }
 
   #remember(key: string, answer: string): void {
+    if (answer.length > this.#maxChars / 16) return;
     this.#answers.set(key, answer);
     this.#chars += answer.length;
     for (const [oldest, text] of this.#answers) {

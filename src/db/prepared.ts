@@ -32,6 +32,19 @@ export function sqliteTextAtEndOfTurn(db: Db | Tx, sql: string, args: readonly s
   return true;
 }
 
+/**
+ * An answer of the caller's own making (`load`, which may read several queries through a promise),
+ * reused and answered at the end of the turn like sqliteTextAtEndOfTurn's. `key` names the answer with
+ * every parameter it depends on (the account first). False where `db` has no read connection.
+ */
+export function answerAtEndOfTurn(db: Db | Tx, key: readonly string[], load: () => Promise<string>, done: (err: Error | null, answer: string | null) => void): boolean {
+  const reader = readers.get(db as Db);
+  if (!reader) return false;
+  // `k` keeps these keys apart from answerKey's, which begin with a digit.
+  reader.answers.getAtEndOfTurn(`k${JSON.stringify(key)}`, load, done);
+  return true;
+}
+
 function firstText(reader: SqliteReader, sql: string, args: readonly string[]): () => string | null {
   return () => {
     const row = reader.all<Record<string, unknown>>(sql, args)[0];

@@ -304,6 +304,28 @@ describe('AnswerCache.getAtEndOfTurn', () => {
     assert.deepEqual(results, ['|one', 'disk on fire|null', '|two']);
   });
 
+  it('remembers an answer read through a promise, unless a look during the read saw a commit', async () => {
+    let generation = 1;
+    const cache = new AnswerCache({ generation: () => generation });
+    const ask = (key: string, load: () => Promise<string | null>) => new Promise<string | null>((resolve, reject) => cache.getAtEndOfTurn(key, load, (err, answer) => (err ? reject(err) : resolve(answer))));
+    let loads = 0;
+    const load = async () => (loads++, 'answer');
+    assert.equal(await ask('a', load), 'answer');
+    assert.equal(await ask('a', load), 'answer');
+    assert.equal(loads, 1, 'remembered');
+
+    let release!: () => void;
+    const slow = ask('b', () => new Promise((resolve) => (release = () => resolve('read before the commit'))));
+    await endOfTurn(); // the look for 'b' is done and its read is under way
+    generation = 2; // a commit, seen by the next look while 'b' is still being read
+    assert.equal(await ask('a', load), 'answer');
+    assert.equal(loads, 2, 'the commit dropped the remembered answer');
+    release();
+    assert.equal(await slow, 'read before the commit');
+    assert.equal(await ask('b', async () => 'read again'), 'read again', 'not remembered under the newer generation');
+    await assert.rejects(ask('c', async () => { throw new Error('no such row'); }), /no such row/);
+  });
+
   it('sees a commit made before the read was asked for, in the same turn', async () => {
     const db = walDatabase();
     const watch = new CommitWatch(db.path);

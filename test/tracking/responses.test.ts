@@ -3,6 +3,7 @@
 // app's route (another process, the sandbox carrier), show in the next lookup. Both databases.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { ingestEvents, type IncomingEvent } from '../../src/tracking/service.ts';
 import { TrackingResponses } from '../../src/tracking/responses.ts';
@@ -71,6 +72,19 @@ forEachDatabase((database) => {
       assert.equal(third.estimatedDelivery, hour(12));
       assert.deepEqual(third.events.map((e: { location: string }) => e.location), ['Hub Early', 'Hub A', 'Door']);
       assert.equal(third.carrierDetails.events.length, 3);
+    });
+
+    if (database.name === 'sqlite') it('shows a change committed by another process at once', async () => {
+      const label = await createLabel(t);
+      assert.equal((await postEvents(t, [{ trackingNumber: label.trackingNumber, status: 'in_transit', timestamp: hour(10), location: 'Hub A' }])).statusCode, 202);
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'in_transit');
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'in_transit');
+      // As any writer of tracking must, the other process adds one to the label's events_version.
+      const path = t.ctx.config.databaseUrl.slice('sqlite:'.length);
+      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); d.prepare("update label_tracking set status = 'delivered', events_version = events_version + 1 where label_id = ?").run(${JSON.stringify(label.id)}); d.close();`;
+      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'delivered');
     });
 
     it('matches a model of the history after any sequence of batches and queries', async () => {
