@@ -2,6 +2,7 @@
 // WAL, the read connection and the checkpointer thread; or a private PostgreSQL schema), accounts and
 // keys, and a log capture.
 import { describe } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -125,4 +126,17 @@ export async function createShipment(t: TestApp, overrides: Record<string, unkno
 export async function countRows(ctx: AppContext, table: string): Promise<number> {
   const row = await ctx.db.selectFrom(table as 'shipments').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * Runs one SQL statement on a SQLite file from another process (a new Node, as the admin command line
+ * or a worker process would be), and answers its rows.
+ */
+export function sqliteInOtherProcess(path: string, sql: string, ...params: string[]): Record<string, unknown>[] {
+  const script =
+    `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); ` +
+    `process.stdout.write(JSON.stringify(d.prepare(${JSON.stringify(sql)}).all(...${JSON.stringify(params)}))); d.close();`;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(`the other process failed: ${child.stderr}`);
+  return JSON.parse(child.stdout) as Record<string, unknown>[];
 }

@@ -4,14 +4,13 @@
 // they hold it to the same behaviour); the header's own tests need a SQLite file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { AnswerCache, CommitWatch, type Commits } from '../../src/db/answers.ts';
 import { updateShipmentStatus } from '../../src/shipments/store.ts';
-import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, forEachDatabase, sqliteInOtherProcess, startTestApp, type TestApp } from '../helpers.ts';
 
 /** A WAL database file with one table, and a second connection to it (as another process would hold). */
 function walDatabase(): { path: string; writer: DatabaseSync; close(): void } {
@@ -31,11 +30,21 @@ function walDatabase(): { path: string; writer: DatabaseSync; close(): void } {
   };
 }
 
+/** A WAL database and a watch on it, both closed after `fn`. */
+function withWatch(fn: (db: ReturnType<typeof walDatabase>, watch: CommitWatch) => void): void {
+  const db = walDatabase();
+  const watch = new CommitWatch(db.path);
+  try {
+    fn(db, watch);
+  } finally {
+    watch.close();
+    db.close();
+  }
+}
+
 describe('CommitWatch (the WAL-index header)', () => {
   it('keeps its generation while nothing commits: reads and checkpoints are not commits', () => {
-    const db = walDatabase();
-    const watch = new CommitWatch(db.path);
-    try {
+    withWatch((db, watch) => {
       const g = watch.generation();
       assert.ok(g >= 0);
       assert.equal(watch.generation(), g);
@@ -44,16 +53,11 @@ describe('CommitWatch (the WAL-index header)', () => {
       reader.exec('PRAGMA wal_checkpoint(PASSIVE)');
       reader.close();
       assert.equal(watch.generation(), g);
-    } finally {
-      watch.close();
-      db.close();
-    }
+    });
   });
 
   it('changes after a commit by another connection, and not after a rollback', () => {
-    const db = walDatabase();
-    const watch = new CommitWatch(db.path);
-    try {
+    withWatch((db, watch) => {
       const g = watch.generation();
       db.writer.exec("update t set v = 'two' where k = 'a'");
       const g2 = watch.generation();
@@ -63,24 +67,15 @@ describe('CommitWatch (the WAL-index header)', () => {
       db.writer.exec("update t set v = 'three' where k = 'a'");
       db.writer.exec('rollback');
       assert.equal(watch.generation(), g2);
-    } finally {
-      watch.close();
-      db.close();
-    }
+    });
   });
 
   it('changes after a commit by another process', () => {
-    const db = walDatabase();
-    const watch = new CommitWatch(db.path);
-    try {
+    withWatch((db, watch) => {
       const g = watch.generation();
-      const child = spawnSync(process.execPath, ['-e', `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(db.path)}); d.exec('PRAGMA busy_timeout = 5000'); d.exec("update t set v = 'elsewhere'"); d.close();`], { encoding: 'utf8' });
-      assert.equal(child.status, 0, child.stderr);
+      sqliteInOtherProcess(db.path, "update t set v = 'elsewhere'");
       assert.notEqual(watch.generation(), g);
-    } finally {
-      watch.close();
-      db.close();
-    }
+    });
   });
 
   it('answers -1 when there is no header to read (not in WAL mode), and after close', () => {
@@ -124,12 +119,7 @@ describe('CommitWatch (the WAL-index header)', () => {
     // transaction of this process uses the WAL, so another process's TRUNCATE checkpoint must find it busy.
     const db = walDatabase();
     const reader = new DatabaseSync(db.path);
-    const truncate = () => {
-      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(db.path)}); process.stdout.write(JSON.stringify(d.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get())); d.close();`;
-      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-      assert.equal(child.status, 0, child.stderr);
-      return JSON.parse(child.stdout) as { busy: number };
-    };
+    const truncate = () => sqliteInOtherProcess(db.path, 'PRAGMA wal_checkpoint(TRUNCATE)')[0] as { busy: number };
     try {
       db.writer.exec("insert into t values ('b', 'in the WAL')");
       reader.exec('begin');
@@ -173,10 +163,20 @@ describe('AnswerCache', () => {
     };
   }
 
-  it('reuses an answer until the next commit, then reads again and sees the commit', () => {
+  /** A WAL database and a cache over it, both closed after `fn`. */
+  function withCache(fn: (db: ReturnType<typeof walDatabase>, c: ReturnType<typeof cacheOver>) => void, maxChars?: number): void {
     const db = walDatabase();
-    const c = cacheOver(db);
+    const c = cacheOver(db, maxChars);
     try {
+      fn(db, c);
+    } finally {
+      c.close();
+      db.close();
+    }
+  }
+
+  it('reuses an answer until the next commit, then reads again and sees the commit', () => {
+    withCache((db, c) => {
       assert.equal(c.get('a'), 'one');
       assert.equal(c.get('a'), 'one');
       assert.equal(c.loads, 1);
@@ -187,16 +187,11 @@ describe('AnswerCache', () => {
       db.writer.exec("insert into t values ('b', 'bee')");
       assert.equal(c.get('a'), 'two');
       assert.equal(c.loads, 3);
-    } finally {
-      c.close();
-      db.close();
-    }
+    });
   });
 
   it('looks at the header before it reads: a commit during the read is seen by the next read', () => {
-    const db = walDatabase();
-    const c = cacheOver(db);
-    try {
+    withCache((db, c) => {
       // A read that sees 'one' and, before the answer is remembered, another connection commits.
       const value = c.cache.get('t a', () => {
         const v = c.get('a');
@@ -205,32 +200,22 @@ describe('AnswerCache', () => {
       });
       assert.equal(value, 'one');
       assert.equal(c.cache.get('t a', () => 'read again'), 'read again', 'the commit after the look drops the answer');
-    } finally {
-      c.close();
-      db.close();
-    }
+    });
   });
 
   it('does not remember a missing row: it shows as soon as it is committed', () => {
-    const db = walDatabase();
-    const c = cacheOver(db);
-    try {
+    withCache((db, c) => {
       assert.equal(c.get('z'), null);
       assert.equal(c.get('z'), null);
       assert.equal(c.loads, 2);
       db.writer.exec("insert into t values ('z', 'zed')");
       assert.equal(c.get('z'), 'zed');
-    } finally {
-      c.close();
-      db.close();
-    }
+    });
   });
 
   it('stays within its bound in characters, the oldest answers going first', () => {
-    const db = walDatabase();
-    for (let i = 0; i < 40; i++) db.writer.prepare('insert into t values (?, ?)').run(`k${i}`, 'x'.repeat(100));
-    const c = cacheOver(db, 1600); // room for sixteen answers of 100 characters (one answer may take a sixteenth)
-    try {
+    withCache((db, c) => {
+      for (let i = 0; i < 40; i++) db.writer.prepare('insert into t values (?, ?)').run(`k${i}`, 'x'.repeat(100));
       for (let i = 0; i < 40; i++) c.get(`k${i}`);
       assert.equal(c.cache.size.answers, 16);
       assert.equal(c.cache.size.chars, 1600);
@@ -239,10 +224,7 @@ describe('AnswerCache', () => {
       assert.equal(c.loads, before, 'the newest is kept');
       c.get('k0');
       assert.equal(c.loads, before + 1, 'the oldest went');
-    } finally {
-      c.close();
-      db.close();
-    }
+    }, 1600);
   });
 
   it('never answers from memory when the header cannot be read', () => {
@@ -381,10 +363,7 @@ forEachDatabase((database) => {
     if (database.name === 'sqlite') it('shows a write committed by another process at once', async () => {
       const s = await createShipment(t);
       assert.equal((await status(s.id)).body.status, 'created');
-      const path = t.ctx.config.databaseUrl.slice('sqlite:'.length);
-      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); d.prepare("update shipments set status = 'delivered' where id = ?").run(${JSON.stringify(s.id)}); d.close();`;
-      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-      assert.equal(child.status, 0, child.stderr);
+      sqliteInOtherProcess(t.ctx.config.databaseUrl.slice('sqlite:'.length), "update shipments set status = 'delivered' where id = ?", s.id);
       assert.equal((await status(s.id)).body.status, 'delivered');
     });
   });

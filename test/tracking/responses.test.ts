@@ -3,12 +3,11 @@
 // app's route (another process, the sandbox carrier), show in the next lookup. Both databases.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { ingestEvents, type IncomingEvent } from '../../src/tracking/service.ts';
 import { TrackingResponses } from '../../src/tracking/responses.ts';
 import type { TrackingStatus } from '../../src/carriers/index.ts';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachDatabase, sqliteInOtherProcess, startTestApp, type TestApp } from '../helpers.ts';
 import { createLabel, lookup, postEvents } from './fixtures.ts';
 
 describe('TrackingResponses', () => {
@@ -80,10 +79,7 @@ forEachDatabase((database) => {
       assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'in_transit');
       assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'in_transit');
       // As any writer of tracking must, the other process adds one to the label's events_version.
-      const path = t.ctx.config.databaseUrl.slice('sqlite:'.length);
-      const script = `const { DatabaseSync } = require('node:sqlite'); const d = new DatabaseSync(${JSON.stringify(path)}); d.exec('PRAGMA busy_timeout = 5000'); d.prepare("update label_tracking set status = 'delivered', events_version = events_version + 1 where label_id = ?").run(${JSON.stringify(label.id)}); d.close();`;
-      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-      assert.equal(child.status, 0, child.stderr);
+      sqliteInOtherProcess(t.ctx.config.databaseUrl.slice('sqlite:'.length), "update label_tracking set status = 'delivered', events_version = events_version + 1 where label_id = ?", label.id);
       assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'delivered');
     });
 
