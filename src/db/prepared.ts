@@ -18,48 +18,36 @@ export function useReader(db: Db, reader: SqliteReader): void {
 export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) => Promise<R[]>;
 
 /**
- * A read written in SQLite's own SQL whose answer is one text column of at most one row (null: no
- * row), run on the read connection of `db` and reused until anything commits to the database, in any
- * process. It is answered to `done` at the end of this turn of the event loop, together with the
- * other reads asked for during it (AnswerCache.getAtEndOfTurn, src/db/answers.ts). False where `db`
- * has no read connection (PostgreSQL, a transaction, an in-memory database): the caller reads another
- * way. The parameters must be strings.
+ * An answer (JSON text, or null for "not found") read by `load`, at once or through a promise, and
+ * handed to `done`. On a SQLite file it is reused until anything commits to the database, in any
+ * process, and answered at the end of this turn of the event loop with the other reads asked for
+ * during it (AnswerCache.getAtEndOfTurn, src/db/answers.ts). Elsewhere (PostgreSQL, a transaction, an
+ * in-memory database) `load` simply runs. `key` names the answer with every parameter it depends on,
+ * the account among them. `done` is never called synchronously.
  */
-export function sqliteTextAtEndOfTurn(db: Db | Tx, sql: string, args: readonly string[], done: (err: Error | null, answer: string | null) => void): boolean {
+export function answerAtEndOfTurn(
+  db: Db | Tx,
+  key: readonly string[],
+  load: () => string | null | Promise<string | null>,
+  done: (err: Error | null, answer: string | null) => void,
+): void {
   const reader = readers.get(db as Db);
-  if (!reader) return false;
-  reader.answers.getAtEndOfTurn(answerKey(sql, args), firstText(reader, sql, args), done);
-  return true;
+  if (reader) return reader.answers.getAtEndOfTurn(JSON.stringify(key), load, done);
+  new Promise<string | null>((resolve) => resolve(load())).then(
+    (answer) => done(null, answer),
+    (err: Error) => done(err, null),
+  );
 }
 
 /**
- * An answer of the caller's own making (`load`, which may read several queries through a promise),
- * reused and answered at the end of the turn like sqliteTextAtEndOfTurn's. `key` names the answer with
- * every parameter it depends on (the account first). False where `db` has no read connection.
+ * A read written in SQLite's own SQL whose answer is one text column of at most one row: the text, or
+ * null for no row, read at once on the read connection of `db`; undefined where `db` has none
+ * (PostgreSQL, a transaction, an in-memory database), and the caller reads another way.
  */
-export function answerAtEndOfTurn(db: Db | Tx, key: readonly string[], load: () => Promise<string>, done: (err: Error | null, answer: string | null) => void): boolean {
-  const reader = readers.get(db as Db);
-  if (!reader) return false;
-  // `k` keeps these keys apart from answerKey's, which begin with a digit.
-  reader.answers.getAtEndOfTurn(`k${JSON.stringify(key)}`, load, done);
-  return true;
-}
-
-function firstText(reader: SqliteReader, sql: string, args: readonly string[]): () => string | null {
-  return () => {
-    const row = reader.all<Record<string, unknown>>(sql, args)[0];
-    return row === undefined ? null : (Object.values(row)[0] as string);
-  };
-}
-
-/** Numbers the statements whose answers are kept, so that a key need not hold the whole SQL. */
-const statementNumbers = new Map<string, number>();
-
-function answerKey(sql: string, args: readonly string[]): string {
-  let n = statementNumbers.get(sql);
-  if (n === undefined) statementNumbers.set(sql, (n = statementNumbers.size));
-  // JSON keeps the parameters apart whatever they hold.
-  return `${n}${JSON.stringify(args)}`;
+export function sqliteTextNow(db: Db | Tx, sql: string, args: readonly unknown[]): string | null | undefined {
+  const row = readers.get(db as Db)?.all<Record<string, unknown>>(sql, args);
+  if (row === undefined) return undefined;
+  return row.length === 0 ? null : (Object.values(row[0]!)[0] as string);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
+import { answerAtEndOfTurn } from '../db/prepared.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
@@ -68,7 +69,7 @@ export function toShipment(row: store.ShipmentRow): Shipment {
  * it into objects only to serialize them again: the shipment read answers with this text as is. The
  * stored JSON was written by `JSON.stringify` from a body the schema had validated, so it holds
  * exactly the fields the response schema allows (test/shipments checks both forms agree). On a SQLite
- * file the database composes the same text itself (store.findShipmentJsonAtEndOfTurn): change both together.
+ * file the database composes the same text itself (store.findShipmentJsonNow): change both together.
  */
 export function shipmentJson(row: store.ShipmentRow): string {
   const q = JSON.stringify;
@@ -155,22 +156,20 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
 }
 
 /**
- * `getShipment` as JSON text (shipmentJson), handed to `done`. On a SQLite file the database composes
- * the text (store.findShipmentJsonAtEndOfTurn) and every read asked for during this turn of the event
- * loop is answered at its end, after one look at whether anything has committed (src/db/answers.ts);
- * elsewhere the row is read through Kysely.
+ * `getShipment` as JSON text (shipmentJson), handed to `done`: on a SQLite file composed by the
+ * database itself (store.findShipmentJsonNow), reused until the next commit and answered at the end
+ * of the event loop's turn (answerAtEndOfTurn); elsewhere read through Kysely.
  */
 export function readShipmentJson(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string) => void): void {
-  const answered = store.findShipmentJsonAtEndOfTurn(db, accountId, id, (err, json) => {
+  const load = () => {
+    const now = store.findShipmentJsonNow(db, accountId, id);
+    return now !== undefined ? now : store.findShipment(db, accountId, id).then((row) => (row ? shipmentJson(row) : null));
+  };
+  answerAtEndOfTurn(db, ['shipment', accountId, id], load, (err, json) => {
     if (err) done(err, '');
     else if (json === null) done(notFound(id), '');
     else done(null, json);
   });
-  if (answered) return;
-  store.findShipment(db, accountId, id).then(
-    (row) => (row ? done(null, shipmentJson(row)) : done(notFound(id), '')),
-    (err: Error) => done(err, ''),
-  );
 }
 
 /** NOT_FOUND naming the id: also what another account's shipment answers. */

@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../db/index.ts';
-import { preparedQuery, sqliteTextAtEndOfTurn } from '../db/prepared.ts';
+import { preparedQuery, sqliteTextNow } from '../db/prepared.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../http/pagination.ts';
 
@@ -31,12 +31,9 @@ const SHIPMENT_JSON_SQL =
   ` then ',"label":{"id":' || json_quote(label_id) || ',"trackingNumber":' || json_quote(tracking_number) || ',"carrier":' || json_quote(carrier) || '}'` +
   ` else '' end || ',"updatedAt":' || json_quote(updated_at) || '}' as json from shipments where id = ? and account_id = ?`;
 
-/**
- * The shipment's JSON composed by SQLite, to `done` at the end of this turn of the event loop (null:
- * no such shipment in this account); false where the database has no read connection.
- */
-export function findShipmentJsonAtEndOfTurn(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string | null) => void): boolean {
-  return sqliteTextAtEndOfTurn(db, SHIPMENT_JSON_SQL, [id, accountId], done);
+/** The shipment's JSON composed by SQLite, at once (null: none in this account); undefined where the database has no read connection. */
+export function findShipmentJsonNow(db: Db | Tx, accountId: string, id: string): string | null | undefined {
+  return sqliteTextNow(db, SHIPMENT_JSON_SQL, [id, accountId]);
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {

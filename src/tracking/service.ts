@@ -311,7 +311,7 @@ export async function trackingInfoJson(ctx: AppContext, responses: TrackingRespo
 }
 
 /**
- * trackingInfoJson handed to `done`. On a SQLite file the whole answer is also reused until anything
+ * trackingInfoJson handed to `done` (answerAtEndOfTurn). On a SQLite file the whole answer is also reused until anything
  * commits to the database, and lookups are answered at the end of the event loop's turn with the
  * other reads asked for during it (src/db/answers.ts): a remembered answer skips the label's read too.
  */
@@ -325,12 +325,7 @@ export function readTrackingInfoJson(
 ): void {
   const load = () => trackingInfoJson(ctx, responses, accountId, labelId, query);
   const key = ['tracking', accountId, labelId, query.format, query.sort, String(query.limit), query.carrier ?? '', query.events_since ?? ''];
-  const answered = answerAtEndOfTurn(ctx.db, key, load, (err, json) => (err ? done(err, '') : done(null, json!)));
-  if (answered) return;
-  load().then(
-    (json) => done(null, json),
-    (err: Error) => done(err, ''),
-  );
+  answerAtEndOfTurn(ctx.db, key, load, (err, json) => (err ? done(err, '') : done(null, json!)));
 }
 
 async function buildTrackingInfo(ctx: AppContext, label: store.LabelWithTracking, since: string | undefined, query: TrackingQuery): Promise<TrackingInfo> {

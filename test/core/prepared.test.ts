@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
-import { findShipment, findShipmentJsonAtEndOfTurn, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
+import { findShipment, findShipmentJsonNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
 import { readShipmentJson } from '../../src/shipments/service.ts';
 import { migrate, openStorage } from '../../src/db/index.ts';
 import { uuidv7 } from '../../src/db/ids.ts';
@@ -87,7 +87,7 @@ describe('prepared reads on an in-memory SQLite database (one connection, no rea
       await storage.db.insertInto('accounts').values({ id: 'acct', name: 'memory', created_at: new Date().toISOString() }).execute();
       const r = row('acct');
       await insertShipment(storage.db, r);
-      assert.equal(findShipmentJsonAtEndOfTurn(storage.db, 'acct', r.id, () => assert.fail('no read connection to answer from')), false);
+      assert.equal(findShipmentJsonNow(storage.db, 'acct', r.id), undefined);
       assert.equal((await findShipment(storage.db, 'acct', r.id))?.id, r.id);
       const json = await new Promise<string>((resolve, reject) => readShipmentJson(storage.db, 'acct', r.id, (err, text) => (err ? reject(err) : resolve(text))));
       assert.equal(JSON.parse(json).id, r.id);

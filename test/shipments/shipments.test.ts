@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { shipmentJson, toShipment } from '../../src/shipments/service.ts';
-import { findShipmentJsonAtEndOfTurn, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
+import { findShipmentJsonNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
 import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
@@ -148,16 +148,17 @@ describe('shipmentJson (the shipment read sends the stored JSON as is)', () => {
     );
   });
 
-  describe('and SQLite composes the very same text (findShipmentJsonAtEndOfTurn)', () => {
+  describe('and SQLite composes the very same text (findShipmentJsonNow)', () => {
     let t: TestApp;
     before(async () => {
       t = await startTestApp();
     });
     after(async () => t.close());
-    const composed = (accountId: string, id: string) =>
-      new Promise<string | null>((resolve, reject) => {
-        assert.ok(findShipmentJsonAtEndOfTurn(t.ctx.db, accountId, id, (err, json) => (err ? reject(err) : resolve(json))), 'a SQLite file has a read connection');
-      });
+    const composed = (accountId: string, id: string) => {
+      const json = findShipmentJsonNow(t.ctx.db, accountId, id);
+      assert.notEqual(json, undefined, 'a SQLite file has a read connection');
+      return json;
+    };
 
     it('for any stored shipment, byte for byte', async () => {
       await fc.assert(
@@ -165,8 +166,8 @@ describe('shipmentJson (the shipment read sends the stored JSON as is)', () => {
           const s = stored(r, t.accountId);
           await insertShipment(t.ctx.db, s);
           try {
-            assert.equal(await composed(t.accountId, s.id), shipmentJson(s));
-            assert.equal(await composed('another-account', s.id), null);
+            assert.equal(composed(t.accountId, s.id), shipmentJson(s));
+            assert.equal(composed('another-account', s.id), null);
           } finally {
             await t.ctx.db.deleteFrom('shipments').where('id', '=', s.id).execute();
           }
