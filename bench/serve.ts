@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, serviceDestination } from '../src/log.ts';
-import { openContext } from '../src/bootstrap.ts';
+import { closeContext, openContext } from '../src/bootstrap.ts';
 import { buildApp } from '../src/app.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
 import { createAccount, createApiKey, createClient } from '../src/auth/credentials.ts';
@@ -92,7 +92,7 @@ async function serveApp(options: ServeOptions): Promise<{ ready: ServeReady; sto
     stop: async () => {
       await app.close();
       await worker?.stop();
-      await ctx.storage.close();
+      await closeContext(ctx);
       rmSync(dir, { recursive: true, force: true });
     },
   };

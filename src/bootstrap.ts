@@ -7,6 +7,14 @@ import { migrate, openStorage, type OpenOptions } from './db/index.ts';
 import { KeyRing, serviceSecret } from './auth/keyring.ts';
 import { createApiKey, ensureAccount, ensureApiKey, ensureClient } from './auth/credentials.ts';
 import { ALL_SCOPES } from './auth/scopes.ts';
+import { Renderer } from './render/renderer.ts';
+import { documentStore } from './documents/store.ts';
+
+/** Stops what the context holds: the render threads (after documents being stored), then the database. */
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.renderer.close();
+  await ctx.storage.close();
+}
 
 export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
   const storage = await openStorage(config.databaseUrl, options);
@@ -15,7 +23,13 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
     const keys = new KeyRing(storage.db);
     await keys.init();
     const urlKey = await serviceSecret(storage.db, 'download_url_hmac');
-    return { config, storage, db: storage.db, keys, urlKey, log };
+    const renderer = new Renderer({
+      threads: config.renderThreads,
+      memoryBytes: config.renderCacheBytes,
+      ...(config.renderStoreBytes > 0 ? { store: documentStore(storage.db) } : {}),
+      onStoreError: (err) => log.warn({ err }, 'a rendered document could not be stored; it will be rendered again when asked for'),
+    });
+    return { config, storage, db: storage.db, keys, urlKey, renderer, log };
   } catch (err) {
     await storage.close();
     throw err;

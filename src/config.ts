@@ -1,5 +1,7 @@
 // Every setting, parsed and validated once (contract §1). Nothing else reads process.env.
 
+import { availableParallelism } from 'node:os';
+
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
 export type AppEnv = (typeof APP_ENVS)[number];
 export const ROLES = ['all', 'api', 'worker'] as const;
@@ -31,6 +33,12 @@ export interface Config {
   logLevel: string;
   /** Milliseconds the worker sleeps when it found nothing to do. */
   workerIdleMs: number;
+  /** Threads that render documents. */
+  renderThreads: number;
+  /** Bytes of rendered documents kept in memory (0: none). */
+  renderCacheBytes: number;
+  /** Bytes of rendered documents kept in the database (0: none). */
+  renderStoreBytes: number;
   version: string;
 }
 
@@ -53,6 +61,14 @@ function parseNumber(name: string, value: string | undefined, fallback: number, 
   if (!Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
   return n;
 }
+
+function parseInteger(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  const n = parseNumber(name, value, fallback, min, max);
+  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+const MB = 1024 * 1024;
 
 function parseUrl(name: string, value: string): string {
   let url: URL;
@@ -143,6 +159,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessTokenTtlSeconds: parseNumber('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
     logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),
     workerIdleMs: parseNumber('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
+    renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, availableParallelism(), 1, 64),
+    renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
+    renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
     version,
   };
 }

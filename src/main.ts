@@ -2,9 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
-import { ensureBootstrapCredentials, openContext } from './bootstrap.ts';
+import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
 import { startWorker, type Worker } from './worker.ts';
+import { startWorkerThread } from './worker-thread.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -26,7 +27,17 @@ async function main(): Promise<void> {
   const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: config.role !== 'worker' });
 
   let worker: Worker | null = null;
-  if (config.role !== 'api') worker = startWorker(ctx);
+  if (config.role === 'worker') worker = startWorker(ctx);
+  if (config.role === 'all') {
+    // Off the event loop that answers requests; an in-memory database cannot be shared with another thread.
+    if (config.databaseUrl === 'sqlite::memory:') worker = startWorker(ctx);
+    else {
+      worker = await startWorkerThread(config, (code) => {
+        log.fatal({ code }, 'the background jobs thread stopped; exiting so that the process is restarted');
+        process.exit(70);
+      });
+    }
+  }
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
   // Installed before listening, so a signal that arrives while starting still stops cleanly.
   let closing = false;
@@ -38,7 +49,7 @@ async function main(): Promise<void> {
     force.unref();
     await app?.close();
     await worker?.stop();
-    await ctx.storage.close();
+    await closeContext(ctx);
     log.info('stopped');
     process.exit(0);
   };

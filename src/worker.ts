@@ -5,6 +5,7 @@ import { purgeIdempotencyKeys } from './http/idempotency.ts';
 import { purgeAuthorizationState } from './auth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
+import { purgeRenderedDocuments } from './documents/store.ts';
 
 export interface Job {
   name: string;
@@ -26,6 +27,7 @@ export function jobs(): Job[] {
   return [
     { name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, idleMs: 3600_000 },
     { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
+    { name: 'purge-rendered-documents', run: purgeRenderedDocuments, idleMs: 60_000 },
     { name: 'sandbox-carrier', run: runSandbox },
     ...webhookJobs(),
   ];

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { openContext } from '../src/bootstrap.ts';
+import { closeContext, openContext } from '../src/bootstrap.ts';
 import { buildApp } from '../src/app.ts';
 import type { AppContext } from '../src/context.ts';
 import { createAccount, createApiKey, createClient } from '../src/auth/credentials.ts';
@@ -90,7 +90,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
     newClient: (accountId, scopes = ALL_SCOPES, redirectUris = []) => createClient(ctx.db, accountId, { scopes, redirectUris, name: 'Test client' }),
     async close() {
       await app.close();
-      await ctx.storage.close();
+      await closeContext(ctx);
       if (schema) await dropSchema(schema);
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { openContext } from '../bootstrap.ts';
+import { closeContext, openContext } from '../bootstrap.ts';
 import { AppError } from '../errors.ts';
 import { createAccount, createApiKey, createClient, findAccount, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
 import { createUser } from '../auth/users.ts';
@@ -129,7 +129,7 @@ async function main(): Promise<number> {
     else process.stderr.write(`error: ${message}\n`);
     return err instanceof AppError || err instanceof ConfigError || err instanceof TypeError ? 2 : 1;
   } finally {
-    await ctx?.storage.close();
+    if (ctx) await closeContext(ctx);
   }
 }
 

@@ -17,12 +17,17 @@ export function onDomainEventWritten(listener: () => void): () => void {
   return () => written.removeEventListener('written', listener);
 }
 
+/** Wakes this thread's listeners as if an event had been written here (one written on another thread). */
+export function announceDomainEventWritten(): void {
+  written.dispatchEvent(new Event('written'));
+}
+
 export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string; type: EventType; shipmentId: string; data: unknown; at?: string }): Promise<string> {
   const id = uuidv7();
   await tx
     .insertInto('domain_events')
     .values({ id, account_id: event.accountId, type: event.type, shipment_id: event.shipmentId, data: JSON.stringify(event.data), created_at: event.at ?? isoNow(), dispatched_at: null })
     .execute();
-  written.dispatchEvent(new Event('written'));
+  announceDomainEventWritten();
   return id;
 }

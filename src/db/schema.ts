@@ -293,6 +293,14 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+export interface RenderedDocumentsTable {
+  /** documentKey (src/render/renderer.ts): what the document was drawn from, and the renderer's version. */
+  key: string;
+  body: Uint8Array;
+  bytes: number;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -318,6 +326,7 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  rendered_documents: RenderedDocumentsTable;
 }
 
 // Kept so later tables can use generated columns without a new import.

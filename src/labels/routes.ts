@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
+import { sendDownload } from '../http/downloads.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
@@ -71,22 +72,6 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
         ...errors(400, 403, 404, 410),
       },
     },
-    handler: async (request, reply) => {
-      const download = await openDownload(ctx, { ...request.query, id: request.params.id });
-      reply
-        .header('cache-control', `private, max-age=${download.maxAge}`)
-        .header('etag', download.etag)
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox");
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === download.etag)) {
-        return reply.code(304).send();
-      }
-      const doc = await download.render();
-      return reply
-        .type(doc.mediaType)
-        .header('content-disposition', `inline; filename="${download.filename}.${doc.extension}"`)
-        .send(doc.body);
-    },
+    handler: async (request, reply) => sendDownload(request, reply, await openDownload(ctx, { ...request.query, id: request.params.id })),
   });
 }

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
+import type { Download } from '../http/downloads.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
-import { LABEL_FORMATS, UnsupportedFormatError, renderLabel, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
+import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
+import { documentKey, etagOf } from '../render/renderer.ts';
 import { getShipment } from '../shipments/service.ts';
 import { setShipmentLabel } from '../shipments/store.ts';
 import * as store from './store.ts';
@@ -140,15 +141,6 @@ export interface DownloadRequest {
   dpi: 203 | 300;
 }
 
-export interface Download {
-  etag: string;
-  /** Seconds the document may be cached: until the link expires. */
-  maxAge: number;
-  filename: string;
-  /** Renders the document; called only when the client's cached copy (If-None-Match) is stale. */
-  render(): Promise<{ body: Buffer; mediaType: string; extension: string }>;
-}
-
 const DIGITS = /^[0-9]{1,15}$/;
 
 /** Checks a signed link (403 if tampered or foreign, 410 if expired or invalidated) and prepares the document. */
@@ -166,21 +158,11 @@ export async function openDownload(ctx: AppContext, req: DownloadRequest): Promi
   if (now >= until) throw new Gone(`the download link of label ${row.id} expired at ${row.expires_at}`);
   const format = req.format as LabelFormat;
   if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Forbidden('the download link is not valid');
-  const data = JSON.parse(row.label_data) as LabelData;
-  // Rendering is deterministic from the stored data, so the data and the options identify the document.
-  const etag = `"${createHash('sha256').update(`${row.label_data}\n${format}\n${req.dpi}`).digest('base64url').slice(0, 32)}"`;
+  const source: DocumentSource = { layout: 'label', data: JSON.parse(row.label_data) as LabelData };
   return {
-    etag,
-    maxAge: Math.max(0, Math.floor((until - now) / 1000)),
+    etag: etagOf(documentKey(source, format, req.dpi)),
+    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
     filename: `label-${row.tracking_number}`,
-    async render() {
-      try {
-        const doc = await renderLabel(data, format, { dpi: req.dpi });
-        return { body: doc.body, mediaType: doc.mediaType, extension: doc.extension };
-      } catch (err) {
-        if (err instanceof UnsupportedFormatError) throw new InvalidInput(err.message);
-        throw err;
-      }
-    },
+    render: () => ctx.renderer.render(source, format, req.dpi),
   };
 }

@@ -1,6 +1,7 @@
 // The label renderer: `layoutLabel` lays a label out once as primitives in points, and
 // `renderDrawing` hands that drawing to the backend of the requested format.
-import { layoutLabel } from './layout.ts';
+import { layoutLabel } from './layouts/label.ts';
+import { layoutStamp, type StampFace } from './layouts/stamp.ts';
 import type { LabelData } from './label.ts';
 import type { Drawing } from './model.ts';
 import { encodeBmp } from './bmp.ts';
@@ -16,7 +17,8 @@ import { drawingToZpl } from './zpl.ts';
 export type { Address, LabelData, LabelSize } from './label.ts';
 export { LABEL_SIZES } from './label.ts';
 export type { BarcodeModules, BarcodePrimitive, Drawing, Primitive, Symbology } from './model.ts';
-export { layoutLabel } from './layout.ts';
+export { layoutLabel } from './layouts/label.ts';
+export { layoutStamp, STAMP_SIZE, type StampFace } from './layouts/stamp.ts';
 export { routingCodeFor, groupTrackingNumber } from './content.ts';
 
 export const LABEL_FORMATS = ['PDF', 'PNG', 'ZPL', 'JPEG', 'TIFF', 'SVG', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'] as const;
@@ -87,4 +89,19 @@ export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts:
 
 export async function renderLabel(data: LabelData, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
   return renderDrawing(layoutLabel(data), format, opts);
+}
+
+/** What a document is drawn from: a layout's name and its input. Plain data, so it can cross to a render thread. */
+export type DocumentSource = { layout: 'label'; data: LabelData } | { layout: 'stamp'; data: StampFace };
+
+export function layoutDocument(source: DocumentSource): Drawing {
+  switch (source.layout) {
+    case 'label': return layoutLabel(source.data);
+    case 'stamp': return layoutStamp(source.data);
+  }
+}
+
+/** Lays out and renders on this thread; the service renders through a Renderer's pool (src/render/renderer.ts). */
+export async function renderDocument(source: DocumentSource, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
+  return renderDrawing(layoutDocument(source), format, opts);
 }

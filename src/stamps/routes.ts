@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
+import { sendDownload } from '../http/downloads.ts';
 import { downloadQuery } from '../http/signed-links.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { createStampBody, downloadParams, invalidQuery, stampFormatQuery, stampSchema, verificationSchema, verifyBody } from './schemas.ts';
@@ -86,18 +87,10 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
       querystring: downloadQuery,
       response: {
         200: { description: 'The stamp in its media type', content: documentContent },
+        304: { description: 'Not modified (If-None-Match)', type: 'null' },
         ...errors(400, 403, 404, 410),
       },
     },
-    handler: async (request, reply) => {
-      const download = await openStampDownload(ctx, { ...request.query, id: request.params.id });
-      const doc = await download.render();
-      return reply
-        .header('cache-control', 'no-store')
-        .header('x-content-type-options', 'nosniff')
-        .type(doc.mediaType)
-        .header('content-disposition', `inline; filename="${download.filename}.${doc.extension}"`)
-        .send(doc.body);
-    },
+    handler: async (request, reply) => sendDownload(request, reply, await openStampDownload(ctx, { ...request.query, id: request.params.id })),
   });
 }

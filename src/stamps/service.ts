@@ -4,11 +4,12 @@ import { isUniqueViolation } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, NotFound } from '../errors.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
-import { renderDrawing, type RenderedDocument } from '../render/index.ts';
+import type { Download } from '../http/downloads.ts';
+import type { DocumentSource } from '../render/index.ts';
+import { documentKey, etagOf } from '../render/renderer.ts';
 import { getShipment } from '../shipments/service.ts';
 import type { KeyRing } from '../auth/keyring.ts';
 import { indiciumSigner, readIndicium, signIndicium, verifyIndicium, type IndiciumSigner } from './indicium.ts';
-import { layoutStamp } from './layout.ts';
 import * as store from './store.ts';
 
 export const STAMP_FORMATS = ['PDF', 'PNG', 'ZPL'] as const;
@@ -186,12 +187,7 @@ export interface DownloadRequest {
   dpi?: 203 | 300;
 }
 
-export interface StampDownload {
-  filename: string;
-  render(): Promise<RenderedDocument>;
-}
-
-export async function openStampDownload(ctx: AppContext, req: DownloadRequest): Promise<StampDownload> {
+export async function openStampDownload(ctx: AppContext, req: DownloadRequest): Promise<Download> {
   if (!linkSignatureValid(ctx.urlKey, 'stamps', req.id, req.format, req.expires, req.sig) || !(STAMP_FORMATS as readonly string[]).includes(req.format)) {
     throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
   }
@@ -202,9 +198,14 @@ export async function openStampDownload(ctx: AppContext, req: DownloadRequest): 
   const until = Math.min(req.expires * 1000, Date.parse(row.expires_at));
   if (now >= until) throw new Gone(`the download link of stamp ${row.id} expired at ${new Date(until).toISOString()}`);
   const claims = readIndicium(row.indicium);
-  const drawing = layoutStamp({ serial: row.serial, carrier: row.carrier, originPostalCode: claims.org, issuedAt: row.created_at, indicium: row.indicium });
+  const source: DocumentSource = { layout: 'stamp', data: { serial: row.serial, carrier: row.carrier, originPostalCode: claims.org, issuedAt: row.created_at, indicium: row.indicium } };
+  const format = req.format as StampFormat;
+  const dpi = req.dpi ?? 203;
   return {
+    etag: etagOf(documentKey(source, format, dpi)),
+    // An invalidated stamp must not be served from any cache.
+    cacheControl: 'no-store',
     filename: `stamp-${row.serial}`,
-    render: () => renderDrawing(drawing, req.format as StampFormat, { dpi: req.dpi }),
+    render: () => ctx.renderer.render(source, format, dpi),
   };
 }

@@ -1,8 +1,8 @@
 // The stamp laid out once, in points, as a 3 x 2 in drawing: the indicium as a DataMatrix on the
 // left; "POSTAGE PAID" (no amount), carrier, issue date, origin postal code and serial beside it.
-import { dataMatrix } from '../render/barcodes.ts';
-import type { Drawing, Primitive } from '../render/model.ts';
-import { cleanText, fitText } from '../render/text.ts';
+import { dataMatrix } from '../barcodes.ts';
+import type { Drawing, Primitive } from '../model.ts';
+import { cleanText, fitText } from '../text.ts';
 
 export const STAMP_SIZE = { widthPt: 216, heightPt: 144 } as const;
 

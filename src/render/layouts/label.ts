@@ -1,16 +1,16 @@
 // The label laid out once, in points: addresses, banner, routing, barcodes, package details.
 // Portrait (4x6, 4x8) and landscape (6x4) have their own arrangement of the same blocks;
 // 8.5x11 places the 4x6 label on a letter page.
-import { dataMatrix, linearBarcode, maxiCode, pdf417 } from './barcodes.ts';
-import type { Area } from './barcodes.ts';
+import { dataMatrix, linearBarcode, maxiCode, pdf417 } from '../barcodes.ts';
+import type { Area } from '../barcodes.ts';
 import {
   dhlDataMatrixMessage, fedexPdf417Message, groupTrackingNumber, maxiCodeMessage, normalPostalCode,
   printedDate, routingCodeFor, uspsImpbElementString,
-} from './content.ts';
-import { countryName, countryNumeric } from './countries.ts';
-import type { Address, LabelData, LabelSize } from './label.ts';
-import type { BarcodePrimitive, Drawing, Primitive } from './model.ts';
-import { asciiText, cleanText, fitText } from './text.ts';
+} from '../content.ts';
+import { countryName, countryNumeric } from '../countries.ts';
+import type { Address, LabelData, LabelSize } from '../label.ts';
+import type { BarcodePrimitive, Drawing, Primitive } from '../model.ts';
+import { asciiText, cleanText, fitText } from '../text.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
   '4x6': { w: 288, h: 432 },

@@ -1,0 +1,120 @@
+// The service's renderer: documents are drawn on a pool of worker threads (piscina), never on the
+// event loop that answers requests, and a document once drawn is kept. Rendering is deterministic,
+// so a document is named by what it is drawn from (its key); the key holds the renderer's version,
+// so a new renderer never serves an old drawing. Kept twice: the most used in memory, and every one
+// in a DocumentStore that all processes on one database share.
+import { createHash } from 'node:crypto';
+import { Piscina } from 'piscina';
+import { LRUCache } from 'lru-cache';
+import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
+import type { RenderTask } from './render-thread.ts';
+import { RENDERER_VERSION } from './version.ts';
+
+/** Where rendered documents are kept beyond this process's memory (src/documents/store.ts). */
+export interface DocumentStore {
+  get(key: string): Promise<Uint8Array | undefined>;
+  put(key: string, body: Uint8Array): Promise<void>;
+}
+
+export interface RendererOptions {
+  /** Render threads. */
+  threads: number;
+  /** Bytes of documents kept in memory; 0 keeps none. */
+  memoryBytes: number;
+  store?: DocumentStore;
+  /** Told about a document that could not be stored (the download itself has succeeded). */
+  onStoreError?: (err: unknown) => void;
+}
+
+export interface Document extends RenderedDocument {
+  /** Names the document: a strong ETag is made from it. */
+  key: string;
+}
+
+const EXTENSIONS: Record<LabelFormat, string> = {
+  PDF: 'pdf', PNG: 'png', ZPL: 'zpl', JPEG: 'jpg', TIFF: 'tiff', SVG: 'svg', EPS: 'eps',
+  BMP: 'bmp', GIF: 'gif', WEBP: 'webp', PCX: 'pcx', EMF: 'emf', PS: 'ps',
+};
+
+/** The key of the document `source` gives in `format` at `dpi`, under this renderer's version. */
+export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 203 | 300): string {
+  return createHash('sha256').update(`${RENDERER_VERSION}\n${source.layout}\n${format}\n${dpi}\n${JSON.stringify(source.data)}`).digest('base64url');
+}
+
+export class Renderer {
+  readonly #options: RendererOptions;
+  #pool: Piscina<RenderTask, Uint8Array> | undefined;
+  readonly #memory: LRUCache<string, Uint8Array> | undefined;
+  /** Documents being drawn or fetched now: a second request for one waits for the first. */
+  readonly #inFlight = new Map<string, Promise<Uint8Array>>();
+  readonly #storing = new Set<Promise<void>>();
+
+  constructor(options: RendererOptions) {
+    if (!(options.threads >= 1)) throw new Error('a renderer needs at least one thread');
+    this.#options = options;
+    this.#memory = options.memoryBytes > 0 ? new LRUCache({ maxSize: options.memoryBytes, sizeCalculation: (body) => Math.max(1, body.byteLength) }) : undefined;
+  }
+
+  /** The document, kept or newly drawn on a render thread. */
+  async render(source: DocumentSource, format: LabelFormat, dpi: 203 | 300 = 203): Promise<Document> {
+    if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Error(`unknown format ${format}`);
+    const key = documentKey(source, format, dpi);
+    let body = this.#memory?.get(key);
+    if (!body) {
+      let pending = this.#inFlight.get(key);
+      if (!pending) {
+        pending = this.#fetchOrDraw(key, { source, format, dpi });
+        this.#inFlight.set(key, pending);
+        pending.finally(() => this.#inFlight.delete(key)).catch(() => {});
+      }
+      body = await pending;
+    }
+    return { key, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), mediaType: mediaTypeOf(format), extension: EXTENSIONS[format] };
+  }
+
+  async #fetchOrDraw(key: string, task: RenderTask): Promise<Uint8Array> {
+    const store = this.#options.store;
+    let body = store ? await store.get(key) : undefined;
+    if (!body) {
+      body = await this.#draw(task);
+      if (store) this.#keep(store.put(key, body));
+    }
+    this.#memory?.set(key, body);
+    return body;
+  }
+
+  #draw(task: RenderTask): Promise<Uint8Array> {
+    // Made at the first render: a process that never renders starts no thread.
+    this.#pool ??= new Piscina<RenderTask, Uint8Array>({
+      filename: new URL('./render-thread.ts', import.meta.url).href,
+      minThreads: this.#options.threads,
+      maxThreads: this.#options.threads,
+      idleTimeout: 60_000,
+    });
+    return this.#pool.run(task);
+  }
+
+  /** Stored after the answer has gone: a failure costs a later render, never a download. */
+  #keep(storing: Promise<void>): void {
+    const tracked = storing.catch((err: unknown) => this.#options.onStoreError?.(err)).finally(() => this.#storing.delete(tracked));
+    this.#storing.add(tracked);
+  }
+
+  /** Documents kept in memory now, and their bytes. */
+  get memory(): { documents: number; bytes: number } {
+    return { documents: this.#memory?.size ?? 0, bytes: this.#memory?.calculatedSize ?? 0 };
+  }
+
+  /** Waits for documents being stored, then stops the render threads. */
+  async close(): Promise<void> {
+    await Promise.all(this.#storing);
+    const pool = this.#pool;
+    this.#pool = undefined;
+    await pool?.destroy();
+  }
+}
+
+/** The strong ETag of a document: its key, which changes with anything that changes its bytes. */
+export function etagOf(key: string): string {
+  return `"${key.slice(0, 32)}"`;
+}

@@ -1,0 +1,23 @@
+// The renderer's version: a hash of the render code and of the libraries it draws with. A stored
+// document is keyed by it, so a change to either never serves a document drawn by the old renderer.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { findPackageJSON } from 'node:module';
+
+const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf'];
+
+function rendererVersion(): string {
+  const hash = createHash('sha256');
+  const dir = new URL('./', import.meta.url);
+  for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
+    if (!/\.(ts|js|json)$/.test(entry)) continue;
+    hash.update(`${entry}\n`).update(readFileSync(new URL(entry, dir)));
+  }
+  for (const name of LIBRARIES) {
+    const { version } = JSON.parse(readFileSync(findPackageJSON(name, import.meta.url)!, 'utf8')) as { version: string };
+    hash.update(`${name}@${version}\n`);
+  }
+  return hash.digest('base64url').slice(0, 16);
+}
+
+export const RENDERER_VERSION = rendererVersion();
