@@ -18,28 +18,6 @@ export function useReader(db: Db, reader: SqliteReader): void {
 export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) => Promise<R[]>;
 
 /**
- * An answer (JSON text, or null for "not found") read by `load`, at once or through a promise, and
- * handed to `done`. On a SQLite file it is reused until anything commits to the database, in any
- * process, and answered at the end of this turn of the event loop with the other reads asked for
- * during it (AnswerCache.getAtEndOfTurn, src/db/answers.ts). Elsewhere (PostgreSQL, a transaction, an
- * in-memory database) `load` simply runs. `key` names the answer with every parameter it depends on,
- * the account among them. `done` is never called synchronously.
- */
-export function answerAtEndOfTurn(
-  db: Db | Tx,
-  key: readonly string[],
-  load: () => string | null | Promise<string | null>,
-  done: (err: Error | null, answer: string | null) => void,
-): void {
-  const reader = readers.get(db as Db);
-  if (reader) return reader.answers.getAtEndOfTurn(JSON.stringify(key), load, done);
-  new Promise<string | null>((resolve) => resolve(load())).then(
-    (answer) => done(null, answer),
-    (err: Error) => done(err, null),
-  );
-}
-
-/**
  * A read written in SQLite's own SQL whose answer is one text column of at most one row: the text, or
  * null for no row, read at once on the read connection of `db`; undefined where `db` has none
  * (PostgreSQL, a transaction, an in-memory database), and the caller reads another way.

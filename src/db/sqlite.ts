@@ -4,7 +4,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SqliteDialect } from 'kysely';
-import { AnswerCache, CommitWatch } from './answers.ts';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 type Bindable = null | number | bigint | string | Uint8Array;
@@ -74,13 +73,8 @@ export const CHECKPOINT_INTERVAL_MS = 200;
 export class SqliteReader {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, { stmt: StatementSync; row: RowBuilder; width: number }>();
-  readonly #commits: CommitWatch;
-  /** Text answers reused until the next commit, in any process (src/db/answers.ts). */
-  readonly answers: AnswerCache;
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
-    this.#commits = new CommitWatch(path);
-    this.answers = new AnswerCache(this.#commits);
     this.#db.exec('PRAGMA busy_timeout = 5000');
     this.#db.exec('PRAGMA query_only = 1');
     // Index and table pages are read through a memory map instead of a read() system call each when
@@ -108,7 +102,6 @@ export class SqliteReader {
   }
   close(): void {
     this.#statements.clear();
-    this.#commits.close();
     if (this.#db.isOpen) this.#db.close();
   }
 }

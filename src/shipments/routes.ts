@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
-import { errors, idParams, JSON_UTF8 } from '../http/schemas.ts';
+import { errors, idParams } from '../http/schemas.ts';
 import { addressSchema, createShipmentBody, parcelSchema, shipmentSchema } from './schemas.ts';
-import { createShipment, listShipments, readShipmentJson, type NewShipment } from './service.ts';
+import { createShipment, getShipment, listShipments, type NewShipment } from './service.ts';
 
 export const shipmentSchemas = [addressSchema, parcelSchema, shipmentSchema];
 
@@ -32,16 +32,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
       params: idParams,
       response: { 200: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 404) },
     },
-    // The stored JSON is sent as it is, not parsed and serialized again (shipmentJson); on a SQLite
-    // file, at the end of the event loop's turn with the other reads asked for in it (readShipmentJson).
-    // The handler returns nothing: Fastify then waits for reply.send (returning `reply` would add a
-    // listener for the end of the response to every request).
-    handler: (request, reply) => {
-      readShipmentJson(ctx.db, principalOf(request).accountId, request.params.id, (err, json) => {
-        if (err) reply.send(err);
-        else reply.type(JSON_UTF8).send(json);
-      });
-    },
+    handler: async (request) => getShipment(ctx.db, principalOf(request).accountId, request.params.id),
   });
 
   app.get<{ Querystring: { limit?: number; cursor?: string } }>('/shipments', {

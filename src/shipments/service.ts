@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
-import { answerAtEndOfTurn } from '../db/prepared.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
@@ -153,23 +152,6 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
   const row = await store.findShipment(db, accountId, id);
   if (!row) throw notFound(id);
   return toShipment(row);
-}
-
-/**
- * `getShipment` as JSON text (shipmentJson), handed to `done`: on a SQLite file composed by the
- * database itself (store.findShipmentJsonNow), reused until the next commit and answered at the end
- * of the event loop's turn (answerAtEndOfTurn); elsewhere read through Kysely.
- */
-export function readShipmentJson(db: Db | Tx, accountId: string, id: string, done: (err: Error | null, json: string) => void): void {
-  const load = () => {
-    const now = store.findShipmentJsonNow(db, accountId, id);
-    return now !== undefined ? now : store.findShipment(db, accountId, id).then((row) => (row ? shipmentJson(row) : null));
-  };
-  answerAtEndOfTurn(db, ['shipment', accountId, id], load, (err, json) => {
-    if (err) done(err, '');
-    else if (json === null) done(notFound(id), '');
-    else done(null, json);
-  });
 }
 
 /** NOT_FOUND naming the id: also what another account's shipment answers. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { errors, idParams, JSON_UTF8 } from '../http/schemas.ts';
 import { ingestBody, ingestResponse, trackingEventSchema, trackingInfoSchema, trackingQuery } from './schemas.ts';
-import { ingestEvents, readTrackingInfoJson, type IncomingEvent, type TrackingQuery } from './service.ts';
+import { ingestEvents, trackingInfoJson, type IncomingEvent, type TrackingQuery } from './service.ts';
 import { TrackingResponses } from './responses.ts';
 
 export const trackingSchemas = [trackingEventSchema, trackingInfoSchema];
@@ -50,14 +50,8 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (typeof q.events_since === 'string') q.events_since = q.events_since.replace(PLUS_AS_SPACE, '$1+$2');
       done();
     },
-    // JSON text, built once per label, events version and query (src/tracking/responses.ts), and on a
-    // SQLite file reused whole until the next commit (readTrackingInfoJson). Returns nothing: Fastify
-    // waits for reply.send.
-    handler: (request, reply) => {
-      readTrackingInfoJson(ctx, responses, principalOf(request).accountId, request.params.id, request.query, (err, json) => {
-        if (err) reply.send(err);
-        else reply.type(JSON_UTF8).send(json);
-      });
-    },
+    // JSON text, built once per label, events version and query (src/tracking/responses.ts).
+    handler: async (request, reply) =>
+      reply.type(JSON_UTF8).send(await trackingInfoJson(ctx, responses, principalOf(request).accountId, request.params.id, request.query)),
   });
 }

@@ -11,7 +11,6 @@ import { toShipment } from '../shipments/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
 import type { TrackingResponses } from './responses.ts';
-import { answerAtEndOfTurn } from '../db/prepared.ts';
 
 export interface IncomingEvent {
   trackingNumber: string;
@@ -308,24 +307,6 @@ export async function trackingInfoJson(ctx: AppContext, responses: TrackingRespo
   const json = JSON.stringify(await buildTrackingInfo(ctx, label, since, query));
   if (version !== null) responses.set(label.id, version, key, json);
   return json;
-}
-
-/**
- * trackingInfoJson handed to `done` (answerAtEndOfTurn). On a SQLite file the whole answer is also reused until anything
- * commits to the database, and lookups are answered at the end of the event loop's turn with the
- * other reads asked for during it (src/db/answers.ts): a remembered answer skips the label's read too.
- */
-export function readTrackingInfoJson(
-  ctx: AppContext,
-  responses: TrackingResponses,
-  accountId: string,
-  labelId: string,
-  query: TrackingQuery,
-  done: (err: Error | null, json: string) => void,
-): void {
-  const load = () => trackingInfoJson(ctx, responses, accountId, labelId, query);
-  const key = ['tracking', accountId, labelId, query.format, query.sort, String(query.limit), query.carrier ?? '', query.events_since ?? ''];
-  answerAtEndOfTurn(ctx.db, key, load, (err, json) => (err ? done(err, '') : done(null, json!)));
 }
 
 async function buildTrackingInfo(ctx: AppContext, label: store.LabelWithTracking, since: string | undefined, query: TrackingQuery): Promise<TrackingInfo> {

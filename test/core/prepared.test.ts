@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { findShipment, findShipmentJsonNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
-import { readShipmentJson } from '../../src/shipments/service.ts';
+import { getShipment } from '../../src/shipments/service.ts';
 import { migrate, openStorage } from '../../src/db/index.ts';
 import { uuidv7 } from '../../src/db/ids.ts';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
@@ -89,8 +89,7 @@ describe('prepared reads on an in-memory SQLite database (one connection, no rea
       await insertShipment(storage.db, r);
       assert.equal(findShipmentJsonNow(storage.db, 'acct', r.id), undefined);
       assert.equal((await findShipment(storage.db, 'acct', r.id))?.id, r.id);
-      const json = await new Promise<string>((resolve, reject) => readShipmentJson(storage.db, 'acct', r.id, (err, text) => (err ? reject(err) : resolve(text))));
-      assert.equal(JSON.parse(json).id, r.id);
+      assert.equal((await getShipment(storage.db, 'acct', r.id)).id, r.id);
     } finally {
       await storage.close();
     }
