@@ -1,11 +1,9 @@
 // Assembles the Fastify app: the one place that knows every capability.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from './context.ts';
-import { accessLogWriter, LazyChildLogger, type AccessEntry } from './log.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
@@ -35,35 +33,26 @@ function validators(schemas: object[]) {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * One access-log line per request, written when it completes, instead of Fastify's two (and no
- * onResponse hook to run for it). The line holds only method, redacted URL, request id, address,
- * status and time, composed directly (src/log.ts, accessLogWriter): pino's general path cost more
- * than the rest of the line (docs/decisions.md). Fastify's other request lines stay off.
- */
+/** One access line per request, written when it completes, instead of Fastify's two. */
 class AccessLog extends LogController {
-  readonly #write: (entry: AccessEntry) => void;
-  constructor(log: Logger) {
+  constructor() {
     super({ disableRequestLogging: true });
-    this.#write = accessLogWriter(log);
   }
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.#write({ reqId: request.id, method: request.method, url: request.url, remoteAddress: request.ip, statusCode: reply.statusCode, responseTime: reply.elapsedTime });
+    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
-    // Each request's logger becomes a pino child only if something logs through it (src/log.ts).
-    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
     },
     frameworkErrors,
-    logController: new AccessLog(ctx.log),
+    logController: new AccessLog(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },

@@ -18,17 +18,6 @@ export function useReader(db: Db, reader: SqliteReader): void {
 export type PreparedQuery<A extends unknown[], R> = (db: Db | Tx, ...args: A) => Promise<R[]>;
 
 /**
- * A read written in SQLite's own SQL whose answer is one text column of at most one row: the text, or
- * null for no row, read at once on the read connection of `db`; undefined where `db` has none
- * (PostgreSQL, a transaction, an in-memory database), and the caller reads another way.
- */
-export function sqliteTextNow(db: Db | Tx, sql: string, args: readonly unknown[]): string | null | undefined {
-  const row = readers.get(db as Db)?.all<Record<string, unknown>>(sql, args);
-  if (row === undefined) return undefined;
-  return row.length === 0 ? null : (Object.values(row[0]!)[0] as string);
-}
-
-/**
  * Wraps a query builder whose compiled parameters are exactly its arguments, in order (checked on
  * first use). Inside a transaction the builder runs each time through the transaction, so the SQL
  * always matches the dialect and the read sees the transaction's own writes.

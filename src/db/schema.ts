@@ -164,8 +164,6 @@ export interface LabelTrackingTable {
   /** null once no delivery is expected any more (returned to sender). */
   estimated_delivery: string | null;
   updated_at: string;
-  /** One more for every transaction that stores events of this label (src/tracking/responses.ts). */
-  events_version: number;
 }
 
 export interface SandboxParcelsTable {

@@ -63,25 +63,6 @@ export function toShipment(row: store.ShipmentRow): Shipment {
   return s;
 }
 
-/**
- * The JSON of `toShipment(row)`, composed around the stored address and parcel JSON instead of parsing
- * it into objects only to serialize them again: the shipment read answers with this text as is. The
- * stored JSON was written by `JSON.stringify` from a body the schema had validated, so it holds
- * exactly the fields the response schema allows (test/shipments checks both forms agree). On a SQLite
- * file the database composes the same text itself (store.findShipmentJsonNow): change both together.
- */
-export function shipmentJson(row: store.ShipmentRow): string {
-  const q = JSON.stringify;
-  // Keys in the order the response serializer writes them (POST's answer): the schema's required
-  // properties first, in `required` order, then the others in `properties` order.
-  let json =
-    `{"id":${q(row.id)},"carrier":${q(row.carrier)},"service":${q(row.service)},"from":${row.from_address},"to":${row.to_address},"parcel":${row.parcel},` +
-    `"status":${q(row.status)},"createdAt":${q(row.created_at)}`;
-  if (row.reference !== null) json += `,"reference":${q(row.reference)}`;
-  if (row.label_id && row.tracking_number) json += `,"label":{"id":${q(row.label_id)},"trackingNumber":${q(row.tracking_number)},"carrier":${q(row.carrier)}}`;
-  return `${json},"updatedAt":${q(row.updated_at)}}`;
-}
-
 interface ObjectSchema {
   required?: readonly string[];
   properties?: Record<string, unknown>;

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
-import { errors, idParams, JSON_UTF8 } from '../http/schemas.ts';
+import { errors, idParams } from '../http/schemas.ts';
 import { ingestBody, ingestResponse, trackingEventSchema, trackingInfoSchema, trackingQuery } from './schemas.ts';
-import { ingestEvents, trackingInfoJson, type IncomingEvent, type TrackingQuery } from './service.ts';
-import { TrackingResponses } from './responses.ts';
+import { ingestEvents, trackingInfo, type IncomingEvent, type TrackingQuery } from './service.ts';
 
 export const trackingSchemas = [trackingEventSchema, trackingInfoSchema];
 
@@ -12,7 +11,6 @@ export const trackingSchemas = [trackingEventSchema, trackingInfoSchema];
 const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d)$/;
 
 export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const responses = new TrackingResponses();
   app.post<{ Body: { events: IncomingEvent[] } }>('/tracking/events', {
     config: { scope: 'write:tracking' },
     schema: {
@@ -50,8 +48,6 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (typeof q.events_since === 'string') q.events_since = q.events_since.replace(PLUS_AS_SPACE, '$1+$2');
       done();
     },
-    // JSON text, built once per label, events version and query (src/tracking/responses.ts).
-    handler: async (request, reply) =>
-      reply.type(JSON_UTF8).send(await trackingInfoJson(ctx, responses, principalOf(request).accountId, request.params.id, request.query)),
+    handler: async (request) => trackingInfo(ctx, principalOf(request).accountId, request.params.id, request.query),
   });
 }

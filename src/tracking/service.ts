@@ -10,7 +10,6 @@ import { updateShipmentStatus } from '../shipments/store.ts';
 import { toShipment } from '../shipments/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
-import type { TrackingResponses } from './responses.ts';
 
 export interface IncomingEvent {
   trackingNumber: string;
@@ -194,7 +193,7 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   if (source === 'api') await store.stopSandbox(tx, labelIds);
   await store.ensureLabelTracking(
     tx,
-    labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now, events_version: 0 })),
+    labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now })),
   );
   const states = new Map((await store.lockLabelTracking(tx, dialect, labelIds)).map((s) => [s.label_id, s]));
 
@@ -222,8 +221,6 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   }
   const insertedIds = await store.insertEvents(tx, rows);
   const fresh = rows.filter((r) => insertedIds.has(r.id));
-  // Also for history (an event older than the latest), which changes no status but does change the lookup.
-  await store.bumpEventsVersion(tx, [...new Set(fresh.map((r) => r.label_id))].sort());
 
   const freshByLabel = new Map<string, store.TrackingEventRow[]>();
   for (const r of fresh) {
@@ -289,24 +286,12 @@ function sinceOf(text: string | undefined): string | undefined {
   return utc(ms);
 }
 
-/**
- * `GET /v1/labels/{id}/trackingnumber` (basic, detailed or carrier-specific) as JSON text, reused from
- * `responses` while the label's events_version is the one it was built for (src/tracking/responses.ts).
- * The label itself is read every time.
- */
-export async function trackingInfoJson(ctx: AppContext, responses: TrackingResponses, accountId: string, labelId: string, query: TrackingQuery): Promise<string> {
+/** `GET /v1/labels/{id}/trackingnumber`: basic, detailed or carrier-specific. */
+export async function trackingInfo(ctx: AppContext, accountId: string, labelId: string, query: TrackingQuery): Promise<TrackingInfo> {
   const since = sinceOf(query.events_since);
   const label = await store.findLabelWithTracking(ctx.db, accountId, labelId);
   if (!label) throw new NotFound('label', labelId);
-  const version = label.events_version === null || query.format === 'basic' ? null : Number(label.events_version);
-  const key = version === null ? '' : `${query.format}|${query.sort}|${query.limit}|${query.carrier ?? ''}|${since ?? ''}`;
-  if (version !== null) {
-    const known = responses.get(label.id, version, key);
-    if (known !== undefined) return known;
-  }
-  const json = JSON.stringify(await buildTrackingInfo(ctx, label, since, query));
-  if (version !== null) responses.set(label.id, version, key, json);
-  return json;
+  return buildTrackingInfo(ctx, label, since, query);
 }
 
 async function buildTrackingInfo(ctx: AppContext, label: store.LabelWithTracking, since: string | undefined, query: TrackingQuery): Promise<TrackingInfo> {

@@ -34,12 +34,6 @@ export async function findShipments(tx: Tx, ids: string[]): Promise<ShipmentsTab
   return tx.selectFrom('shipments').selectAll().where('id', 'in', [...new Set(ids)]).execute();
 }
 
-/** Marks these labels' events as changed (src/tracking/responses.ts); in the transaction that stored them. */
-export async function bumpEventsVersion(tx: Tx, labelIds: string[]): Promise<void> {
-  if (labelIds.length === 0) return;
-  await tx.updateTable('label_tracking').set((eb) => ({ events_version: eb('events_version', '+', 1) })).where('label_id', 'in', labelIds).execute();
-}
-
 export async function updateLabelTracking(tx: Tx, labelId: string, set: Pick<LabelTrackingRow, 'status' | 'last_event_at' | 'estimated_delivery' | 'updated_at'>): Promise<void> {
   await tx.updateTable('label_tracking').set(set).where('label_id', '=', labelId).execute();
 }
@@ -59,7 +53,6 @@ export interface LabelWithTracking extends TrackedLabel {
   tracked: string | null;
   tracking_status: string | null;
   estimated_delivery: string | null;
-  events_version: number | null;
 }
 
 const labelWithTracking = preparedQuery((db, labelId: string, accountId: string) =>
@@ -67,7 +60,7 @@ const labelWithTracking = preparedQuery((db, labelId: string, accountId: string)
     .selectFrom('labels')
     .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
     .select(['labels.id', 'labels.account_id', 'labels.shipment_id', 'labels.carrier', 'labels.service', 'labels.tracking_number', 'labels.status', 'labels.created_at'])
-    .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery', 'label_tracking.events_version'])
+    .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery'])
     .where('labels.id', '=', labelId)
     .where('labels.account_id', '=', accountId),
 );

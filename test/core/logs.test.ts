@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
 import fc from 'fast-check';
-import { millis, serviceDestination } from '../../src/log.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,42 +124,5 @@ forEachDatabase((database) => {
       await broken.app.close();
       if (schema) await dropSchema(schema);
     });
-  });
-});
-
-describe('millis (the access line\'s responseTime)', () => {
-  it('is the time to the microsecond, as a JSON number', () => {
-    fc.assert(
-      fc.property(fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.integer({ min: 0, max: 10_000 }).map((n) => n / 1000)), (ms) => {
-        const text = millis(ms);
-        assert.match(text, /^\d+\.\d{3}$/);
-        assert.ok(Math.abs(JSON.parse(text) - ms) <= 0.0005 + ms * Number.EPSILON, `${ms} -> ${text}`);
-      }),
-    );
-    assert.equal(millis(0.0123), '0.012');
-    assert.equal(millis(12.03), '12.030');
-    for (const odd of [NaN, Infinity, -Infinity]) assert.equal(JSON.parse(millis(odd)), null);
-    assert.equal(JSON.parse(millis(-0.5)), -0.5);
-  });
-});
-
-describe('the service log destination', () => {
-  it('writes the lines of one event-loop turn together at its end, and at once when 16 Ki characters wait', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'log-dest-'));
-    try {
-      const file = join(dir, 'out.log');
-      const dest = serviceDestination(file);
-      const read = () => readFileSync(file, 'utf8');
-      dest.write('one\n');
-      dest.write('two\n');
-      assert.equal(read(), '', 'held until the turn ends');
-      await new Promise((resolve) => setImmediate(resolve));
-      assert.equal(read(), 'one\ntwo\n', 'written when the turn ends');
-      const long = `${'x'.repeat(16_384)}\n`;
-      dest.write(long);
-      assert.equal(read(), `one\ntwo\n${long}`, 'a full buffer is written at once');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

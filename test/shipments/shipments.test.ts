@@ -1,8 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
-import { shipmentJson, toShipment } from '../../src/shipments/service.ts';
-import { findShipmentJsonNow, insertShipment, type ShipmentRow } from '../../src/shipments/store.ts';
 import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
@@ -106,74 +103,6 @@ forEachDatabase((database) => {
         url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : null;
       }
       assert.deepEqual(seen, ids.reverse());
-    });
-  });
-});
-
-describe('shipmentJson (the shipment read sends the stored JSON as is)', () => {
-  const text = fc.string({ unit: 'grapheme', maxLength: 20 });
-  // Any code point, control characters and quotes included: what json_quote must escape as JSON.stringify does.
-  const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '/', 'é', '€'), maxLength: 8 }));
-  const address = fc.record(
-    { name: text, company: text, street1: text, street2: text, city: text, state: text, postalCode: fc.string({ minLength: 2, maxLength: 8 }), country: fc.constantFrom('US', 'DE', 'GR'), phone: fc.constant('+1 212'), email: fc.emailAddress() },
-    { requiredKeys: ['name', 'street1', 'city', 'postalCode', 'country'] },
-  );
-  const parcel = fc.record({ weight: fc.record({ value: fc.double({ min: 0.001, max: 1000, noNaN: true }), unit: fc.constantFrom('g', 'kg', 'oz', 'lb') }), length: fc.integer({ min: 1, max: 99 }) }, { requiredKeys: ['weight'] });
-  const row = fc.record({
-    id: fc.uuid(),
-    carrier: fc.constantFrom('UPS', 'USPS', 'FedEx', 'DHL'),
-    service: anyText,
-    from: address,
-    to: address,
-    parcel,
-    reference: fc.option(anyText, { nil: null }),
-    label: fc.option(fc.record({ id: fc.uuid(), trackingNumber: fc.oneof(anyText, fc.constant('')) }), { nil: null }),
-    status: fc.constantFrom('created', 'in_transit', 'delivered'),
-    at: fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(Date.UTC(9999, 0)) }).map((d) => d.toISOString()),
-  });
-
-  const stored = (r: typeof row extends fc.Arbitrary<infer T> ? T : never, accountId: string): ShipmentRow => ({
-    id: r.id, account_id: accountId, carrier: r.carrier, service: r.service,
-    from_address: JSON.stringify(r.from), to_address: JSON.stringify(r.to), parcel: JSON.stringify(r.parcel),
-    reference: r.reference, status: r.status, label_id: r.label?.id ?? null, tracking_number: r.label?.trackingNumber ?? null,
-    created_at: r.at, updated_at: r.at,
-  });
-
-  it('is the JSON of toShipment for any stored shipment', () => {
-    fc.assert(
-      fc.property(row, (r) => {
-        const s = stored(r, 'a');
-        assert.deepEqual(JSON.parse(shipmentJson(s)), JSON.parse(JSON.stringify(toShipment(s))));
-      }),
-    );
-  });
-
-  describe('and SQLite composes the very same text (findShipmentJsonNow)', () => {
-    let t: TestApp;
-    before(async () => {
-      t = await startTestApp();
-    });
-    after(async () => t.close());
-    const composed = (accountId: string, id: string) => {
-      const json = findShipmentJsonNow(t.ctx.db, accountId, id);
-      assert.notEqual(json, undefined, 'a SQLite file has a read connection');
-      return json;
-    };
-
-    it('for any stored shipment, byte for byte', async () => {
-      await fc.assert(
-        fc.asyncProperty(row, async (r) => {
-          const s = stored(r, t.accountId);
-          await insertShipment(t.ctx.db, s);
-          try {
-            assert.equal(composed(t.accountId, s.id), shipmentJson(s));
-            assert.equal(composed('another-account', s.id), null);
-          } finally {
-            await t.ctx.db.deleteFrom('shipments').where('id', '=', s.id).execute();
-          }
-        }),
-        { numRuns: 300 },
-      );
     });
   });
 });
