@@ -48,6 +48,7 @@ export class Renderer {
   /** Documents being drawn or fetched now: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
   readonly #storing = new Set<Promise<void>>();
+  #rendered = 0;
 
   constructor(options: RendererOptions) {
     if (!(options.threads >= 1)) throw new Error('a renderer needs at least one thread');
@@ -91,7 +92,10 @@ export class Renderer {
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
     });
-    return this.#pool.run(task);
+    return this.#pool.run(task).then((body) => {
+      this.#rendered++;
+      return body;
+    });
   }
 
   /** Stored after the answer has gone: a failure costs a later render, never a download. */
@@ -100,9 +104,14 @@ export class Renderer {
     this.#storing.add(tracked);
   }
 
-  /** Documents kept in memory now, and their bytes. */
-  get memory(): { documents: number; bytes: number } {
-    return { documents: this.#memory?.size ?? 0, bytes: this.#memory?.calculatedSize ?? 0 };
+  /** Documents drawn on the render threads so far, and those kept in memory now with their bytes. */
+  get stats(): { rendered: number; threads: number; memoryDocuments: number; memoryBytes: number } {
+    return {
+      rendered: this.#rendered,
+      threads: this.#pool?.threads.length ?? 0,
+      memoryDocuments: this.#memory?.size ?? 0,
+      memoryBytes: this.#memory?.calculatedSize ?? 0,
+    };
   }
 
   /** Waits for documents being stored, then stops the render threads. */

@@ -6,9 +6,9 @@ import { findPackageJSON } from 'node:module';
 
 const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf'];
 
-function rendererVersion(): string {
+/** The version of the renderer whose code is in `dir` (this folder). */
+export function rendererVersion(dir: URL = new URL('./', import.meta.url)): string {
   const hash = createHash('sha256');
-  const dir = new URL('./', import.meta.url);
   for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
     if (!/\.(ts|js|json)$/.test(entry)) continue;
     hash.update(`${entry}\n`).update(readFileSync(new URL(entry, dir)));

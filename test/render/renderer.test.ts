@@ -1,0 +1,125 @@
+// The service's renderer (src/render/renderer.ts): documents drawn on a pool of threads, kept in
+// memory and in a store shared by processes, and named by a key that holds the renderer's version.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { renderDocument, type DocumentSource } from '../../src/render/index.ts';
+import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/render/renderer.ts';
+import { RENDERER_VERSION, rendererVersion } from '../../src/render/version.ts';
+import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
+
+const UPS: DocumentSource = { layout: 'label', data: UPS_LABEL };
+const DHL: DocumentSource = { layout: 'label', data: DHL_LABEL };
+const STAMP: DocumentSource = { layout: 'stamp', data: { serial: 'ST-0001-000001', carrier: 'USPS', originPostalCode: '78701', issuedAt: '2026-01-02T03:04:05.000Z', indicium: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } };
+
+/** A store in memory, as a database would keep documents for every process. */
+function memoryStore(): DocumentStore & { documents: Map<string, Uint8Array> } {
+  const documents = new Map<string, Uint8Array>();
+  return {
+    documents,
+    async get(key) {
+      return documents.get(key);
+    },
+    async put(key, body) {
+      documents.set(key, body);
+    },
+  };
+}
+
+describe('Renderer', () => {
+  const renderers: Renderer[] = [];
+  const renderer = (options: Partial<ConstructorParameters<typeof Renderer>[0]> = {}) => {
+    const r = new Renderer({ threads: 1, memoryBytes: 8 * 1024 * 1024, ...options });
+    renderers.push(r);
+    return r;
+  };
+  after(async () => Promise.all(renderers.map((r) => r.close())));
+
+  it('draws on a thread of its pool the very bytes this thread would draw, for labels and stamps', async () => {
+    const r = renderer();
+    for (const [source, format] of [[UPS, 'PDF'], [UPS, 'PNG'], [DHL, 'ZPL'], [STAMP, 'PNG']] as const) {
+      const doc = await r.render(source, format);
+      assert.deepEqual(doc.body, (await renderDocument(source, format)).body, `${source.layout} ${format}`);
+      assert.equal(doc.key, documentKey(source, format, 203));
+    }
+    assert.equal(r.stats.rendered, 4);
+    assert.equal(r.stats.threads, 1);
+  });
+
+  it('draws a document once: later requests, also concurrent ones, get the kept bytes', async () => {
+    const r = renderer();
+    const [a, b] = await Promise.all([r.render(UPS, 'PNG'), r.render(UPS, 'PNG')]);
+    const c = await r.render(UPS, 'PNG');
+    assert.equal(r.stats.rendered, 1);
+    assert.deepEqual(a.body, b.body);
+    assert.deepEqual(a.body, c.body);
+    assert.equal(r.stats.memoryDocuments, 1);
+    assert.equal(r.stats.memoryBytes, a.body.length);
+    await r.render(UPS, 'PNG', 300);
+    await r.render(DHL, 'PNG');
+    assert.equal(r.stats.rendered, 3, 'another resolution or another label is another document');
+  });
+
+  it('keeps no more in memory than it is given, and nothing with 0', async () => {
+    const small = renderer({ memoryBytes: 1 });
+    await small.render(UPS, 'ZPL');
+    await small.render(UPS, 'ZPL');
+    assert.equal(small.stats.rendered, 2);
+    const none = renderer({ memoryBytes: 0 });
+    await none.render(UPS, 'ZPL');
+    await none.render(UPS, 'ZPL');
+    assert.equal(none.stats.rendered, 2);
+    assert.equal(none.stats.memoryDocuments, 0);
+  });
+
+  it('stores what it draws, and a second renderer (another process) takes it from the store without drawing', async () => {
+    const store = memoryStore();
+    const first = renderer({ store });
+    const drawn = await first.render(STAMP, 'PDF');
+    await first.close();
+    assert.deepEqual(store.documents.get(drawn.key), new Uint8Array(drawn.body));
+    const second = renderer({ store, memoryBytes: 0 });
+    const kept = await second.render(STAMP, 'PDF');
+    assert.equal(second.stats.rendered, 0);
+    assert.equal(second.stats.threads, 0, 'no thread was even started');
+    assert.deepEqual(kept.body, drawn.body);
+    assert.equal(kept.mediaType, 'application/pdf');
+  });
+
+  it('answers the document even when the store fails, and reports the failure', async () => {
+    const failures: unknown[] = [];
+    const r = renderer({ store: { get: async () => undefined, put: async () => Promise.reject(new Error('disk full')) }, onStoreError: (err) => failures.push(err) });
+    const doc = await r.render(UPS, 'SVG');
+    assert.ok(doc.body.length > 100);
+    await r.close();
+    assert.equal(failures.length, 1);
+  });
+});
+
+describe('documentKey and etagOf', () => {
+  it('differ for another format, resolution or input, and are stable for the same', () => {
+    const key = documentKey(UPS, 'PDF', 203);
+    assert.equal(documentKey(structuredClone(UPS), 'PDF', 203), key);
+    for (const other of [documentKey(UPS, 'PNG', 203), documentKey(UPS, 'PDF', 300), documentKey(DHL, 'PDF', 203), documentKey({ layout: 'label', data: { ...UPS_LABEL, reference: 'x' } }, 'PDF', 203)]) {
+      assert.notEqual(other, key);
+    }
+    assert.match(etagOf(key), /^"[A-Za-z0-9_-]{32}"$/);
+  });
+
+  it('change with the renderer: any change to the render code gives a new version', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'renderer-version-'));
+    try {
+      cpSync(new URL('../../src/render/', import.meta.url), dir, { recursive: true });
+      const copy = pathToFileURL(`${dir}/`);
+      assert.equal(rendererVersion(copy), RENDERER_VERSION, 'the same code, the same version');
+      const file = join(dir, 'layouts', 'label.ts');
+      writeFileSync(file, `${readFileSync(file, 'utf8')}\n// a change\n`);
+      assert.notEqual(rendererVersion(copy), RENDERER_VERSION);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
