@@ -2,6 +2,8 @@
 // each in its own process so one cannot skew another's memory or JIT state, prints the markdown
 // sections and writes them to bench/out/latest.md (and bench/out/<name>.md) for docs/benchmarks.md.
 // Each module exports `async function run(): Promise<string>` returning its markdown section.
+// `--against <rev>` (or `--against=<rev>`) names another git revision for the benchmarks that compare
+// with one (bench/day.bench.ts); it reaches them as the environment variable BENCH_AGAINST.
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -42,18 +44,40 @@ async function main(): Promise<number> {
     return 0;
   }
   const all = modules();
-  const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const args = process.argv.slice(2);
+  const names: string[] = [];
+  let against = process.env.BENCH_AGAINST || undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--against') {
+      against = args[++i];
+      if (!against || against.startsWith('-')) {
+        console.error('--against needs a git revision, e.g. --against bfb4cd2');
+        return 2;
+      }
+    } else if (a.startsWith('--against=')) against = a.slice('--against='.length);
+    else names.push(a);
+  }
+  // The children inherit it (fork passes process.env).
+  if (against) process.env.BENCH_AGAINST = against;
+  const wanted = names.filter((a) => !a.startsWith('-'));
   const unknown = wanted.filter((n) => !all.has(n));
   if (unknown.length) {
     console.error(`unknown benchmark ${unknown.join(', ')}; available: ${[...all.keys()].join(', ')}`);
     return 2;
   }
   const selected = wanted.length ? wanted : [...all.keys()];
-  const command = `npm run bench${wanted.length ? ` -- ${wanted.join(' ')}` : ''}`;
+  const commandArgs = [...wanted, ...(against ? ['--against', against] : [])];
+  const command = `npm run bench${commandArgs.length ? ` -- ${commandArgs.join(' ')}` : ''}`;
+  // Other benchmark settings given in the environment (e.g. BENCH_DAY_SECONDS), so the header says how it ran.
+  const otherSettings = Object.entries(process.env)
+    .filter(([k, v]) => k.startsWith('BENCH_') && v !== undefined && !['BENCH_SECONDS', 'BENCH_WARMUP', 'BENCH_AGAINST'].includes(k))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`);
   const header = [
     `# Benchmark run ${new Date().toISOString()}`,
     '',
-    `Command: \`${command}\` (BENCH_SECONDS=${SECONDS}, BENCH_WARMUP=${WARMUP_SECONDS})`,
+    `Command: \`${command}\` (${[`BENCH_SECONDS=${SECONDS}`, `BENCH_WARMUP=${WARMUP_SECONDS}`, ...otherSettings].join(', ')})`,
     '',
     `Machine: ${machine()}`,
     '',

@@ -1,0 +1,1244 @@
+// A warehouse's day: the real service (`node src/main.ts`, API and worker in one process as `npm start`
+// runs it) under a realistic mix of reads, writes and label downloads from 8 accounts, on SQLite and on
+// PostgreSQL. It drives the service only through its public interfaces (the process, its environment,
+// the admin command line and HTTP), so the very same day runs against the service of another git
+// revision: `npm run bench -- day --against <rev>` (bench/run.ts passes the revision as BENCH_AGAINST).
+//
+// Each day: a fresh database; 8 accounts (`default` through BOOTSTRAP_API_KEY, 7 through the admin
+// command line) each with a webhook for all four event kinds pointing to a receiver in its own
+// process; BENCH_DAY_SHIPMENTS (2,000) shipments with a label each; then 16 virtual users on 16
+// connections, each picking its next operation by weight from a seeded PRNG (the same day on every
+// run), for BENCH_DAY_WARMUP (3) unmeasured and BENCH_DAY_SECONDS (20) measured seconds; then every
+// webhook delivery must be done; then each operation alone for BENCH_DAY_ALONE_SECONDS (5).
+// Settings: BENCH_DAY_SECONDS, BENCH_DAY_ALONE_SECONDS, BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS,
+// BENCH_DAY_ROUNDS (rounds per revision, alternating), BENCH_DAY_SEED, BENCH_DAY_DATABASES
+// (sqlite,postgres), BENCH_DAY_PG (postgres://postgres@127.0.0.1:5432), BENCH_AGAINST, and
+// BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree.
+// Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
+import { execFile, execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Pool, type Dispatcher } from 'undici';
+import pg from 'pg';
+import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
+
+const env = process.env;
+const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
+const ALONE_SECONDS = Number(env.BENCH_DAY_ALONE_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(env.BENCH_DAY_WARMUP ?? 3);
+const SHIPMENTS = Number(env.BENCH_DAY_SHIPMENTS ?? 2000);
+const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? 1));
+const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
+const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+const PG_BASE = (env.BENCH_DAY_PG ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const AGAINST = env.BENCH_AGAINST || undefined;
+/** Run "this" side from a git revision too instead of this working tree (e.g. to check that equal code gives a ratio of 1). */
+const THIS_REV = env.BENCH_DAY_THIS || undefined;
+
+const CONNECTIONS = 16;
+const ACCOUNTS = 8;
+/** Labels whose documents the mix downloads (× 3 formats), so repeats happen as in a warehouse. */
+const DOWNLOAD_LABELS = Math.min(200, Math.floor(SHIPMENTS / 4));
+/** Documents of "download, repeat": the first 2 labels × 3 formats. */
+const REPEAT_LABELS = 2;
+/** Bound on waiting for webhook deliveries after the seed and after the mix. */
+const WEBHOOK_WAIT_MS = 120_000;
+const EVENTS_PER_BATCH = 5;
+const EVENT_KINDS = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'];
+const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/+$/, '');
+
+// ---------------------------------------------------------------------------------------------
+// The webhook receiver, in its own process: answers 200 at once and counts unique webhook-id headers.
+
+function runReceiver(): void {
+  let ids = new Set<string>();
+  let requests = 0;
+  const server = createHttpServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      requests++;
+      const id = req.headers['webhook-id'];
+      if (typeof id === 'string') ids.add(id);
+      res.writeHead(200, { 'content-length': '0' }).end();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  process.on('message', (m: string) => {
+    if (m === 'count') process.send!({ count: { unique: ids.size, requests } });
+    if (m === 'reset') {
+      ids = new Set();
+      requests = 0;
+      process.send!({ reset: true });
+    }
+    if (m === 'stop') server.close(() => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+class Receiver {
+  readonly child: ChildProcess;
+  port = 0;
+  constructor() {
+    this.child = fork(fileURLToPath(import.meta.url), ['--day-receiver'], { execArgv: ['--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  }
+  #ask<T>(message: string, key: string): Promise<T> {
+    return new Promise((resolve) => {
+      const on = (m: Record<string, unknown>) => {
+        if (key in m) {
+          this.child.off('message', on);
+          resolve(m[key] as T);
+        }
+      };
+      this.child.on('message', on);
+      this.child.send(message);
+    });
+  }
+  async ready(): Promise<void> {
+    this.port = await new Promise<number>((resolve) => this.child.once('message', (m: { port: number }) => resolve(m.port)));
+  }
+  count(): Promise<{ unique: number; requests: number }> {
+    return this.#ask('count', 'count');
+  }
+  reset(): Promise<void> {
+    return this.#ask('reset', 'reset');
+  }
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.send('stop');
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded randomness and the day's data
+
+/** mulberry32: a small, fast, seeded PRNG; the same seed gives the same day. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = <T>(rng: () => number, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!;
+
+/** Real US cities with a ZIP code inside them, [city, state, ZIP]. */
+const PLACES = [
+  ['New York', 'NY', '10118'], ['Austin', 'TX', '78701'], ['Boston', 'MA', '02108'], ['Chicago', 'IL', '60601'],
+  ['Los Angeles', 'CA', '90012'], ['Seattle', 'WA', '98101'], ['Denver', 'CO', '80202'], ['Atlanta', 'GA', '30303'],
+  ['Miami', 'FL', '33131'], ['Louisville', 'KY', '40202'], ['Portland', 'OR', '97204'], ['Phoenix', 'AZ', '85004'],
+  ['Minneapolis', 'MN', '55401'], ['Nashville', 'TN', '37203'], ['Philadelphia', 'PA', '19107'], ['San Francisco', 'CA', '94103'],
+  ['Salt Lake City', 'UT', '84111'], ['Detroit', 'MI', '48226'], ['Columbus', 'OH', '43215'], ['Kansas City', 'MO', '64106'],
+  ['New Orleans', 'LA', '70112'], ['Albuquerque', 'NM', '87102'], ['Boise', 'ID', '83702'], ['Charlotte', 'NC', '28202'],
+] as const;
+const STREETS = ['350 Fifth Avenue', '1 Main St', '2 Elm St', '77 Harbor Blvd', '1200 Commerce Way', '45 Oak Lane', '9 Pine Court', '310 Market St', '18 Lakeview Dr', '600 Broadway'];
+const NAMES = ['Zoë Ångström', 'José Núñez', 'Łukasz Wróbel', 'Renée Dubois', 'Søren Møller', 'Chloé Müller', 'Ana María Peña', 'Björn Öberg', 'Ελένη Παπαδοπούλου', 'Ada Lovelace', 'Grace Hopper', 'Dvořák Antonín'];
+/** One warehouse per account: [account name, company, street, city, state, ZIP]. */
+const WAREHOUSES = [
+  ['default', 'Lager Süd GmbH', '4100 Distribution Dr', 'Memphis', 'TN', '38118'],
+  ['lager-nord', 'Lager Nord Inc.', '1 Logistics Pkwy', 'Reno', 'NV', '89502'],
+  ['entrepôt-est', 'Entrepôt Est LLC', '8500 Industrial Blvd', 'Allentown', 'PA', '18109'],
+  ['almacén-oeste', 'Almacén Oeste Co.', '2200 Cargo Rd', 'Ontario', 'CA', '91761'],
+  ['magazzino-centro', 'Magazzino Centro', '5000 Airtech Pkwy', 'Indianapolis', 'IN', '46241'],
+  ['varasto-texas', 'Varasto Texas', '3200 Freight Ln', 'Dallas', 'TX', '75261'],
+  ['sklad-ohio', 'Sklad Ohio', '2700 Rickenbacker Pkwy', 'Columbus', 'OH', '43217'],
+  ['armazém-flórida', 'Armazém Flórida', '1 Port Blvd', 'Jacksonville', 'FL', '32218'],
+] as const;
+const CARRIER_SERVICES = [['UPS', 'ground'], ['USPS', 'priority_mail'], ['FedEx', 'ground']] as const;
+
+let orderNumber = 0;
+function shipmentBody(rng: () => number, account: number): string {
+  const [, company, street, city, state, zip] = WAREHOUSES[account]!;
+  const [toCity, toState, toZip] = pick(rng, PLACES);
+  const [carrier, service] = pick(rng, CARRIER_SERVICES);
+  return JSON.stringify({
+    carrier,
+    service,
+    from: { name: 'Versand', company, street1: street, city, state, postalCode: zip, country: 'US' },
+    to: { name: pick(rng, NAMES), street1: pick(rng, STREETS), city: toCity, state: toState, postalCode: toZip, country: 'US' },
+    parcel: { weight: { value: 4 + Math.floor(rng() * 60), unit: 'oz' } },
+    reference: `Order #${100000 + orderNumber++}`,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service of one checkout, started exactly as an operator would
+
+interface Revision {
+  /** 'this' or 'against' */
+  role: 'this' | 'against';
+  /** What it is, for the report. */
+  title: string;
+  root: string;
+}
+
+interface Service {
+  origin: string;
+  key: string;
+  env: Record<string, string>;
+  root: string;
+  logFile: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+function randomAlnum(n: number): string {
+  return [...randomBytes(n)].map((b) => ALNUM[b % ALNUM.length]).join('');
+}
+
+function logTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+async function startService(root: string, databaseUrl: string, dir: string): Promise<Service> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const key = `sk_test_${randomAlnum(32)}`;
+  // A clean environment: nothing from the caller's shell (a stray DATABASE_URL, WORKER_IDLE_MS …) leaks in.
+  const serviceEnv: Record<string, string> = {
+    PATH: env.PATH ?? '/usr/bin:/bin',
+    HOME: env.HOME ?? '/tmp',
+    LANG: env.LANG ?? 'C.UTF-8',
+    APP_ENV: 'development',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: origin,
+    DATABASE_URL: databaseUrl,
+    BOOTSTRAP_API_KEY: key,
+    SANDBOX_TRACKING: '0',
+    ROLE: 'all',
+    LOG_LEVEL: 'info',
+    MALLOC_ARENA_MAX: '1',
+    MALLOC_MMAP_THRESHOLD_: '65536',
+    MALLOC_TRIM_THRESHOLD_: '131072',
+  };
+  const logFile = join(dir, 'server.log');
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', 'src/main.ts'], { cwd: root, env: serviceEnv, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited: number | null = null;
+  child.once('exit', (code, signal) => (exited = code ?? (signal ? 128 : 1)));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`the service in ${root} exited with ${exited} before it was ready:\n${logTail(logFile)}`);
+    try {
+      const res = await fetch(`${origin}/v1/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the service in ${root} did not answer GET /v1/health within 60 s:\n${logTail(logFile)}`);
+    }
+    await sleep(100);
+  }
+  return {
+    origin,
+    key,
+    env: serviceEnv,
+    root,
+    logFile,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** `node src/cli/admin.ts <args> --json` in the service's checkout with the service's settings. */
+function admin(service: Service, args: string[]): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--disable-warning=ExperimentalWarning', 'src/cli/admin.ts', ...args, '--json'], { cwd: service.root, env: service.env }, (err, stdout, stderr) => {
+      let out: Record<string, string> | undefined;
+      try {
+        out = JSON.parse(stdout.trim().split('\n').pop() ?? '');
+      } catch {}
+      if (err || !out || out.error) reject(new Error(`admin ${args.join(' ')}: ${out?.error ?? err?.message ?? ''} ${stderr}`.trim()));
+      else resolve(out);
+    });
+  });
+}
+
+/**
+ * Keeps what the service logged at error level or above (and anything not JSON, e.g. a stack trace)
+ * in bench/out/, since the temporary folder goes; returns the file's path relative to the checkout.
+ */
+function keepErrors(logFile: string, name: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const lines = text.split('\n').filter((l) => l.trim() !== '' && (!l.startsWith('{') || /"level":(5|6)\d/.test(l)));
+  mkdirSync(OUT_DIR, { recursive: true });
+  const file = new URL(`${name}.log`, OUT_DIR);
+  writeFileSync(file, `${lines.slice(0, 300).join('\n')}\n`);
+  return `bench/out/${name}.log`;
+}
+
+/** CPU time (user + system, ms) a process has used, all its threads included; NaN where /proc is missing. */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// HTTP helpers (undici Pool of 16 connections; bodies always read to the end)
+
+type Body = Dispatcher.ResponseData['body'];
+const DUMP = { limit: 2 ** 30 };
+
+async function failure(what: string, status: number, body: Body): Promise<string> {
+  const text = await body.text().catch(() => '');
+  return `${what}: ${status} ${text.slice(0, 160)}`;
+}
+
+/** A JSON call for setting up (not timed); throws unless the status is `expect`. */
+async function call<T = any>(pool: Pool, method: 'GET' | 'POST', path: string, key: string | null, body?: unknown, expect = method === 'POST' ? 201 : 200): Promise<{ data: T; headers: Record<string, string | string[] | undefined> }> {
+  const headers: Record<string, string> = {};
+  if (key) headers['x-api-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.statusCode !== expect) throw new Error(await failure(`${method} ${path}`, res.statusCode, res.body));
+  const text = await res.body.text();
+  return { data: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accounts, seed and operations
+
+interface Account {
+  index: number;
+  name: string;
+  key: string;
+  headers: Record<string, string>;
+  jsonHeaders: Record<string, string>;
+  webhookId: string;
+  shipments: string[];
+  labels: string[];
+  tracking: string[];
+  /** Per label: 0 no event yet, 1 in_transit, 2 out_for_delivery (every event we send changes the status). */
+  state: Uint8Array;
+  /** Per label: the last event timestamp sent (ms), so each label's events are strictly increasing. */
+  lastTs: Float64Array;
+  /** Per label: in an unfinished batch (a label is never in two batches at once, so order holds). */
+  busy: Uint8Array;
+}
+
+interface Doc {
+  path: string;
+}
+
+interface Day {
+  pool: Pool;
+  accounts: Account[];
+  /** Documents the mix downloads: DOWNLOAD_LABELS × PDF, PNG, ZPL. */
+  downloadSet: Doc[];
+  /** "download, repeat": a few of those. */
+  repeatSet: Doc[];
+  /** "download, first render": documents nobody downloaded, consumed in order. */
+  fresh: Doc[];
+  freshNext: number;
+  /** Webhook events we caused since the webhooks exist: shipments created, accepted status changes. */
+  created: number;
+  statusChanges: number;
+  serverPid: number | undefined;
+}
+
+const STOP = Symbol('stop');
+const SKIP = Symbol('skip');
+type OpOutcome = undefined | string | typeof STOP | typeof SKIP;
+
+interface Vu {
+  rng: () => number;
+}
+
+interface Kind {
+  name: string;
+  /** Share of the mix in percent (0 = alone only). */
+  weight: number;
+  run(day: Day, vu: Vu): Promise<OpOutcome>;
+}
+
+function accountOf(day: Day, vu: Vu): Account {
+  return day.accounts[Math.floor(vu.rng() * day.accounts.length)]!;
+}
+
+async function expectStatus(what: string, res: { statusCode: number; body: Body }, status: number): Promise<OpOutcome> {
+  if (res.statusCode === status) {
+    await res.body.dump(DUMP);
+    return undefined;
+  }
+  return failure(what, res.statusCode, res.body);
+}
+
+const GET_SHIPMENT = 'GET /v1/shipments/{id}';
+const KINDS: Kind[] = [
+  {
+    name: GET_SHIPMENT,
+    weight: 25,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      const id = a.shipments[Math.floor(vu.rng() * a.shipments.length)]!;
+      return expectStatus(GET_SHIPMENT, await day.pool.request({ method: 'GET', path: `/v1/shipments/${id}`, headers: a.headers }), 200);
+    },
+  },
+  {
+    name: 'GET /v1/labels/{id}',
+    weight: 15,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      const id = a.labels[Math.floor(vu.rng() * a.labels.length)]!;
+      return expectStatus('GET /v1/labels/{id}', await day.pool.request({ method: 'GET', path: `/v1/labels/${id}`, headers: a.headers }), 200);
+    },
+  },
+  {
+    name: 'GET /v1/labels/{id}/trackingnumber?format=detailed',
+    weight: 15,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      const id = a.labels[Math.floor(vu.rng() * a.labels.length)]!;
+      return expectStatus('GET trackingnumber', await day.pool.request({ method: 'GET', path: `/v1/labels/${id}/trackingnumber?format=detailed`, headers: a.headers }), 200);
+    },
+  },
+  {
+    name: 'GET /v1/shipments?limit=20',
+    weight: 5,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      return expectStatus('GET /v1/shipments', await day.pool.request({ method: 'GET', path: '/v1/shipments?limit=20', headers: a.headers }), 200);
+    },
+  },
+  {
+    name: `POST /v1/tracking/events (${EVENTS_PER_BATCH} events)`,
+    weight: 15,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      const chosen: number[] = [];
+      for (let tries = 0; chosen.length < EVENTS_PER_BATCH && tries < 40; tries++) {
+        const j = Math.floor(vu.rng() * a.labels.length);
+        if (a.busy[j] || chosen.includes(j)) continue;
+        chosen.push(j);
+      }
+      if (chosen.length === 0) return SKIP;
+      const statuses: number[] = [];
+      const events = chosen.map((j) => {
+        a.busy[j] = 1;
+        const ts = Math.max(Date.now(), a.lastTs[j]! + 1);
+        a.lastTs[j] = ts;
+        const next = a.state[j] === 1 ? 2 : 1;
+        statuses.push(next);
+        return { trackingNumber: a.tracking[j]!, status: next === 1 ? 'in_transit' : 'out_for_delivery', timestamp: new Date(ts).toISOString(), location: 'Louisville, KY, US' };
+      });
+      try {
+        const res = await day.pool.request({ method: 'POST', path: '/v1/tracking/events', headers: a.jsonHeaders, body: JSON.stringify({ events }) });
+        if (res.statusCode !== 202) return failure('POST /v1/tracking/events', res.statusCode, res.body);
+        const { accepted } = (await res.body.json()) as { accepted: number };
+        day.statusChanges += accepted;
+        if (accepted !== events.length) return `POST /v1/tracking/events: accepted ${accepted} of ${events.length} new events`;
+        chosen.forEach((j, i) => (a.state[j] = statuses[i]!));
+        return undefined;
+      } finally {
+        for (const j of chosen) a.busy[j] = 0;
+      }
+    },
+  },
+  {
+    name: 'new shipment + label (2 POSTs)',
+    weight: 15,
+    run: async (day, vu) => {
+      const a = accountOf(day, vu);
+      const s = await day.pool.request({ method: 'POST', path: '/v1/shipments', headers: a.jsonHeaders, body: shipmentBody(vu.rng, a.index) });
+      if (s.statusCode !== 201) return failure('POST /v1/shipments', s.statusCode, s.body);
+      const { id } = (await s.body.json()) as { id: string };
+      day.created++;
+      const l = await day.pool.request({ method: 'POST', path: '/v1/labels', headers: a.jsonHeaders, body: JSON.stringify({ shipmentId: id, format: 'PDF', size: '4x6' }) });
+      return expectStatus('POST /v1/labels', l, 201);
+    },
+  },
+  {
+    name: 'label download (signed url)',
+    weight: 10,
+    run: async (day, vu) => {
+      const doc = day.downloadSet[Math.floor(vu.rng() * day.downloadSet.length)]!;
+      return expectStatus('download', await day.pool.request({ method: 'GET', path: doc.path }), 200);
+    },
+  },
+];
+
+const FIRST_RENDER: Kind = {
+  name: 'download, first render',
+  weight: 0,
+  run: async (day) => {
+    if (day.freshNext >= day.fresh.length) return STOP;
+    const doc = day.fresh[day.freshNext++]!;
+    return expectStatus('download (first render)', await day.pool.request({ method: 'GET', path: doc.path }), 200);
+  },
+};
+
+const REPEAT: Kind = {
+  name: `download, repeat (${REPEAT_LABELS * 3} documents)`,
+  weight: 0,
+  run: async (day, vu) => {
+    const doc = day.repeatSet[Math.floor(vu.rng() * day.repeatSet.length)]!;
+    return expectStatus('download (repeat)', await day.pool.request({ method: 'GET', path: doc.path }), 200);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The load: 16 virtual users, closed loop, recording only what starts inside the measured window
+
+class Stats {
+  lat = new Float64Array(1 << 14);
+  n = 0;
+  failures = 0;
+  firstFailure: string | undefined;
+  add(ms: number): void {
+    if (this.n === this.lat.length) {
+      const grown = new Float64Array(this.n * 2);
+      grown.set(this.lat);
+      this.lat = grown;
+    }
+    this.lat[this.n++] = ms;
+  }
+  fail(message: string): void {
+    this.failures++;
+    this.firstFailure ??= message;
+  }
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface OpResult {
+  name: string;
+  weight: number;
+  count: number;
+  failures: number;
+  p50: number;
+  p99: number;
+  rate: number;
+  firstFailure?: string;
+  /** Alone only: server CPU µs per operation. */
+  serverCpuPerOp?: number;
+}
+
+interface DriveResult {
+  seconds: number;
+  ops: number;
+  failures: number;
+  rate: number;
+  kinds: OpResult[];
+  stopped: boolean;
+  /** Server CPU µs per recorded operation (its worker's webhook deliveries included). */
+  serverCpuPerOp: number;
+  /** Cores the server and this load generator kept busy while recording. */
+  serverCores: number;
+  generatorCores: number;
+}
+
+async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: number, seconds: number): Promise<DriveResult> {
+  let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
+  const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
+  const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : (sample(), undefined);
+  // Cumulative shares of the weights, for picking an operation (only when there is more than one).
+  const total = kinds.reduce((a, k) => a + k.weight, 0);
+  const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
+  const stats = kinds.map(() => new Stats());
+  const start = performance.now();
+  const recordFrom = start + warmupSeconds * 1000;
+  const stopAt = recordFrom + seconds * 1000;
+  let lastEnd = recordFrom;
+  let stopped = false;
+  const vu = async (index: number) => {
+    const v: Vu = { rng: prng((seed ^ Math.imul(index + 1, 0x9e3779b9)) >>> 0) };
+    while (!stopped && performance.now() < stopAt) {
+      let k = 0;
+      if (kinds.length > 1) {
+        const r = v.rng();
+        while (k < kinds.length - 1 && r >= cumulative[k]!) k++;
+      }
+      const t0 = performance.now();
+      let outcome: OpOutcome;
+      try {
+        outcome = await kinds[k]!.run(day, v);
+      } catch (err) {
+        outcome = `${kinds[k]!.name}: ${(err as Error).message}`;
+      }
+      if (outcome === STOP) {
+        stopped = true;
+        break;
+      }
+      if (outcome === SKIP) {
+        await new Promise((r) => setImmediate(r));
+        continue;
+      }
+      const t1 = performance.now();
+      if (t0 < recordFrom) continue;
+      if (t1 > lastEnd) lastEnd = t1;
+      if (outcome === undefined) stats[k]!.add(t1 - t0);
+      else stats[k]!.fail(outcome);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => vu(i)));
+  clearTimeout(sampler);
+  const wall = performance.now() - cpu0.at;
+  const serverMs = processCpuMs(day.serverPid) - cpu0.server;
+  const generator = process.cpuUsage(cpu0.generator);
+  const elapsed = Math.max(1e-3, (lastEnd - recordFrom) / 1000);
+  const results = kinds.map((k, i): OpResult => {
+    const s = stats[i]!;
+    const sorted = s.lat.subarray(0, s.n).sort();
+    return { name: k.name, weight: k.weight, count: s.n, failures: s.failures, p50: percentile(sorted, 50), p99: percentile(sorted, 99), rate: s.n / elapsed, firstFailure: s.firstFailure };
+  });
+  const ops = results.reduce((a, r) => a + r.count, 0);
+  return {
+    seconds: elapsed,
+    ops,
+    failures: results.reduce((a, r) => a + r.failures, 0),
+    rate: ops / elapsed,
+    kinds: results.map((r) => ({ ...r, serverCpuPerOp: kinds.length === 1 ? (serverMs * 1000) / r.count : NaN })),
+    stopped,
+    serverCpuPerOp: (serverMs * 1000) / ops,
+    serverCores: serverMs / wall,
+    generatorCores: (generator.user + generator.system) / 1000 / wall,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook deliveries through GET /v1/webhooks/{id}/deliveries and its Link pagination
+
+interface Deliveries {
+  total: number;
+  succeeded: number;
+  pending: number;
+  failed: number;
+}
+
+async function walkDeliveries(day: Day): Promise<Deliveries> {
+  const out: Deliveries = { total: 0, succeeded: 0, pending: 0, failed: 0 };
+  for (const a of day.accounts) {
+    let path: string | null = `/v1/webhooks/${a.webhookId}/deliveries?limit=100`;
+    while (path !== null) {
+      const page: { data: { status: string }[]; headers: Record<string, string | string[] | undefined> } = await call<{ status: string }[]>(day.pool, 'GET', path, a.key);
+      for (const d of page.data) {
+        out.total++;
+        if (d.status === 'succeeded') out.succeeded++;
+        else if (d.status === 'pending') out.pending++;
+        else out.failed++;
+      }
+      const link: string = [page.headers.link ?? []].flat().join(', ');
+      const next: string | undefined = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link)?.[1];
+      path = next === undefined ? null : new URL(next).pathname + new URL(next).search;
+    }
+  }
+  return out;
+}
+
+interface HookResult extends Deliveries {
+  expected: number;
+  received: number;
+  waitedSeconds: number;
+  allDelivered: boolean;
+}
+
+/** Waits (at most `maxMs`) until the receiver saw every event we caused and the API lists none pending. */
+async function awaitWebhooks(day: Day, receiver: Receiver, maxMs = WEBHOOK_WAIT_MS): Promise<HookResult> {
+  const expected = day.created + day.statusChanges;
+  const started = Date.now();
+  let walk: Deliveries | undefined;
+  for (;;) {
+    const { unique } = await receiver.count();
+    const timedOut = Date.now() - started > maxMs;
+    if (unique >= expected || timedOut) {
+      walk = await walkDeliveries(day);
+      if ((walk.pending === 0 && walk.total >= expected) || timedOut) {
+        const received = (await receiver.count()).unique;
+        return { ...walk, expected, received, waitedSeconds: (Date.now() - started) / 1000, allDelivered: walk.succeeded >= expected && walk.pending === 0 && walk.failed === 0 && received >= expected };
+      }
+    }
+    await sleep(250);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One day on one revision and one database
+
+interface DayResult {
+  revision: Revision['role'];
+  database: string;
+  seedSeconds: number;
+  mix: DriveResult;
+  hooks: HookResult;
+  alone: OpResult[];
+  /** Documents "download, first render" had available, and whether it ran out of them. */
+  freshDocs: number;
+  freshExhausted: boolean;
+  /** Where the service's error lines were kept, when something failed. */
+  errorLog?: string;
+  /** The machine's 1-minute load average just before the mix (other work on the machine shows here). */
+  loadBefore: number;
+}
+
+interface Database {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function pgReachable(): Promise<string | null> {
+  for (const db of ['postgres', 'test']) {
+    const client = new pg.Client({ connectionString: `${PG_BASE}/${db}`, connectionTimeoutMillis: 3000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      await client.end();
+      return `${PG_BASE}/${db}`;
+    } catch {
+      await client.end().catch(() => {});
+    }
+  }
+  return null;
+}
+
+async function createDatabase(kind: string, dir: string, adminUrl: string | null): Promise<Database> {
+  if (kind === 'sqlite') return { url: `sqlite:${join(dir, 'day.db')}`, drop: async () => {} };
+  const name = `bench_day_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: adminUrl! });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  return {
+    url: `${PG_BASE}/${name}`,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl! });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** Runs `fn` for items `0..n-1`, `parallel` at a time. */
+async function inParallel(n: number, parallel: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+async function runDay(revision: Revision, database: string, receiver: Receiver, pgAdmin: string | null): Promise<DayResult> {
+  const tag = `${database}, ${revision.role}`;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-day-'));
+  let db: Database | undefined;
+  let service: Service | undefined;
+  let pool: Pool | undefined;
+  let failed = true;
+  let result: DayResult | undefined;
+  orderNumber = 0;
+  try {
+    db = await createDatabase(database, dir, pgAdmin);
+    progress(`day [${tag}]: starting ${revision.root}/src/main.ts on ${db.url}`);
+    service = await startService(revision.root, db.url, dir);
+    const svc = service;
+    pool = new Pool(svc.origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+    await receiver.reset();
+
+    // Accounts: `default` has the bootstrap key; 7 more through the admin command line.
+    const keys = [svc.key];
+    const others = WAREHOUSES.slice(1, ACCOUNTS).map((w) => w[0]);
+    keys.push(...(await Promise.all(others.map(async (name) => {
+      await admin(svc, ['account', 'create', name]);
+      return (await admin(svc, ['key', 'create', '--account', name])).key!;
+    }))));
+    const accounts: Account[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const n = Math.ceil((SHIPMENTS - i) / ACCOUNTS);
+      const key = keys[i]!;
+      accounts.push({
+        index: i,
+        name: WAREHOUSES[i]![0],
+        key,
+        headers: { 'x-api-key': key },
+        jsonHeaders: { 'x-api-key': key, 'content-type': 'application/json' },
+        webhookId: '',
+        shipments: new Array<string>(n),
+        labels: new Array<string>(n),
+        tracking: new Array<string>(n),
+        state: new Uint8Array(n),
+        lastTs: new Float64Array(n),
+        busy: new Uint8Array(n),
+      });
+    }
+    const day: Day = { pool, accounts, downloadSet: [], repeatSet: [], fresh: [], freshNext: 0, created: 0, statusChanges: 0, serverPid: svc.child.pid };
+
+    // Webhooks first, so every shipment of the day (the seed too) causes a delivery we can count.
+    for (const a of accounts) {
+      const secret = `whsec_${randomBytes(24).toString('base64')}`;
+      a.webhookId = (await call<{ id: string }>(pool, 'POST', '/v1/webhooks', a.key, { url: `http://127.0.0.1:${receiver.port}/hook/${a.index}`, events: EVENT_KINDS, secret })).data.id;
+    }
+
+    // Seed: shipment i belongs to account i % 8; each gets a PDF 4x6 label.
+    progress(`day [${tag}]: seeding ${fmtRate(SHIPMENTS)} shipments with labels`);
+    const seedStarted = performance.now();
+    const seedRng = prng(SEED);
+    const bodies = Array.from({ length: SHIPMENTS }, (_, i) => shipmentBody(seedRng, i % ACCOUNTS));
+    const pdfUrls = new Array<string>(SHIPMENTS);
+    await inParallel(SHIPMENTS, CONNECTIONS, async (i) => {
+      const a = accounts[i % ACCOUNTS]!;
+      const j = Math.floor(i / ACCOUNTS);
+      const s = await call<{ id: string }>(pool!, 'POST', '/v1/shipments', a.key, JSON.parse(bodies[i]!));
+      day.created++;
+      const l = await call<{ id: string; trackingNumber: string; url: string }>(pool!, 'POST', '/v1/labels', a.key, { shipmentId: s.data.id, format: 'PDF', size: '4x6' });
+      a.shipments[j] = s.data.id;
+      a.labels[j] = l.data.id;
+      a.tracking[j] = l.data.trackingNumber;
+      pdfUrls[i] = l.data.url;
+    });
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+    // Download links, fetched the way a client does: GET /v1/labels/{id}?format=X gives X's url.
+    const pathOf = (url: string) => {
+      const u = new URL(url);
+      return u.pathname + u.search;
+    };
+    const urlOf = async (i: number, format: string) => {
+      const a = accounts[i % ACCOUNTS]!;
+      return pathOf((await call<{ url: string }>(pool!, 'GET', `/v1/labels/${a.labels[Math.floor(i / ACCOUNTS)]}?format=${format}`, a.key)).data.url);
+    };
+    const download = new Array<Doc>(DOWNLOAD_LABELS * 3);
+    await inParallel(DOWNLOAD_LABELS, CONNECTIONS, async (i) => {
+      download[i * 3] = { path: pathOf(pdfUrls[i]!) };
+      download[i * 3 + 1] = { path: await urlOf(i, 'PNG') };
+      download[i * 3 + 2] = { path: await urlOf(i, 'ZPL') };
+    });
+    day.downloadSet = download;
+    day.repeatSet = download.slice(0, REPEAT_LABELS * 3);
+    // First renders: every other label in PDF, PNG and ZPL at 203 dpi, then PNG and ZPL at 300 dpi.
+    const freshLabels = SHIPMENTS - DOWNLOAD_LABELS;
+    const fresh = new Array<Doc>(freshLabels * 5);
+    await inParallel(freshLabels, CONNECTIONS, async (k) => {
+      const i = DOWNLOAD_LABELS + k;
+      const png = await urlOf(i, 'PNG');
+      const zpl = await urlOf(i, 'ZPL');
+      fresh[k * 3] = { path: pathOf(pdfUrls[i]!) };
+      fresh[k * 3 + 1] = { path: png };
+      fresh[k * 3 + 2] = { path: zpl };
+      fresh[freshLabels * 3 + k * 2] = { path: `${png}&dpi=300` };
+      fresh[freshLabels * 3 + k * 2 + 1] = { path: `${zpl}&dpi=300` };
+    });
+    day.fresh = fresh;
+
+    progress(`day [${tag}]: seeded in ${seedSeconds.toFixed(1)} s; waiting for the seed's webhook deliveries`);
+    const seedHooks = await awaitWebhooks(day, receiver);
+    if (!seedHooks.allDelivered) progress(`day [${tag}]: seed webhooks not all delivered after ${seedHooks.waitedSeconds.toFixed(0)} s (${seedHooks.succeeded} of ${seedHooks.expected})`);
+
+    // The day: warm-up then measured, one continuous closed loop.
+    const loadBefore = loadavg()[0]!;
+    progress(`day [${tag}]: the mix, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured, ${CONNECTIONS} connections (load average ${loadBefore.toFixed(2)})`);
+    const mix = await drive(day, KINDS, SEED, WARMUP_SECONDS, SECONDS);
+    progress(`day [${tag}]: ${fmtRate(mix.rate)} ops/s, ${mix.failures} failures; waiting for webhook deliveries`);
+    const hooks = await awaitWebhooks(day, receiver);
+    progress(`day [${tag}]: webhooks ${hooks.succeeded} succeeded of ${hooks.expected} expected (receiver ${hooks.received}) after ${hooks.waitedSeconds.toFixed(1)} s`);
+
+    // Alone: reads first, then the downloads (repeat before first render: the repeated documents were
+    // downloaded in the mix already), then the writes, each followed by the deliveries it caused.
+    const alone: OpResult[] = [];
+    const aloneKinds = [...KINDS.slice(0, 4), KINDS[6]!, REPEAT, FIRST_RENDER, KINDS[4]!, KINDS[5]!];
+    let seed = SEED + 1;
+    for (const kind of aloneKinds) {
+      // The repeated documents are rendered once before the clock starts (the mix fetched them already).
+      if (kind === REPEAT) for (const d of day.repeatSet) await (await pool.request({ method: 'GET', path: d.path })).body.dump(DUMP);
+      const r = await drive(day, [kind], seed++, 0, ALONE_SECONDS);
+      const k = r.kinds[0]!;
+      progress(`day [${tag}]: alone ${kind.name}: ${fmtRate(k.rate)} ops/s, p50 ${fmtMs(k.p50)}, p99 ${fmtMs(k.p99)}${k.failures ? `, ${k.failures} failures` : ''}`);
+      alone.push(k);
+      if (kind === KINDS[4] || kind === KINDS[5]) await awaitWebhooks(day, receiver, 60_000);
+    }
+    failed = mix.failures > 0 || alone.some((k) => k.failures > 0) || !hooks.allDelivered || !seedHooks.allDelivered;
+    result = { revision: revision.role, database, seedSeconds, loadBefore, mix, hooks, alone, freshDocs: fresh.length, freshExhausted: day.freshNext >= fresh.length };
+  } catch (err) {
+    if (service) process.stderr.write(`  · day [${tag}] failed; the service's log ends with:\n${logTail(service.logFile)}\n`);
+    throw err;
+  } finally {
+    await pool?.close().catch(() => {});
+    await service?.stop();
+    if (failed && service) {
+      const errorLog = keepErrors(service.logFile, `day-${database}-${revision.role}-errors`);
+      if (errorLog) progress(`day [${tag}]: the service's error lines are in ${errorLog}`);
+      if (result) result.errorLog = errorLog;
+    }
+    await db?.drop().catch((err) => progress(`could not drop the database: ${(err as Error).message}`));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return result!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The revision to compare with: extracted into a temporary folder, with node_modules
+
+function git(args: string[]): string {
+  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 2 ** 20 }).trim();
+}
+
+function prepareRevision(rev: string, role: Revision['role']): { revision: Revision; remove: () => void } {
+  const hash = git(['rev-parse', '--verify', `${rev}^{commit}`]);
+  const short = git(['rev-parse', '--short', hash]);
+  const dir = mkdtempSync(join(tmpdir(), `bench-day-${role}-`));
+  try {
+    progress(`${role} ${rev} (${short}): extracting into ${dir}`);
+    execFileSync('sh', ['-c', `git archive --format=tar ${hash} | tar -x -C '${dir}'`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const theirLock = git(['show', `${hash}:package-lock.json`]);
+    const ourLock = readFileSync(join(ROOT, 'package-lock.json'), 'utf8').trim();
+    if (theirLock === ourLock) {
+      progress(`${role} ${short}: same package-lock.json, linking node_modules`);
+      symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    } else {
+      progress(`${role} ${short}: package-lock.json differs, npm ci --prefer-offline`);
+      execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 2, 2] });
+    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    revision: { role, title: `${rev} (${short})`, root: dir },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function thisTitle(): string {
+  let title = 'this checkout';
+  try {
+    const head = git(['rev-parse', '--short', 'HEAD']);
+    const dirty = git(['status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json']) !== '';
+    title = `this checkout (${head}${dirty ? ' with uncommitted changes' : ''})`;
+  } catch {}
+  return title;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Means over rounds and the report
+
+function meanOps(rows: OpResult[][]): OpResult[] {
+  const mean = (f: (r: OpResult) => number, i: number) => rows.reduce((a, r) => a + f(r[i]!), 0) / rows.length;
+  return rows[0]!.map((r, i) => ({
+    name: r.name,
+    weight: r.weight,
+    count: rows.reduce((a, row) => a + row[i]!.count, 0),
+    failures: rows.reduce((a, row) => a + row[i]!.failures, 0),
+    p50: mean((x) => x.p50, i),
+    p99: mean((x) => x.p99, i),
+    rate: mean((x) => x.rate, i),
+    serverCpuPerOp: mean((x) => x.serverCpuPerOp ?? NaN, i),
+    firstFailure: rows.map((row) => row[i]!.firstFailure).find(Boolean),
+  }));
+}
+
+interface Summary {
+  rounds: number;
+  rate: number;
+  ops: number;
+  failures: number;
+  seconds: number;
+  seedSeconds: number;
+  loads: number[];
+  serverCpuPerOp: number;
+  serverCores: number;
+  generatorCores: number;
+  kinds: OpResult[];
+  alone: OpResult[];
+  hooks: { expected: number; succeeded: number; received: number; total: number; pending: number; failed: number; waitedSeconds: number; allDelivered: boolean };
+  freshNote: string;
+  errorLogs: string[];
+}
+
+function summarize(days: DayResult[]): Summary {
+  const sum = (f: (d: DayResult) => number) => days.reduce((a, d) => a + f(d), 0);
+  return {
+    rounds: days.length,
+    rate: sum((d) => d.mix.rate) / days.length,
+    ops: sum((d) => d.mix.ops),
+    failures: sum((d) => d.mix.failures),
+    seconds: sum((d) => d.mix.seconds) / days.length,
+    seedSeconds: sum((d) => d.seedSeconds) / days.length,
+    loads: days.map((d) => d.loadBefore),
+    serverCpuPerOp: sum((d) => d.mix.serverCpuPerOp) / days.length,
+    serverCores: sum((d) => d.mix.serverCores) / days.length,
+    generatorCores: sum((d) => d.mix.generatorCores) / days.length,
+    kinds: meanOps(days.map((d) => d.mix.kinds)),
+    alone: meanOps(days.map((d) => d.alone)),
+    hooks: {
+      expected: sum((d) => d.hooks.expected),
+      succeeded: sum((d) => d.hooks.succeeded),
+      received: sum((d) => d.hooks.received),
+      total: sum((d) => d.hooks.total),
+      pending: sum((d) => d.hooks.pending),
+      failed: sum((d) => d.hooks.failed),
+      waitedSeconds: Math.max(...days.map((d) => d.hooks.waitedSeconds)),
+      allDelivered: days.every((d) => d.hooks.allDelivered),
+    },
+    errorLogs: [...new Set(days.map((d) => d.errorLog).filter((l): l is string => l !== undefined))],
+    freshNote: days.some((d) => d.freshExhausted) ? ` (ran out of its ${fmtRate(days[0]!.freshDocs)} unrendered documents before the time was up)` : '',
+  };
+}
+
+const num = (n: number) => n.toLocaleString('en-US');
+const ms = (n: number) => (Number.isFinite(n) ? fmtMs(n) : '–');
+const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? (a / b).toFixed(2) : '–');
+
+const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us) ? `${fmtRate(us)} µs` : '–');
+
+function cpuLine(name: string, s: Summary): string {
+  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy; the load generator ${s.generatorCores.toFixed(2)})`;
+}
+
+function hooksLine(s: Summary): string {
+  const h = s.hooks;
+  return `${num(h.succeeded)} of ${num(h.expected)} delivered (receiver saw ${num(h.received)} unique webhook-ids; the API lists ${num(h.total)} deliveries, ${num(h.pending)} pending, ${num(h.failed)} failed; done ${h.waitedSeconds.toFixed(1)} s after the mix)`;
+}
+
+function failureNotes(label: string, s: Summary): string[] {
+  return [...s.kinds.map((k) => ['mix', k] as const), ...s.alone.map((k) => ['alone', k] as const)]
+    .filter(([, k]) => k.failures > 0)
+    .map(([where, k]) => `- ${label}, ${where}, ${k.name}: ${num(k.failures)} failed, e.g. \`${(k.firstFailure ?? '').replace(/`/g, "'").replace(/\s+/g, ' ')}\``);
+}
+
+function databaseSection(title: string, ours: Summary, theirs: Summary | undefined, names: { ours: string; theirs?: string }): string {
+  const lines: string[] = [`### ${title}`, ''];
+  lines.push(
+    `Seed: ${num(SHIPMENTS)} shipments with a label each over ${ACCOUNTS} accounts in ${ours.seedSeconds.toFixed(1)} s` +
+      (theirs ? ` (against: ${theirs.seedSeconds.toFixed(1)} s)` : '') +
+      `. The mix: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured` +
+      (ours.rounds > 1 ? `, mean of ${ours.rounds} rounds per revision (rates and percentiles averaged, counts summed)` : '') +
+      `. The machine's 1-minute load average just before the mix: ${ours.loads.map((l) => l.toFixed(2)).join(', ')}${theirs ? ` (against: ${theirs.loads.map((l) => l.toFixed(2)).join(', ')})` : ''}.`,
+    '',
+  );
+  if (theirs) {
+    lines.push(
+      table(
+        ['operation', 'share', 'this: ops', 'this: failed', 'this: p50', 'this: p99', 'against: ops', 'against: failed', 'against: p50', 'against: p99'],
+        [
+          ...ours.kinds.map((k, i) => {
+            const t = theirs.kinds[i]!;
+            return [k.name, `${k.weight} %`, num(k.count), num(k.failures), ms(k.p50), ms(k.p99), num(t.count), num(t.failures), ms(t.p50), ms(t.p99)];
+          }),
+          ['**all**', '100 %', num(ours.ops), num(ours.failures), '', '', num(theirs.ops), num(theirs.failures), '', ''],
+        ],
+      ),
+      '',
+      `**Total: ${fmtRate(ours.rate)} ops/s (${names.ours}) vs ${fmtRate(theirs.rate)} ops/s (${names.theirs}): ratio ${ratio(ours.rate, theirs.rate)}.**`,
+      '',
+      `Server CPU in the mix, webhook deliveries included: ${cpuLine(names.ours, ours)}, ${cpuLine(names.theirs!, theirs)}; against ÷ this: ${ratio(theirs.serverCpuPerOp, ours.serverCpuPerOp)}.`,
+      '',
+    );
+  } else {
+    lines.push(
+      table(
+        ['operation', 'share', 'ops', 'failed', 'ops/s', 'p50', 'p99'],
+        [...ours.kinds.map((k) => [k.name, `${k.weight} %`, num(k.count), num(k.failures), fmtRate(k.rate), ms(k.p50), ms(k.p99)]), ['**all**', '100 %', num(ours.ops), num(ours.failures), fmtRate(ours.rate), '', '']],
+      ),
+      '',
+      `**Total: ${fmtRate(ours.rate)} ops/s.**`,
+      '',
+      `Server CPU in the mix, webhook deliveries included: ${cpuLine(names.ours, ours)}.`,
+      '',
+    );
+  }
+  lines.push(`Each alone (${CONNECTIONS} connections, ${ALONE_SECONDS} s, no warm-up after the mix):`, '');
+  if (theirs) {
+    lines.push(
+      table(
+        ['scenario', 'this: ops/s', 'this: p50', 'this: p99', 'this: server CPU / op', 'against: ops/s', 'against: p50', 'against: p99', 'against: server CPU / op', 'ops/s this ÷ against'],
+        ours.alone.map((k, i) => {
+          const t = theirs.alone[i]!;
+          return [k.name + (k.failures || t.failures ? ` (failed: ${k.failures} / ${t.failures})` : ''), fmtRate(k.rate), ms(k.p50), ms(k.p99), cpu(k.serverCpuPerOp), fmtRate(t.rate), ms(t.p50), ms(t.p99), cpu(t.serverCpuPerOp), ratio(k.rate, t.rate)];
+        }),
+      ),
+      '',
+    );
+  } else {
+    lines.push(table(['scenario', 'ops/s', 'p50', 'p99', 'server CPU / op', 'failed'], ours.alone.map((k) => [k.name, fmtRate(k.rate), ms(k.p50), ms(k.p99), cpu(k.serverCpuPerOp), num(k.failures)])), '');
+  }
+  lines.push(`Webhooks (seed, warm-up and mix), ${names.ours}: ${hooksLine(ours)}.`);
+  if (theirs) lines.push(`Against: ${hooksLine(theirs)}.`);
+  if (ours.freshNote || theirs?.freshNote) lines.push('', `"download, first render"${ours.freshNote ? `, this${ours.freshNote}` : ''}${theirs?.freshNote ? `, against${theirs.freshNote}` : ''}.`);
+  const notes = [...failureNotes('this', ours), ...(theirs ? failureNotes('against', theirs) : [])];
+  const logs = [...ours.errorLogs, ...(theirs?.errorLogs ?? [])];
+  if (notes.length) lines.push('', 'Failures:', '', ...notes);
+  if (logs.length) lines.push('', `The service's error lines: ${logs.map((l) => `\`${l}\``).join(', ')}.`);
+  lines.push('');
+  return lines.join('\n');
+}
+
+interface Target {
+  what: string;
+  database: string;
+  measured: string;
+  goal: string;
+  met: boolean | null;
+}
+
+function targets(database: string, ours: Summary, theirs: Summary | undefined): Target[] {
+  const out: Target[] = [];
+  out.push(
+    theirs
+      ? { what: "(1) the day's total ops/s vs the against revision", database, measured: `${fmtRate(ours.rate)} vs ${fmtRate(theirs.rate)} ops/s: ${ratio(ours.rate, theirs.rate)} ×`, goal: '≥ 1.5 ×', met: ours.rate >= 1.5 * theirs.rate }
+      : { what: "(1) the day's total ops/s vs the against revision", database, measured: `${fmtRate(ours.rate)} ops/s; run with --against bfb4cd2`, goal: '≥ 1.5 ×', met: null },
+  );
+  const mixRead = ours.kinds.find((k) => k.name === GET_SHIPMENT)!;
+  const aloneRead = ours.alone.find((k) => k.name === GET_SHIPMENT)!;
+  out.push({
+    what: `(2) ${GET_SHIPMENT} p99 inside the mix`,
+    database,
+    measured: `${ms(mixRead.p99)} (alone ${ms(aloneRead.p99)}: ${ratio(mixRead.p99, aloneRead.p99)} ×)`,
+    goal: '≤ 5 ms and ≤ 3 × alone',
+    met: mixRead.p99 <= 5 && mixRead.p99 <= 3 * aloneRead.p99,
+  });
+  const repeat = ours.alone.find((k) => k.name === REPEAT.name)!;
+  if (theirs) {
+    const old = theirs.alone.find((k) => k.name === REPEAT.name)!;
+    out.push({ what: '(3) repeat downloads of a rendered document vs the against revision\'s repeat downloads', database, measured: `${fmtRate(repeat.rate)} vs ${fmtRate(old.rate)} downloads/s: ${ratio(repeat.rate, old.rate)} ×`, goal: '≥ 10 ×', met: repeat.rate >= 10 * old.rate });
+  } else {
+    const first = ours.alone.find((k) => k.name === FIRST_RENDER.name)!;
+    out.push({ what: '(3) repeat downloads vs first renders in this run (no --against)', database, measured: `${fmtRate(repeat.rate)} vs ${fmtRate(first.rate)} downloads/s: ${ratio(repeat.rate, first.rate)} ×`, goal: '≥ 10 ×', met: repeat.rate >= 10 * first.rate });
+  }
+  out.push({
+    what: '(4) no operation of the mix failed, every webhook delivered',
+    database,
+    measured: `${num(ours.failures)} failed of ${num(ours.ops + ours.failures)}; ${num(ours.hooks.succeeded)} of ${num(ours.hooks.expected)} webhooks delivered`,
+    goal: '0 failed, all delivered',
+    met: ours.failures === 0 && ours.hooks.allDelivered,
+  });
+  return out;
+}
+
+const DB_TITLES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+export async function run(): Promise<string> {
+  const receiver = new Receiver();
+  await receiver.ready();
+  let against: ReturnType<typeof prepareRevision> | undefined;
+  let thisRev: ReturnType<typeof prepareRevision> | undefined;
+  const notes: string[] = [];
+  const sections: string[] = [];
+  const allTargets: Target[] = [];
+  const started = Date.now();
+  try {
+    if (THIS_REV) thisRev = prepareRevision(THIS_REV, 'this');
+    const ours: Revision = thisRev ? thisRev.revision : { role: 'this', title: thisTitle(), root: ROOT };
+    if (AGAINST) against = prepareRevision(AGAINST, 'against');
+    const revisions = against ? [ours, against.revision] : [ours];
+    for (const database of DATABASES) {
+      if (!DB_TITLES[database]) throw new Error(`unknown database ${database} in BENCH_DAY_DATABASES (sqlite, postgres)`);
+      let pgAdmin: string | null = null;
+      if (database === 'postgres') {
+        pgAdmin = await pgReachable();
+        if (!pgAdmin) {
+          const note = `PostgreSQL is not reachable at ${PG_BASE} (databases postgres and test): skipped.`;
+          progress(note);
+          notes.push(note);
+          continue;
+        }
+      }
+      const days: Record<Revision['role'], DayResult[]> = { this: [], against: [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const revision of revisions) {
+          if (ROUNDS > 1) progress(`round ${round} of ${ROUNDS}`);
+          days[revision.role].push(await runDay(revision, database, receiver, pgAdmin));
+        }
+      }
+      const o = summarize(days.this);
+      const t = against ? summarize(days.against) : undefined;
+      sections.push(databaseSection(DB_TITLES[database]!, o, t, { ours: 'this', theirs: against ? 'against' : undefined }));
+      allTargets.push(...targets(DB_TITLES[database]!, o, t));
+    }
+    const minutes = (Date.now() - started) / 60_000;
+    const weights = KINDS.map((k) => `${k.weight} % ${k.name}`).join(', ');
+    return [
+      "## A warehouse's day: the service under a realistic mix",
+      '',
+      `The real service started as an operator would (\`node --max-semi-space-size=8 src/main.ts\` with \`npm start\`'s MALLOC settings, APP_ENV=development, ROLE=all so the webhook worker runs in the same process, SANDBOX_TRACKING=0, LOG_LEVEL=info to a file) on a fresh database, ` +
+        `with ${ACCOUNTS} accounts (\`default\` by BOOTSTRAP_API_KEY, the others by the admin command line), each with a webhook for all four event kinds to a receiver in its own process that answers 200. ` +
+        `${num(SHIPMENTS)} US domestic shipments (UPS ground, USPS priority_mail, FedEx ground; real ZIP codes; UTF-8 names) with a PDF 4x6 label each are seeded. ` +
+        `Then ${CONNECTIONS} virtual users on ${CONNECTIONS} keep-alive connections (undici Pool) each pick their next operation by weight from a seeded PRNG (seed ${SEED}), so every run does the same day: ${weights}. ` +
+        `Reads pick a seeded shipment or label of the account whose X-API-Key they send; tracking batches carry ${EVENTS_PER_BATCH} new events (alternating in_transit and out_for_delivery, so each changes the status and causes one webhook); ` +
+        `downloads fetch the signed \`url\` (no key, as a printer does) of ${num(DOWNLOAD_LABELS)} labels × PDF, PNG and ZPL, so repeats happen. An operation fails on any unexpected status or socket error; latency is to the end of the body. ` +
+        `After the mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
+        `"Alone" runs each operation by itself for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
+        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s.',
+      '',
+      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.` + (against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'),
+      ...(notes.length ? ['', ...notes] : []),
+      '',
+      ...sections,
+      '### Targets',
+      '',
+      table(
+        ['target', 'database', 'measured', 'target', 'met'],
+        allTargets.map((t) => [t.what, t.database, t.measured, t.goal, t.met === null ? '–' : t.met ? 'yes' : '**no**']),
+      ),
+      '',
+      `The whole benchmark took ${minutes.toFixed(1)} min.`,
+      '',
+    ].join('\n');
+  } finally {
+    against?.remove();
+    thisRev?.remove();
+    await receiver.stop();
+  }
+}
+
+if (process.argv.includes('--day-receiver')) runReceiver();
+else if (import.meta.main) console.log(await run());
