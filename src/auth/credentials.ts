@@ -1,7 +1,6 @@
 // Accounts, API keys and OAuth clients: creation, lookup and revocation.
-import type { Db } from '../db/index.ts';
+import type { Db, Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
-import { preparedQuery } from '../db/prepared.ts';
 import { NotFound, InvalidInput } from '../errors.ts';
 import { ALL_SCOPES, parseScopes, scopeString, type Scope } from './scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
@@ -67,7 +66,7 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
 }
 
 // Runs on every request with an API key (unless the key was checked within the last second, below).
-const apiKeyByHash = preparedQuery((db, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash));
+const apiKeyByHash = (db: Db | Tx, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).execute();
 
 /**
  * Keys that passed the database check recently, per database handle, by the key as the client sent
@@ -238,7 +237,7 @@ export async function ensureClient(db: Db, accountId: string, clientId: string, 
 }
 
 // Runs on every token request.
-const activeClientById = preparedQuery((db, clientId: string) => db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null));
+const activeClientById = (db: Db | Tx, clientId: string) => db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
 
 export async function findClient(db: Db, clientId: string): Promise<(OAuthClient & { secretHash: string }) | null> {
   const [row] = await activeClientById(db, clientId);

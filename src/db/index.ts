@@ -4,7 +4,6 @@ import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { sqliteStorage } from './sqlite.ts';
 import { postgresDialect, postgresPool } from './postgres.ts';
-import { useReader } from './prepared.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -25,7 +24,6 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
   if (url.startsWith('sqlite:')) {
     const sqlite = sqliteStorage(url);
     const db = new Kysely<Database>({ dialect: sqlite.dialect });
-    if (sqlite.reader) useReader(db, sqlite.reader);
     return {
       db,
       dialect: 'sqlite',

@@ -63,66 +63,9 @@ class NodeSqlite implements SqliteDatabase {
 /** How often the checkpointer thread copies the WAL into the database file (PASSIVE checkpoint). */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
-/**
- * A second connection to a file database that only reads, synchronously, outside Kysely: the hot
- * single-statement reads (src/db/prepared.ts). Each statement is its own read transaction, so it sees
- * exactly what has been committed, never the uncommitted writes of a transaction that another request
- * has open on the service's connection (which it would see on that same connection), and in WAL mode
- * it never waits for a writer.
- */
-export class SqliteReader {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, { stmt: StatementSync; row: RowBuilder; width: number }>();
-  constructor(path: string) {
-    this.#db = new DatabaseSync(path);
-    this.#db.exec('PRAGMA busy_timeout = 5000');
-    this.#db.exec('PRAGMA query_only = 1');
-    // Index and table pages are read through a memory map instead of a read() system call each when
-    // they are not in SQLite's own cache: a large table costs a lookup little more than a small one.
-    this.#db.exec(`PRAGMA mmap_size = ${READER_MMAP_BYTES}`);
-  }
-  all<R>(sql: string, parameters: ReadonlyArray<unknown>): R[] {
-    let prepared = this.#statements.get(sql);
-    if (!prepared) {
-      const stmt = this.#db.prepare(sql);
-      // Rows come back as arrays and become objects in JavaScript, through a function made for this
-      // statement's columns: node:sqlite's own row objects cost a property lookup by name per value.
-      stmt.setReturnArrays(true);
-      prepared = { stmt, ...rowBuilder(stmt) };
-      if (this.#statements.size > 1000) this.#statements.clear();
-      this.#statements.set(sql, prepared);
-    }
-    const rows = prepared.stmt.all(...parameters.map(bindable)) as unknown as unknown[][];
-    // A migration by another process can change what `select *` returns (SQLite prepares the
-    // statement again by itself): then the builder is made again for the new columns.
-    if (rows.length > 0 && rows[0]!.length !== prepared.width) Object.assign(prepared, rowBuilder(prepared.stmt));
-    const out = new Array<R>(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = prepared.row(rows[i]!) as R;
-    return out;
-  }
-  close(): void {
-    this.#statements.clear();
-    if (this.#db.isOpen) this.#db.close();
-  }
-}
-
-type RowBuilder = (values: unknown[]) => unknown;
-
-/** A function that turns one row's values (in column order) into an object named by the columns. */
-function rowBuilder(stmt: StatementSync): { row: RowBuilder; width: number } {
-  const names = stmt.columns().map((c) => c.name);
-  const row = new Function('v', `return { ${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')} };`) as RowBuilder;
-  return { row, width: names.length };
-}
-
-/** The reader's memory map: address space only, pages are shared with the operating system's cache. */
-const READER_MMAP_BYTES = 1 << 30;
-
 export interface SqliteStorage {
   dialect: SqliteDialect;
-  /** File databases only (an in-memory database is private to its one connection). */
-  reader: SqliteReader | null;
-  /** Stops the checkpointer thread and closes the reader, after the dialect's connection is closed (Kysely's destroy). */
+  /** Stops the checkpointer thread, after the dialect's connection is closed (Kysely's destroy). */
   close(): Promise<void>;
 }
 
@@ -167,13 +110,8 @@ export function sqliteStorage(url: string): SqliteStorage {
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA synchronous = NORMAL');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
-  const reader = memory ? null : new SqliteReader(path);
   return {
     dialect: new SqliteDialect({ database: new NodeSqlite(db) }),
-    reader,
-    close: async () => {
-      reader?.close();
-      await stopCheckpointer();
-    },
+    close: stopCheckpointer,
   };
 }

@@ -1,5 +1,4 @@
 import type { Db, Tx } from '../db/index.ts';
-import { preparedQuery } from '../db/prepared.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../http/pagination.ts';
 
@@ -9,7 +8,7 @@ export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<voi
   await tx.insertInto('shipments').values(row).execute();
 }
 
-const shipmentById = preparedQuery((db, id: string, accountId: string) => db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId));
+const shipmentById = (db: Db | Tx, id: string, accountId: string) => db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).execute();
 
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
   return (await shipmentById(db, id, accountId))[0];

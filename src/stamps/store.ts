@@ -1,7 +1,6 @@
 import type { Db, DialectName, Tx } from '../db/index.ts';
 import { nextCounter } from '../db/index.ts';
 import { isoNow } from '../db/ids.ts';
-import { preparedQuery } from '../db/prepared.ts';
 import type { StampsTable } from '../db/schema.ts';
 
 export type StampRow = StampsTable;
@@ -11,10 +10,10 @@ export async function insertStamp(tx: Tx | Db, row: StampRow): Promise<void> {
 }
 
 // The reads on the hot paths (creation, verification, download) skip Kysely's per-call building.
-const stampOfAccount = preparedQuery((db, id: string, accountId: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId));
-const stampById = preparedQuery((db, id: string) => db.selectFrom('stamps').selectAll().where('id', '=', id));
-const stampState = preparedQuery((db, id: string) => db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id));
-const stampOfShipmentIn = preparedQuery((db, shipmentId: string, status: string) => db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', status));
+const stampOfAccount = (db: Db | Tx, id: string, accountId: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId).execute();
+const stampById = (db: Db | Tx, id: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).execute();
+const stampState = (db: Db | Tx, id: string) => db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id).execute();
+const stampOfShipmentIn = (db: Db | Tx, shipmentId: string, status: string) => db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', status).execute();
 
 export async function findStamp(db: Db | Tx, accountId: string, id: string): Promise<StampRow | undefined> {
   return (await stampOfAccount(db, id, accountId))[0];

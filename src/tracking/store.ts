@@ -1,5 +1,4 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
-import { preparedQuery } from '../db/prepared.ts';
 import type { LabelsTable, LabelTrackingTable, SandboxParcelsTable, ShipmentsTable, TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
@@ -55,15 +54,15 @@ export interface LabelWithTracking extends TrackedLabel {
   estimated_delivery: string | null;
 }
 
-const labelWithTracking = preparedQuery((db, labelId: string, accountId: string) =>
+const labelWithTracking = (db: Db, labelId: string, accountId: string) =>
   db
     .selectFrom('labels')
     .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
     .select(['labels.id', 'labels.account_id', 'labels.shipment_id', 'labels.carrier', 'labels.service', 'labels.tracking_number', 'labels.status', 'labels.created_at'])
     .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery'])
     .where('labels.id', '=', labelId)
-    .where('labels.account_id', '=', accountId),
-);
+    .where('labels.account_id', '=', accountId)
+    .execute();
 
 export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
   return (await labelWithTracking(db, labelId, accountId))[0];
@@ -79,36 +78,14 @@ export interface EventFilter {
 
 /** What a lookup shows of an event. */
 export type ListedEvent = Pick<TrackingEventRow, 'timestamp' | 'location' | 'status' | 'carrier' | 'description' | 'carrier_code'>;
-type EventQuery = (db: Db | Tx, ...args: (string | number)[]) => Promise<ListedEvent[]>;
-// One prepared query per shape (filters present, direction): the hot lookup skips query building.
-const eventQueries = new Map<string, EventQuery>();
-
-function eventQuery(carrier: boolean, since: boolean, newestFirst: boolean): EventQuery {
-  const key = `${carrier}/${since}/${newestFirst}`;
-  let query = eventQueries.get(key);
-  if (!query) {
-    const dir = newestFirst ? 'desc' : 'asc';
-    query = preparedQuery((db, ...args: (string | number)[]) => {
-      let q = db
-        .selectFrom('tracking_events')
-        .select(['timestamp', 'location', 'status', 'carrier', 'description', 'carrier_code'])
-        .where('label_id', '=', args[0] as string);
-      if (carrier) q = q.where('carrier', '=', args[1] as string);
-      if (since) q = q.where('timestamp', '>', args[carrier ? 2 : 1] as string);
-      return q.orderBy('timestamp', dir).orderBy('id', dir).limit(args.at(-1) as number);
-    });
-    eventQueries.set(key, query);
-  }
-  return query;
-}
 
 /** Filter, then sort (by time; arrival order breaks ties), then limit: one range scan of the label's index entries. */
 export async function listEvents(db: Db, labelId: string, filter: EventFilter): Promise<ListedEvent[]> {
-  const args: (string | number)[] = [labelId];
-  if (filter.carrier) args.push(filter.carrier);
-  if (filter.since) args.push(filter.since);
-  args.push(filter.limit);
-  return eventQuery(Boolean(filter.carrier), Boolean(filter.since), filter.newestFirst)(db, ...args);
+  const dir = filter.newestFirst ? 'desc' : 'asc';
+  let q = db.selectFrom('tracking_events').select(['timestamp', 'location', 'status', 'carrier', 'description', 'carrier_code']).where('label_id', '=', labelId);
+  if (filter.carrier) q = q.where('carrier', '=', filter.carrier);
+  if (filter.since) q = q.where('timestamp', '>', filter.since);
+  return q.orderBy('timestamp', dir).orderBy('id', dir).limit(filter.limit).execute();
 }
 
 // ---- the sandbox carrier ----
