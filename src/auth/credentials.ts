@@ -1,5 +1,5 @@
 // Accounts, API keys and OAuth clients: creation, lookup and revocation.
-import type { Db, Tx } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { NotFound, InvalidInput } from '../errors.ts';
 import { ALL_SCOPES, parseScopes, scopeString, type Scope } from './scopes.ts';
@@ -64,9 +64,6 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
     if (!(await db.selectFrom('api_keys').select('id').where('hash', '=', hash).executeTakeFirst())) throw err;
   }
 }
-
-// Runs on every request with an API key (unless the key was checked within the last second, below).
-const apiKeyByHash = (db: Db | Tx, hash: string) => db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).execute();
 
 /**
  * Keys that passed the database check recently, per database handle, by the key as the client sent
@@ -137,7 +134,7 @@ export async function principalForApiKey(db: Db, key: string): Promise<Principal
   const hash = sha256Hex(key);
   const cache = keyCacheOf(db);
   const generation = cache.generation;
-  const [row] = await apiKeyByHash(db, hash);
+  const row = await db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
   const principal: Principal = { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
   if (cache.generation === generation) {
@@ -236,11 +233,8 @@ export async function ensureClient(db: Db, accountId: string, clientId: string, 
   }
 }
 
-// Runs on every token request.
-const activeClientById = (db: Db | Tx, clientId: string) => db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
-
 export async function findClient(db: Db, clientId: string): Promise<(OAuthClient & { secretHash: string }) | null> {
-  const [row] = await activeClientById(db, clientId);
+  const row = await db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
   if (!row) return null;
   return {
     clientId: row.client_id,

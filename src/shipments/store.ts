@@ -8,10 +8,8 @@ export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<voi
   await tx.insertInto('shipments').values(row).execute();
 }
 
-const shipmentById = (db: Db | Tx, id: string, accountId: string) => db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).execute();
-
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
-  return (await shipmentById(db, id, accountId))[0];
+  return db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {

@@ -9,28 +9,22 @@ export async function insertStamp(tx: Tx | Db, row: StampRow): Promise<void> {
   await tx.insertInto('stamps').values(row).execute();
 }
 
-// The reads on the hot paths (creation, verification, download) skip Kysely's per-call building.
-const stampOfAccount = (db: Db | Tx, id: string, accountId: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId).execute();
-const stampById = (db: Db | Tx, id: string) => db.selectFrom('stamps').selectAll().where('id', '=', id).execute();
-const stampState = (db: Db | Tx, id: string) => db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id).execute();
-const stampOfShipmentIn = (db: Db | Tx, shipmentId: string, status: string) => db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', status).execute();
-
 export async function findStamp(db: Db | Tx, accountId: string, id: string): Promise<StampRow | undefined> {
-  return (await stampOfAccount(db, id, accountId))[0];
+  return db.selectFrom('stamps').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 /** Any account's stamp: for the signed download link, which is not account-scoped. */
 export async function findStampById(db: Db, id: string): Promise<StampRow | undefined> {
-  return (await stampById(db, id))[0];
+  return db.selectFrom('stamps').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** What verification needs to know about a stamp, whichever account it belongs to. */
 export async function findStampState(db: Db, id: string): Promise<Pick<StampRow, 'id' | 'serial' | 'shipment_id' | 'status' | 'expires_at'> | undefined> {
-  return (await stampState(db, id))[0];
+  return db.selectFrom('stamps').select(['id', 'serial', 'shipment_id', 'status', 'expires_at']).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findActiveStampOfShipment(db: Db | Tx, shipmentId: string): Promise<Pick<StampRow, 'id'> | undefined> {
-  return (await stampOfShipmentIn(db, shipmentId, 'active'))[0];
+  return db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', 'active').executeTakeFirst();
 }
 
 /** The private JWK of a stamp key (the key ring keeps only non-extractable WebCrypto keys). */

@@ -54,18 +54,15 @@ export interface LabelWithTracking extends TrackedLabel {
   estimated_delivery: string | null;
 }
 
-const labelWithTracking = (db: Db, labelId: string, accountId: string) =>
-  db
+export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
+  return db
     .selectFrom('labels')
     .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
     .select(['labels.id', 'labels.account_id', 'labels.shipment_id', 'labels.carrier', 'labels.service', 'labels.tracking_number', 'labels.status', 'labels.created_at'])
     .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery'])
     .where('labels.id', '=', labelId)
     .where('labels.account_id', '=', accountId)
-    .execute();
-
-export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
-  return (await labelWithTracking(db, labelId, accountId))[0];
+    .executeTakeFirst();
 }
 
 export interface EventFilter {
