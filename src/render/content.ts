@@ -1,5 +1,5 @@
 // What each carrier prints: tracking number groups, routing code, and the messages in the barcodes.
-import { countryNumeric } from './countries.ts';
+import { countryNumeric } from '../countries.ts';
 import { asciiText } from './text.ts';
 import type { LabelData } from './label.ts';
 

@@ -3,6 +3,7 @@ import type { Db, Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
+import { isCountryCode } from '../countries.ts';
 import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../http/pagination.ts';
 import * as store from './store.ts';
@@ -35,15 +36,6 @@ export interface Shipment extends NewShipment {
   label?: { id: string; trackingNumber: string; carrier: string };
   createdAt: string;
   updatedAt: string;
-}
-
-const regions = new Intl.DisplayNames(['en'], { type: 'region' });
-function isCountry(code: string): boolean {
-  try {
-    return regions.of(code) !== code;
-  } catch {
-    return false;
-  }
 }
 
 export function toShipment(row: store.ShipmentRow): Shipment {
@@ -91,7 +83,7 @@ function checkShipment(input: NewShipment): void {
     throw new InvalidInput(`service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: 'service', message: `must be one of ${known}` }]);
   }
   for (const side of ['from', 'to'] as const) {
-    if (!isCountry(input[side].country)) {
+    if (!isCountryCode(input[side].country)) {
       throw new InvalidInput(`${side}.country ${input[side].country} is not an ISO 3166-1 alpha-2 country code`, [{ field: `${side}.country`, message: 'is not a country code' }]);
     }
   }

@@ -48,6 +48,17 @@ forEachDatabase((database) => {
       });
     }
 
+    for (const code of ['EU', 'ZZ', 'UK', 'XA', 'QO']) {
+      it(`rejects to.country ${code} (a region code, not an assigned ISO 3166-1 country) with 400 naming the field`, async () => {
+        const before = await countRows(t.ctx, 'shipments');
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: { ...sampleShipment.to, country: code } } });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.equal(res.json().code, 'INVALID_INPUT');
+        assert.deepEqual(res.json().details.map((d: { field: string }) => d.field), ['to.country']);
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+      });
+    }
+
     it('answers malformed JSON with 400, a wrong content type with 415, an oversized body with 413', async () => {
       const malformed = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: '{"carrier":' });
       assert.equal(malformed.statusCode, 400);

@@ -7,7 +7,7 @@ import {
   dhlDataMatrixMessage, fedexPdf417Message, groupTrackingNumber, maxiCodeMessage, normalPostalCode,
   printedDate, routingCodeFor, uspsImpbElementString,
 } from '../content.ts';
-import { countryName, countryNumeric } from '../countries.ts';
+import { countryName, countryNumeric } from '../../countries.ts';
 import type { Address, LabelData, LabelSize } from '../label.ts';
 import type { BarcodePrimitive, Drawing, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { countryName, countryNumeric } from '../../src/render/countries.ts';
+import isoCountries from 'i18n-iso-countries';
+import { countryCodes, countryName, countryNumeric, isCountryCode } from '../../src/countries.ts';
 
 describe('ISO 3166-1 numeric codes printed in MaxiCode and routing barcodes', () => {
   it('has the common destinations with their ISO 3166-1 numbers', () => {
@@ -27,5 +28,18 @@ describe('ISO 3166-1 numeric codes printed in MaxiCode and routing barcodes', ()
       }
     }
     assert.ok(seen.size >= 240, `${seen.size} countries`);
+  });
+});
+
+describe('the country table', () => {
+  it('has exactly the codes and numbers of ISO 3166-1 as the i18n-iso-countries package has them (Kosovo, XK, is user-assigned, not ISO)', () => {
+    const theirs = Object.entries(isoCountries.getNumericCodes()).filter(([, alpha2]) => alpha2 !== 'XK');
+    assert.deepEqual(countryCodes().sort(), theirs.map(([, alpha2]) => alpha2).sort());
+    for (const [numeric, alpha2] of theirs) assert.equal(countryNumeric(alpha2), numeric, alpha2);
+  });
+
+  it('knows only assigned codes: not the EU, the UK spelling, user-assigned or private-use codes', () => {
+    for (const code of ['EU', 'UK', 'ZZ', 'XA', 'QO', 'XK', 'AA', 'us']) assert.equal(isCountryCode(code), false, code);
+    for (const code of ['US', 'GB', 'DE', 'JP', 'GR', 'AX']) assert.equal(isCountryCode(code), true, code);
   });
 });

@@ -1,5 +1,7 @@
-// ISO 3166-1 countries: alpha-2, numeric code (MaxiCode and PDF417 carry it) and the English short name
-// printed on international labels. Generated once from Debian's iso-codes data (iso_3166-1.json).
+// The one table of ISO 3166-1 countries: the assigned alpha-2 codes an address may name, their numeric
+// codes (MaxiCode and PDF417 carry them) and the English short names printed on labels. Generated once
+// from Debian's iso-codes data (iso_3166-1.json); test/core/countries.test.ts holds it equal to the
+// i18n-iso-countries package's codes and numbers.
 
 const TABLE = `
 AD 020 ANDORRA
@@ -255,24 +257,24 @@ ZW 716 ZIMBABWE
 
 interface Country { numeric: string; name: string }
 
-let byAlpha2: Map<string, Country> | undefined;
+const byAlpha2 = new Map<string, Country>(TABLE.trim().split('\n').map((line) => [line.slice(0, 2), { numeric: line.slice(3, 6), name: line.slice(7) }]));
 
-function countries(): Map<string, Country> {
-  if (!byAlpha2) {
-    byAlpha2 = new Map();
-    for (const line of TABLE.trim().split('\n')) {
-      byAlpha2.set(line.slice(0, 2), { numeric: line.slice(3, 6), name: line.slice(7) });
-    }
-  }
-  return byAlpha2;
+/** Whether `code` is an assigned ISO 3166-1 alpha-2 code, in capitals ('DE'; not 'EU', 'UK', 'ZZ' or 'de'). */
+export function isCountryCode(code: string): boolean {
+  return byAlpha2.has(code);
+}
+
+/** Every assigned alpha-2 code. */
+export function countryCodes(): string[] {
+  return [...byAlpha2.keys()];
 }
 
 /** The ISO 3166-1 numeric code of an alpha-2 code ('US' → '840'); '999' when unknown. */
 export function countryNumeric(alpha2: string): string {
-  return countries().get(alpha2.toUpperCase())?.numeric ?? '999';
+  return byAlpha2.get(alpha2.toUpperCase())?.numeric ?? '999';
 }
 
 /** The English short name in capitals ('DE' → 'GERMANY'); the code itself when unknown. */
 export function countryName(alpha2: string): string {
-  return countries().get(alpha2.toUpperCase())?.name ?? alpha2.toUpperCase();
+  return byAlpha2.get(alpha2.toUpperCase())?.name ?? alpha2.toUpperCase();
 }
