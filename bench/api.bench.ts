@@ -88,7 +88,7 @@ export async function run(): Promise<string> {
         'Nothing commits while they run, so after the first request the read is answered from memory (src/db/answers.ts), as for a client polling a shipment; ' +
         `the row "while ${WRITES_PER_SECOND} shipments/s are created" shows the same read when commits keep dropping what was remembered.`,
       '',
-      loadTable([before, ...apiKeyRuns.map((r, i) => [r, bearerRuns[i]!]).flat(), apiKey, bearer, underWrites, token, after], base),
+      loadTable([before, ...apiKeyRuns.flatMap((r, i) => [r, bearerRuns[i]!]), apiKey, bearer, underWrites, token, after], base),
       '',
       baselineSentence(base, "The last column divides the baseline's server CPU per request by the scenario's: on a shared machine it moves less than requests/s do."),
       '',

@@ -2,7 +2,7 @@
 // Targets: POST /v1/stamps p99 ≤ 20 ms at 10 connections; POST /v1/stamps/verify ≥ 2,000/s.
 import { openStorage } from '../src/db/index.ts';
 import { isoNow, uuidv7 } from '../src/db/ids.ts';
-import { api, atLeast, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
+import { api, atLeast, atMostMs, CONNECTIONS, load, loadTable, progress, SECONDS, startApp, startBaseline, targetTable, WARMUP_SECONDS, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
 
 /** More shipments than the creation runs can use: each stamp needs a shipment without one. */
 const SHIPMENTS = 40_000;

@@ -1,6 +1,6 @@
 // Process entry: read config, build the app and the worker, listen, shut down gracefully.
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
@@ -11,7 +11,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 
 async function main(): Promise<void> {
   const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.length);
-  let config;
+  let config: Config;
   try {
     config = loadConfig(roleArg ? { ...process.env, ROLE: roleArg } : process.env, version);
   } catch (err) {

@@ -4,6 +4,7 @@
 // when this process writes a domain event (so webhooks leave at once rather than at the next poll).
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
 import { announceDomainEventWritten, onDomainEventWritten } from './db/events.ts';
 import { closeContext, openContext } from './bootstrap.ts';
 import { createLogger } from './log.ts';
@@ -55,7 +56,7 @@ async function runThread(config: Config): Promise<void> {
   const port = parentPort!;
   const log = createLogger(config.logLevel).child({ thread: 'jobs' });
   let worker: Worker;
-  let ctx;
+  let ctx: AppContext;
   try {
     ctx = await openContext(config, log);
     worker = startWorker(ctx);

@@ -106,7 +106,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
       appErr.status >= 500 ? 'Something went wrong on our side. Go back to the application and try again.'
       : appErr.status === 415 ? 'The form must be sent as application/x-www-form-urlencoded.'
       : appErr.message;
-    return render(reply, { kind: 'error', status: appErr.status >= 500 ? 500 : appErr.status, title: appErr.status >= 500 ? 'Something went wrong' : 'Invalid request', message });
+    return render(reply, { kind: 'error', status: Math.min(appErr.status , 500), title: appErr.status >= 500 ? 'Something went wrong' : 'Invalid request', message });
   });
 
   app.get(base, {

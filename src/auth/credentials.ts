@@ -90,7 +90,10 @@ const keyCaches = new WeakMap<Db, KeyCache>();
 
 function keyCacheOf(db: Db): KeyCache {
   let cache = keyCaches.get(db);
-  if (!cache) keyCaches.set(db, (cache = { entries: new Map(), generation: 0, sweep: null }));
+  if (!cache) {
+    cache = { entries: new Map(), generation: 0, sweep: null };
+    keyCaches.set(db, cache);
+  }
   return cache;
 }
 

@@ -22,7 +22,7 @@ export const usps: CarrierRules = {
   maxSerial: 10n ** BigInt(SERIAL_DIGITS) - 1n,
 
   trackingNumberFor(serial, service) {
-    const digits = '94' + service.carrierCode + USPS_MAILER_ID + serialDigits(serial, SERIAL_DIGITS);
+    const digits = `94${service.carrierCode}${USPS_MAILER_ID}${serialDigits(serial, SERIAL_DIGITS)}`;
     return digits + uspsCheckDigit(digits);
   },
 

@@ -1,6 +1,5 @@
 import { Kysely, sql, type Transaction } from 'kysely';
 import { readdir } from 'node:fs/promises';
-import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { sqliteStorage } from './sqlite.ts';
 import { postgresDialect, postgresPool } from './postgres.ts';
@@ -34,7 +33,6 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       },
     };
   }
-  let pool: pg.Pool;
   if (options.schema) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`);
     const admin = postgresPool(url);
@@ -47,7 +45,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       await admin.end();
     }
   }
-  pool = postgresPool(url, options.schema);
+  const pool = postgresPool(url, options.schema);
   const db = new Kysely<Database>({ dialect: postgresDialect(pool) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
@@ -55,7 +53,8 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
 const migrationsDir = new URL('./migrations/', import.meta.url);
 
 interface Migration {
-  up(db: Kysely<any>): Promise<void>;
+  // Each migration sees the schema as it was when it was written, not today's Database type.
+  up(db: Kysely<unknown>): Promise<void>;
 }
 
 async function folderMigrations(): Promise<[string, Migration][]> {
@@ -87,7 +86,7 @@ export async function migrate(storage: Storage): Promise<void> {
       for (const [name, migration] of await folderMigrations()) {
         if (done.has(name)) continue;
         current = name;
-        await migration.up(conn);
+        await migration.up(conn as unknown as Kysely<unknown>);
         await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(conn);
       }
       await sql`commit`.execute(conn);

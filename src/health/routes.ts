@@ -37,6 +37,6 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
       reply
         .type('text/html; charset=utf-8')
         .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .send(referencePage(app.swagger() as Record<string, any>)),
+        .send(referencePage(app.swagger() as Parameters<typeof referencePage>[0])),
   });
 }

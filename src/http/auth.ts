@@ -78,12 +78,18 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
         const authorization = request.headers.authorization;
         if (typeof apiKey === 'string' && apiKey !== '') {
           const principal = cachedPrincipalForApiKey(db, apiKey);
-          if (principal) return (admit(request, principal), done());
+          if (principal) {
+            admit(request, principal);
+            return done();
+          }
           pending = withKey(request, apiKey);
         } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
           const token = authorization.slice(7).trim();
           const known = verifiedTokens.cached(token);
-          if (known?.ok && !known.family) return (admit(request, known.principal), done());
+          if (known?.ok && !known.family) {
+            admit(request, known.principal);
+            return done();
+          }
           pending = withToken(request, token, known);
         } else {
           throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');

@@ -59,13 +59,22 @@ function escapeHtml(s: string): string {
 }
 
 /** A self-contained HTML reference of every operation (no scripts, no third-party assets). */
-export function referencePage(doc: Record<string, any>): string {
+interface DocumentedOperation {
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string; required?: boolean }[];
+  responses?: Record<string, unknown>;
+}
+
+export function referencePage(doc: { info: { title: string; version: string; description?: string }; paths?: Record<string, Record<string, DocumentedOperation>> }): string {
   const rows: string[] = [];
-  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const scope = (op.security ?? []).find((s: Record<string, string[]>) => s.bearer)?.bearer?.[0];
-      const params = (op.parameters ?? []).map((p: any) => `<code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})`).join(', ');
+      const scope = (op.security ?? []).find((s) => s.bearer)?.bearer?.[0];
+      const params = (op.parameters ?? []).map((p) => `<code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})`).join(', ');
       const responses = Object.keys(op.responses ?? {}).join(', ');
       rows.push(
         `<section><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>` +

@@ -9,7 +9,10 @@ const keyObjects = new WeakMap<Buffer, KeyObject>();
 
 function mac(key: Buffer, kind: LinkKind, id: string, format: string, expires: number): Buffer {
   let keyObject = keyObjects.get(key);
-  if (!keyObject) keyObjects.set(key, (keyObject = createSecretKey(key)));
+  if (!keyObject) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
   return createHmac('sha256', keyObject).update(`${kind}\n${id}\n${format}\n${expires}`).digest();
 }
 

@@ -80,7 +80,7 @@ export function serviceClass(data: LabelData): string {
 
 /** Day of the year (001–366) of the ship date, as UPS encodes the pickup date. */
 export function julianDay(shipDate: string): string {
-  const d = new Date(/^\d{4}-\d{2}-\d{2}/.test(shipDate) ? shipDate.slice(0, 10) + 'T00:00:00Z' : shipDate);
+  const d = new Date(/^\d{4}-\d{2}-\d{2}/.test(shipDate) ? `${shipDate.slice(0, 10)}T00:00:00Z` : shipDate);
   if (Number.isNaN(d.getTime())) return '001';
   const start = Date.UTC(d.getUTCFullYear(), 0, 1);
   return String(Math.floor((d.getTime() - start) / 86_400_000) + 1).padStart(3, '0');

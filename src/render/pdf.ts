@@ -126,7 +126,10 @@ function maxiCodeAsText(doc: Doc, b: BarcodePrimitive, pageHeight: number): stri
   for (const i of b.modules.dark) {
     const row = Math.floor(i / 30);
     let cells = rows.get(row);
-    if (!cells) rows.set(row, (cells = Array<string>(30).fill('0')));
+    if (!cells) {
+      cells = Array<string>(30).fill('0');
+      rows.set(row, cells);
+    }
     cells[i % 30] = '1';
   }
   // Text space is y-up: undo pdfkit's y-down page transform for this block.
@@ -210,9 +213,9 @@ export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
           for (const poly of sh.polygons) {
             let d = `${f(poly[0]![0])} ${f(poly[0]![1])} m`;
             for (let i = 1; i < poly.length; i++) d += ` ${f(poly[i]![0])} ${f(poly[i]![1])} l`;
-            ops.push(d + ' h');
+            ops.push(`${d} h`);
           }
-          if (ops.length) raw.addContent(ops.join('\n') + '\nf');
+          if (ops.length) raw.addContent(`${ops.join('\n')}\nf`);
           for (const ring of sh.rings) raw.addContent(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
           break;
         }

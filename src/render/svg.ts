@@ -58,7 +58,7 @@ export function textPathData(t: TextPrimitive): string {
 function shapesSvg(sh: BarcodeShapes): string {
   let d = '';
   for (const r of sh.rects) d += `M${n(r.x)} ${n(r.y)}h${n(r.w)}v${n(r.h)}h${n(-r.w)}z`;
-  for (const p of sh.polygons) d += 'M' + p.map(([x, y]) => `${n(x)} ${n(y)}`).join('L') + 'z';
+  for (const p of sh.polygons) d += `M${p.map(([x, y]) => `${n(x)} ${n(y)}`).join('L')}z`;
   let out = d ? `<path d="${d}"${sh.polygons.length ? '' : ' shape-rendering="crispEdges"'}/>` : '';
   for (const r of sh.rings) {
     out += `<circle cx="${n(r.cx)}" cy="${n(r.cy)}" r="${n((r.inner + r.outer) / 2)}" fill="none" stroke="#000" stroke-width="${n(r.outer - r.inner)}"/>`;
@@ -72,7 +72,7 @@ const HEXAGON_STEPS = (() => {
   const { cx, cy } = hexagonCentre(0);
   let d = `m${n(pts[0]![0] - cx)} ${n(pts[0]![1] - cy)}`;
   for (let i = 1; i < pts.length; i++) d += `l${n(pts[i]![0] - pts[i - 1]![0])} ${n(pts[i]![1] - pts[i - 1]![1])}`;
-  return d + 'z';
+  return `${d}z`;
 })();
 
 /** MaxiCode: one path of hexagons in pitch units (two numbers each), scaled into place. */

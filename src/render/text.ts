@@ -62,9 +62,9 @@ export function fitText(text: string, maxWidth: number, size: number, bold = fal
   let hi = cps.length - 1;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (textWidth(cps.slice(0, mid).join('').trimEnd() + '…', minSize, bold) <= maxWidth) lo = mid;
+    if (textWidth(`${cps.slice(0, mid).join('').trimEnd()}…`, minSize, bold) <= maxWidth) lo = mid;
     else hi = mid - 1;
   }
   const cut = cps.slice(0, lo).join('').trimEnd();
-  return { text: cut ? cut + '…' : '', size: minSize };
+  return { text: cut ? `${cut}…` : '', size: minSize };
 }

@@ -156,7 +156,9 @@ export class TrueTypeSubset {
 
     const glyf = Buffer.concat(pieces);
     const loca = Buffer.alloc(4 * (n + 1));
-    offsets.forEach((o, i) => loca.writeUInt32BE(o, i * 4));
+    offsets.forEach((o, i) => {
+      loca.writeUInt32BE(o, i * 4);
+    });
     const hmtx = Buffer.alloc(4 * n);
     this.glyphs.forEach((g, i) => {
       hmtx.writeUInt16BE(f.advance[g]!, i * 4);

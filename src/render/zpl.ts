@@ -14,7 +14,7 @@ export interface ZplOptions {
 
 /** ^FH escapes (with `_` as the hex indicator): ZPL's command characters and controls. */
 function fieldHex(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f^~_\\]/g, (c) => '_' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+  return s.replace(/[\u0000-\u001f\u007f^~_\\]/g, (c) => `_${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 /**
@@ -65,7 +65,7 @@ function gs1Tokens(elementString: string): (string | 'FNC1')[] {
 /** GS1 Data Matrix data with `_` as the ^BX escape character: `_1` is FNC1 (start and separators). */
 function gs1DataMatrixData(elementString: string): string {
   const parts = [...elementString.matchAll(/\((\d{2,4})\)([^(]*)/g)];
-  return parts.map((m) => '_1' + (m[1]! + m[2]!).replace(/[^\x21-\x7e]|[_^~]/g, '')).join('');
+  return parts.map((m) => `_1${(m[1]! + m[2]!).replace(/[^\x21-\x7e]|[_^~]/g, '')}`).join('');
 }
 
 /** ^BD data: class, country, postal code (high-priority message), then the rest after `[)>RS01GS96`. */
@@ -113,7 +113,7 @@ function residentFontCan(text: string): boolean {
 }
 
 function textZpl(t: TextPrimitive, k: number, dpi: number): string {
-  const { shaped: s, width, left } = placeText(t);
+  const { width, left } = placeText(t);
   if (residentFontCan(t.text)) {
     const h = Math.max(10, Math.round(t.size * k));
     // Font 0 is narrower than DejaVu Sans; middle and end anchors use a one-line field block.
@@ -174,5 +174,5 @@ export function drawingToZpl(drawing: Drawing, opts: ZplOptions): string {
     }
   }
   out.push('^PQ1', '^XZ');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

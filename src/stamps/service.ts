@@ -73,7 +73,10 @@ function toStamp(ctx: AppContext, row: store.StampRow, format = row.format as St
 const issuerCodes = new WeakMap<Db, Map<string, number>>();
 async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
   let codes = issuerCodes.get(db);
-  if (!codes) issuerCodes.set(db, (codes = new Map()));
+  if (!codes) {
+    codes = new Map();
+    issuerCodes.set(db, codes);
+  }
   let code = codes.get(accountId);
   if (code === undefined) {
     code = await store.issuerCode(db, accountId);

@@ -63,7 +63,9 @@ const upsValue = (char: string) => (/\d/.test(char) ? Number(char) : (char.charC
 function fedexResidue(trackingNumber: string): number {
   const weights = [1, 3, 7];
   let sum = 0;
-  [...trackingNumber.slice(0, 11)].reverse().forEach((d, k) => (sum += Number(d) * weights[k % 3]!));
+  [...trackingNumber.slice(0, 11)].reverse().forEach((d, k) => {
+    sum += Number(d) * weights[k % 3]!;
+  });
   return sum % 11;
 }
 
@@ -299,7 +301,7 @@ describe('isValidTrackingNumber', () => {
   it('rejects other lengths, lower case, spaces and non-strings', () => {
     for (const carrier of CARRIERS) {
       const example = WORKED_EXAMPLES[carrier];
-      assert.equal(isValidTrackingNumber(carrier, example + '0'), false);
+      assert.equal(isValidTrackingNumber(carrier, `${example}0`), false);
       assert.equal(isValidTrackingNumber(carrier, example.slice(1)), false);
       assert.equal(isValidTrackingNumber(carrier, ` ${example}`), false);
       assert.equal(isValidTrackingNumber(carrier, ''), false);

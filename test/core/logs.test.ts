@@ -4,10 +4,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
-import fc from 'fast-check';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { dropSchema, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { FORM, form, signWithServiceKey, tokenRequest } from './support.ts';
 

@@ -148,7 +148,7 @@ forEachDatabase((database) => {
     });
 
     it('a failed HTTP Basic authentication: 401 invalid_client with WWW-Authenticate: Basic', async () => {
-      for (const authorization of [basic(client.clientId, 'wrong'), basic('cl_nobody', 'x'), `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic %%%', basic(client.clientId, client.clientSecret).replace(/=*$/, '') + 'AA']) {
+      for (const authorization of [basic(client.clientId, 'wrong'), basic('cl_nobody', 'x'), `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic %%%', `${basic(client.clientId, client.clientSecret).replace(/=*$/, '')}AA`]) {
         const res = await tokenRequest(t, { grant_type: 'client_credentials' }, { authorization });
         assertOAuthError(res, 401, 'invalid_client');
         assert.match(String(res.headers['www-authenticate']), /^Basic realm="shipping"/, authorization);

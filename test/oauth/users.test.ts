@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { authenticateUser, createUser, MIN_PASSWORD_LENGTH } from '../../src/auth/users.ts';
-import { AppError } from '../../src/errors.ts';
+import type { AppError } from '../../src/errors.ts';
 
 forEachDatabase((database) => {
   let t: TestApp;

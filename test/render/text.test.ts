@@ -41,7 +41,9 @@ function assertWellFormedXml(xml: string): void {
   const token = /<(\/?)([A-Za-z_][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/gy;
   let m: RegExpExecArray | null;
   let pos = 0;
-  while (pos < body.length && (m = token.exec(body))) {
+  while (pos < body.length) {
+    m = token.exec(body);
+    if (!m) break;
     pos = token.lastIndex;
     if (m[5] !== undefined) {
       assert.ok(!/&(?!(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(m[5]), `bad entity in text ${m[5].slice(0, 40)}`);

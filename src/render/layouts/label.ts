@@ -236,7 +236,7 @@ function layoutPortrait(d: LabelData, W: number, H: number): Sheet {
   return s;
 }
 
-function layoutLandscape(d: LabelData, W: number, H: number): Sheet {
+function layoutLandscape(d: LabelData, W: number, _H: number): Sheet {
   const s = new Sheet();
   const M = 8;
   const inner = W - 2 * M;
