@@ -3,7 +3,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { SqliteDialect } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 type Bindable = null | number | bigint | string | Uint8Array;
@@ -43,9 +43,6 @@ class NodeSqlite implements SqliteDatabase {
     this.#db = db;
   }
   prepare(sql: string): SqliteStatement {
-    // A deferred transaction that reads and then writes fails at once with "database is locked" when
-    // another process wrote in between; taking the write lock up front waits out busy_timeout instead.
-    if (sql === 'begin') sql = 'begin immediate';
     let stmt = this.#cache.get(sql);
     if (!stmt) {
       stmt = new Statement(this.#db.prepare(sql));
@@ -57,6 +54,28 @@ class NodeSqlite implements SqliteDatabase {
   close(): void {
     this.#cache.clear();
     if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+/**
+ * Kysely's SQLite driver, with transactions that take the write lock when they begin: a deferred
+ * transaction that reads and then writes fails at once with "database is locked" when another process
+ * wrote in between, while `BEGIN IMMEDIATE` waits out busy_timeout instead.
+ */
+class ImmediateTransactionDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateTransactionDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateTransactionDriver(this.#config);
   }
 }
 
@@ -111,7 +130,7 @@ export function sqliteStorage(url: string): SqliteStorage {
   db.exec('PRAGMA synchronous = NORMAL');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
   return {
-    dialect: new SqliteDialect({ database: new NodeSqlite(db) }),
+    dialect: new ImmediateTransactionDialect({ database: new NodeSqlite(db) }),
     close: stopCheckpointer,
   };
 }
