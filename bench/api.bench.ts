@@ -1,4 +1,4 @@
-// Issue 2: authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
+// Authenticated reads and the token endpoint against a bare Fastify "hello" baseline, on SQLite.
 // Targets: GET /v1/shipments/{id} with an API key ≥ 0.5 of the baseline's requests/s, with a bearer
 // JWT ≥ 0.4, p99 ≤ 10 ms at 10 connections; the token endpoint ≥ 1,000 tokens/s.
 import { accessToken, api, atLeast, atLeastShare, atMostMs, CONNECTIONS, load, loadTable, meanOf, startApp, startBaseline, targetTable, tokenForm, BENCH_SHIPMENT, baselineMean, baselineSentence } from './lib.ts';
@@ -80,7 +80,7 @@ export async function run(): Promise<string> {
       atLeast('token endpoint: tokens/s', token.rps, 1000, base.rps, 'tokens/s'),
     ];
     return [
-      '## API: authentication and the token endpoint (issue 2)',
+      '## API: authentication and the token endpoint',
       '',
       `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
         'The shipment read is one of 200 in the table; the JWT carries `read:shipments`; the token endpoint issues one ES256 JWT per request. ' +

@@ -1,4 +1,4 @@
-// Issue 3: `POST /v1/labels` at 10 connections against a bare Fastify "hello" baseline, on SQLite.
+// `POST /v1/labels` at 10 connections against a bare Fastify "hello" baseline, on SQLite.
 // Target: p99 ≤ 20 ms. Each label needs its own shipment (one active label per shipment), so the
 // shipments are created first and every request takes the next one. The download of the PDF is
 // measured too (it renders on every request), without a target.
@@ -61,7 +61,7 @@ export async function run(): Promise<string> {
     const base = baselineMean(before, after);
     const checks = [atMostMs(`POST /v1/labels: p99 at ${CONNECTIONS} connections`, labels.p99, 20, base.p99)];
     return [
-      '## Labels: creating labels (issue 3)',
+      '## Labels: creating labels',
       '',
       `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
         `${fmtRate(LABELS)} labels are created, each for its own pre-created UPS shipment (after a warm-up of ${fmtRate(WARMUP_LABELS)}): ` +

@@ -179,7 +179,7 @@ async function chromiumBaseline(drawing: Drawing): Promise<{ scenario: Scenario;
   };
 }
 
-/** The sharp path before issue 4's tuning: grey pixels unpacked one by one, default options, sharp's GIF. */
+/** The sharp path before its tuning (docs/rendering.md): grey pixels unpacked one by one, default options, sharp's GIF. */
 async function previousSharp(img: Bitmap, format: 'JPEG' | 'TIFF' | 'GIF' | 'WEBP'): Promise<Buffer> {
   const grey = Buffer.alloc(img.width * img.height);
   for (let y = 0, i = 0; y < img.height; y++) {
@@ -391,7 +391,7 @@ export async function run(): Promise<string> {
     atMostMs('PNG 4x6 203 dpi, median', fmt('PNG').median, 15, pngBase.median),
     atMostMs('ZPL 4x6 203 dpi, median', fmt('ZPL').median, 1, svgBase.median),
   ];
-  // Issue 4's formats, each against its baseline (when the converter is installed).
+  // The formats beyond PDF, PNG, ZPL and SVG, each against its baseline (when the converter is installed).
   const more: [string, number, string | undefined][] = [
     ['JPEG', 20, 'baseline: previous sharp path, JPEG'],
     ['TIFF', 20, 'baseline: previous sharp path, TIFF'],

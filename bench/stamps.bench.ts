@@ -1,4 +1,4 @@
-// Issue 5: stamp creation and verification against a bare Fastify "hello" baseline, on SQLite.
+// Stamp creation and verification against a bare Fastify "hello" baseline, on SQLite.
 // Targets: POST /v1/stamps p99 ≤ 20 ms at 10 connections; POST /v1/stamps/verify ≥ 2,000/s.
 import { openStorage } from '../src/db/index.ts';
 import { isoNow, uuidv7 } from '../src/db/ids.ts';
@@ -81,7 +81,7 @@ export async function run(): Promise<string> {
       atLeast('POST /v1/stamps/verify: verifications/s', verifyRun.rps, 2000, base.rps, 'verifications/s'),
     ];
     return [
-      '## Stamps: creation and verification (issue 5)',
+      '## Stamps: creation and verification',
       '',
       `The real app on a fresh SQLite file (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
         `Each creation stamps a different shipment (${SHIPMENTS.toLocaleString('en-US')} seeded): a serial from the account's counter, one ES256 signature and one insert in a transaction; ` +

@@ -1,4 +1,4 @@
-// Issue 6: tracking. (1) `GET …/trackingnumber?format=detailed` on a label with 100 events against the
+// Tracking. (1) `GET …/trackingnumber?format=detailed` on a label with 100 events against the
 // bare-Fastify baseline (target ≥ 0.4 × its req/s); (2) the same lookup's p99 with 10 thousand and
 // with 1 million events in the table (target: within 1.2×); (3) ingestion through
 // `POST /v1/tracking/events` in batches of 100 (target ≥ 5,000 events/s). On SQLite; the tables are
@@ -187,7 +187,7 @@ export async function run(): Promise<string> {
       },
     ];
     return [
-      '## Tracking: lookup and ingestion (issue 6)',
+      '## Tracking: lookup and ingestion',
       '',
       `The real app on fresh SQLite files (WAL), logging every request at \`info\` to /dev/null, in its own process; autocannon at ${CONNECTIONS} connections in another. ` +
         'The label looked up has 100 events (80 UPS, 20 USPS); `format=detailed` answers the 10 newest, read through the (label_id, timestamp, id) index. ' +

@@ -1,4 +1,4 @@
-// Issue 7: webhook delivery. A receiver in its own process answers 204 and notes when each request
+// Webhook delivery. A receiver in its own process answers 204 and notes when each request
 // arrived. Baseline: raw undici POSTs of the same body to it, 32 in flight (the worker's concurrency).
 // Then the full path in the real service (API and worker in one process, as `npm start` runs it, on a
 // fresh SQLite file): shipments created through the API → domain event → fan-out → signed POST →
@@ -220,7 +220,7 @@ export async function run(): Promise<string> {
       atMostMs(`event-to-delivery p99 at ${STEADY_RATE} events/s`, p99, 250, baseline.p99),
     ];
     return [
-      '## Webhooks: delivery throughput and latency (issue 7)',
+      '## Webhooks: delivery throughput and latency',
       '',
       `A receiver in its own process answers 204. Baseline: ${fmtRate(total)} raw undici POSTs of a ${body.length}-byte event body, ${CONCURRENCY} in flight over keep-alive. ` +
         `Full path: the real service (API and worker in one process, SQLite file, signing with \`whsec_\` secrets) with ${SUBSCRIBERS} subscribers; ` +

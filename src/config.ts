@@ -1,4 +1,4 @@
-// Every setting, parsed and validated once (contract §1). Nothing else reads process.env.
+// Every setting, parsed and validated once (README, Configuration). Nothing else reads process.env.
 
 import { availableParallelism } from 'node:os';
 

@@ -1,4 +1,4 @@
-// Scopes in their canonical `action:resource` form (contract §2); `resource:action` is an alias.
+// Scopes in their canonical `action:resource` form (docs/authentication.md); `resource:action` is an alias.
 export const ALL_SCOPES = [
   'read:labels',
   'write:labels',

@@ -1,4 +1,4 @@
-// Access tokens: ES256 JWTs with the claims of contract §3, verifiable offline through the JWKS.
+// Access tokens: ES256 JWTs with the claims listed in docs/authentication.md, verifiable offline through the JWKS.
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import type { KeyRing } from './keyring.ts';
 import { SIGNING_ALG } from './keyring.ts';

@@ -1,4 +1,4 @@
-// The carriers we issue labels for and the services each offers (contract §4).
+// The carriers we issue labels for and the services each offers (docs/labels.md).
 export const CARRIERS = ['UPS', 'USPS', 'FedEx', 'DHL'] as const;
 export type Carrier = (typeof CARRIERS)[number];
 

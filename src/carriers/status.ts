@@ -1,4 +1,4 @@
-// The tracking statuses the service reports (contract §7), shared by every carrier.
+// The tracking statuses the service reports (docs/tracking.md), shared by every carrier.
 export const TRACKING_STATUSES = [
   'pre_transit',
   'in_transit',

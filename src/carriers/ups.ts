@@ -16,7 +16,7 @@ function checkValue(char: string): number {
 
 /**
  * The check digit over the 15 characters after `1Z`. Positions counted from 1: odd ones add their
- * value, even ones twice their value (the contract's "odd positions doubled" counts from 0; the
+ * value, even ones twice their value (the documented "odd positions doubled" (docs/decisions.md) counts from 0; the
  * worked example 1Z5R89390357567127 only validates this way).
  */
 export function upsCheckDigit(body: string): number {

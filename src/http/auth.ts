@@ -1,4 +1,4 @@
-// Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (contract §2).
+// Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (docs/authentication.md).
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
 import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';

@@ -1,4 +1,4 @@
-// `Idempotency-Key` on every authenticated POST (contract §9): the same key and body within 24 h replays the first
+// `Idempotency-Key` on every authenticated POST (docs/decisions.md, HTTP conventions): the same key and body within 24 h replays the first
 // response; a different body is 422. Keys are kept per account in the database.
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Issue 2 "Bad input": random JSON, strings and bytes never reach a 5xx, always get the error shape,
+// Bad input: random JSON, strings and bytes never reach a 5xx, always get the error shape,
 // and change nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -12,7 +12,7 @@ const LIVE_KEY = `sk_live_${'A1b2C3d4'.repeat(5)}`;
 const STRONG_SECRET = 'x7Qp9LmZ2vR8kT4wN6yB3cH5jF1dS0gA';
 const PRODUCTION = { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://ship.example.com', DATABASE_URL: 'postgres://db.example/ship' };
 
-describe('settings (contract §1)', () => {
+describe('settings (README, Configuration)', () => {
   it('defaults: development, 127.0.0.1:8080, base URLs from the port, the embedded database, sandbox on', () => {
     const c = loadConfig({});
     assert.equal(c.env, 'development');

@@ -1,4 +1,4 @@
-// Issue 2: pino logs never contain a key, token, client secret or password.
+// pino logs never contain a key, token, client secret or password.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 2: migrations run at start-up and are safe when several processes start at once on one PostgreSQL.
+// Migrations run at start-up and are safe when several processes start at once on one PostgreSQL.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';

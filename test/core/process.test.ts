@@ -1,4 +1,4 @@
-// Issue 2: `npm start` on an empty data directory serves and prints a working curl line; SIGTERM lets
+// `npm start` on an empty data directory serves and prints a working curl line; SIGTERM lets
 // in-flight requests finish before the process exits 0.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

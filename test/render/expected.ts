@@ -1,4 +1,4 @@
-// What a scanner must read from each carrier's label, written from the contract (§5), not from the
+// What a scanner must read from each carrier's label, written from docs/labels.md, not from the
 // renderer's code.
 import assert from 'node:assert/strict';
 import type { LabelData } from '../../src/render/index.ts';

@@ -1,4 +1,4 @@
-// Issue 4's proof: every format the spec names beyond PDF, PNG, ZPL and SVG is downloaded the way a
+// Every format the spec names beyond PDF, PNG, ZPL and SVG is downloaded the way a
 // printer fetches it (a shipment and a label made through the API, the signed `url` of
 // `GET /v1/labels/{id}?format=X`), checked for its media type and file name, then opened by a
 // reader that is not ours, from Debian's packages (installed by .ci/run): ImageMagick for JPEG,

@@ -1,4 +1,4 @@
-// The webhooks API (contract §8): subscriptions, their deliveries, redelivery; `secret` write-only.
+// The webhooks API (docs/webhooks.md): subscriptions, their deliveries, redelivery; `secret` write-only.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

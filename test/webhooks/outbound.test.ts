@@ -1,4 +1,4 @@
-// Outbound safety (contract §8): webhook targets never reach private, loopback, link-local, CGNAT,
+// Outbound safety (docs/webhooks.md): webhook targets never reach private, loopback, link-local, CGNAT,
 // multicast or metadata addresses outside development unless WEBHOOK_ALLOWED_CIDRS allows them; the
 // check is made on the resolved addresses and the connection goes to the checked one.
 import { after, before, describe, it } from 'node:test';
