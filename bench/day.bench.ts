@@ -6,15 +6,30 @@
 //
 // Each day: a fresh database; 8 accounts (`default` through BOOTSTRAP_API_KEY, 7 through the admin
 // command line) each with a webhook for all four event kinds pointing to a receiver in its own
-// process; BENCH_DAY_SHIPMENTS (2,000) shipments with a label each; then 16 virtual users on 16
-// connections, each picking its next operation by weight from a seeded PRNG (the same day on every
-// run), for BENCH_DAY_WARMUP (3) unmeasured and BENCH_DAY_SECONDS (20) measured seconds; then every
-// webhook delivery must be done; then each operation alone for BENCH_DAY_ALONE_SECONDS (5).
-// Settings: BENCH_DAY_SECONDS, BENCH_DAY_ALONE_SECONDS, BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS,
-// BENCH_DAY_ROUNDS (rounds per revision, alternating), BENCH_DAY_SEED, BENCH_DAY_DATABASES
-// (sqlite,postgres), BENCH_DAY_PG (postgres://postgres@127.0.0.1:5432), BENCH_AGAINST, and
-// BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree.
-// Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
+// process; BENCH_DAY_SHIPMENTS (2,000) shipments with a label each; then two phases of the same mix:
+//  1. closed loop (capacity): 16 virtual users on 16 connections, each picking its next operation by
+//     weight from a seeded PRNG (the same day on every run) and sending it when its previous one is
+//     answered, for BENCH_DAY_WARMUP (3) unmeasured and BENCH_DAY_SECONDS (20) measured seconds. Its
+//     total ops/s is the day's capacity. Its latencies say little about the code: at saturation a
+//     closed loop keeps 16 requests queued, so by Little's law the median is about 16 ÷ ops/s
+//     whatever the service does;
+//  2. open loop (latency): the same mix, the same operation bodies and choices, at a steady rate R:
+//     requests arrive as a Poisson process (exponential gaps from a seeded PRNG) and each is sent when
+//     it is due, whatever is still in flight, over up to 64 connections (beyond that it waits for a
+//     connection, and that wait counts), for BENCH_DAY_WARMUP (3) unmeasured and BENCH_DAY_RATE_SECONDS
+//     (20) measured seconds. Latency runs from the moment a request was due, not when it was sent, so a
+//     stall cannot hide behind requests the client did not send (coordinated omission). R is
+//     BENCH_DAY_RATE, or else half the closed-loop ops/s of the against revision's first day on that
+//     database (it runs first in each round), or without --against half of this checkout's own; then
+//     GET /v1/shipments/{id} by itself, open loop at its share of R (25 %), the "same read alone" of
+//     target (2), which is read from this phase;
+// after each phase every webhook delivery must be done; then each operation alone (closed loop) for
+// BENCH_DAY_ALONE_SECONDS (5).
+// Settings: BENCH_DAY_SECONDS, BENCH_DAY_RATE, BENCH_DAY_RATE_SECONDS, BENCH_DAY_ALONE_SECONDS,
+// BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS, BENCH_DAY_ROUNDS (rounds per revision, alternating),
+// BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (postgres://postgres@127.0.0.1:5432),
+// BENCH_AGAINST, and BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree.
+// Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
 import { execFile, execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -29,6 +44,9 @@ import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
+/** The open-loop phase: measured seconds (after WARMUP_SECONDS at the same rate) and a fixed rate, if given. */
+const RATE_SECONDS = Number(env.BENCH_DAY_RATE_SECONDS ?? 20);
+const FIXED_RATE = env.BENCH_DAY_RATE ? Number(env.BENCH_DAY_RATE) : undefined;
 const ALONE_SECONDS = Number(env.BENCH_DAY_ALONE_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(env.BENCH_DAY_WARMUP ?? 3);
 const SHIPMENTS = Number(env.BENCH_DAY_SHIPMENTS ?? 2000);
@@ -41,6 +59,8 @@ const AGAINST = env.BENCH_AGAINST || undefined;
 const THIS_REV = env.BENCH_DAY_THIS || undefined;
 
 const CONNECTIONS = 16;
+/** Connections of the open-loop phase: enough that the client is not the queue at R. */
+const RATE_CONNECTIONS = 64;
 const ACCOUNTS = 8;
 /** Labels whose documents the mix downloads (× 3 formats), so repeats happen as in a warehouse. */
 const DOWNLOAD_LABELS = Math.min(200, Math.floor(SHIPMENTS / 4));
@@ -573,6 +593,8 @@ interface OpResult {
   firstFailure?: string;
   /** Alone only: server CPU µs per operation. */
   serverCpuPerOp?: number;
+  /** Open loop only: the slowest answer. */
+  max?: number;
 }
 
 interface DriveResult {
@@ -658,6 +680,138 @@ async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: numbe
 }
 
 // ---------------------------------------------------------------------------------------------
+// The load at a steady rate: open loop, Poisson arrivals, latency from the moment a request was due
+
+interface Rate {
+  /** Offered ops/s of the whole mix. */
+  value: number;
+  /** How it was chosen, for the report. */
+  how: string;
+}
+
+interface RateResult {
+  offered: number;
+  seconds: number;
+  /** Requests due inside the measured window: answered as expected, failed. */
+  ops: number;
+  failures: number;
+  /** Answered ops per second over the measured window (or until the last answer, if later). */
+  achieved: number;
+  kinds: OpResult[];
+  /** How late the client sent requests after they were due, ms (already inside the latencies). */
+  lagP50: number;
+  lagP99: number;
+  /** Most requests in flight at once (beyond RATE_CONNECTIONS they wait for a connection). */
+  maxInFlight: number;
+  serverCpuPerOp: number;
+  serverCores: number;
+  generatorCores: number;
+}
+
+/**
+ * Sends `kinds` (picked by weight, like the closed loop) as a Poisson process of `rate` ops/s over
+ * `pool`, each request when it is due whatever is still in flight. Latency is from the due time (or
+ * from the send, if the timer sent it a fraction of a millisecond early) to the end of the operation,
+ * so the client's own lateness and any wait for a connection count. Records requests due in the window.
+ */
+async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate: number, warmupSeconds: number, seconds: number): Promise<RateResult> {
+  const closedPool = day.pool;
+  day.pool = pool;
+  try {
+    let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
+    const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
+    const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : (sample(), undefined);
+    const total = kinds.reduce((a, k) => a + k.weight, 0);
+    const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
+    // Arrivals and the operations' own choices come from two seeded streams, so both are the same on every run.
+    const arrivals = prng(seed);
+    const v: Vu = { rng: prng((seed ^ 0x85ebca6b) >>> 0) };
+    const gapMs = () => (-Math.log(1 - arrivals()) / rate) * 1000;
+    const stats = kinds.map(() => new Stats());
+    const lag = new Stats();
+    const start = performance.now();
+    const recordFrom = start + warmupSeconds * 1000;
+    const stopAt = recordFrom + seconds * 1000;
+    let lastEnd = recordFrom;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let stopped = false;
+    const pending = new Set<Promise<void>>();
+    const send = (k: number, due: number) => {
+      const sent = performance.now();
+      const from = Math.min(due, sent);
+      const recorded = due >= recordFrom;
+      inFlight++;
+      if (recorded && inFlight > maxInFlight) maxInFlight = inFlight;
+      // run() makes all its seeded choices before its first await, so the order of sends fixes them.
+      const p = (async () => {
+        let outcome: OpOutcome;
+        try {
+          outcome = await kinds[k]!.run(day, v);
+        } catch (err) {
+          outcome = `${kinds[k]!.name}: ${(err as Error).message}`;
+        }
+        const end = performance.now();
+        inFlight--;
+        if (outcome === STOP) stopped = true;
+        if (!recorded || outcome === STOP || outcome === SKIP) return;
+        lag.add(sent - due);
+        if (end > lastEnd) lastEnd = end;
+        if (outcome === undefined) stats[k]!.add(end - from);
+        else stats[k]!.fail(outcome);
+      })();
+      pending.add(p);
+      void p.finally(() => pending.delete(p));
+    };
+    let due = start + gapMs();
+    while (due < stopAt && !stopped) {
+      const wait = due - performance.now();
+      if (wait > 0.5) {
+        // Timers have millisecond resolution; lateness is measured (lag) and counted in the latency.
+        await sleep(Math.max(1, Math.round(wait)));
+        continue;
+      }
+      let k = 0;
+      if (kinds.length > 1) {
+        const r = v.rng();
+        while (k < kinds.length - 1 && r >= cumulative[k]!) k++;
+      }
+      send(k, due);
+      due += gapMs();
+    }
+    while (pending.size) await Promise.all([...pending]);
+    clearTimeout(sampler);
+    const wall = performance.now() - cpu0.at;
+    const serverMs = processCpuMs(day.serverPid) - cpu0.server;
+    const generator = process.cpuUsage(cpu0.generator);
+    const elapsed = Math.max(seconds, (lastEnd - recordFrom) / 1000, 1e-3);
+    const results = kinds.map((k, i): OpResult => {
+      const s = stats[i]!;
+      const sorted = s.lat.subarray(0, s.n).sort();
+      return { name: k.name, weight: k.weight, count: s.n, failures: s.failures, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: s.n ? sorted[s.n - 1]! : NaN, rate: s.n / elapsed, firstFailure: s.firstFailure };
+    });
+    const lags = lag.lat.subarray(0, lag.n).sort();
+    const ops = results.reduce((a, r) => a + r.count, 0);
+    return {
+      offered: rate,
+      seconds: elapsed,
+      ops,
+      failures: results.reduce((a, r) => a + r.failures, 0),
+      achieved: ops / elapsed,
+      kinds: results,
+      lagP50: percentile(lags, 50),
+      lagP99: percentile(lags, 99),
+      maxInFlight,
+      serverCpuPerOp: (serverMs * 1000) / ops,
+      serverCores: serverMs / wall,
+      generatorCores: (generator.user + generator.system) / 1000 / wall,
+    };
+  } finally {
+    day.pool = closedPool;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhook deliveries through GET /v1/webhooks/{id}/deliveries and its Link pagination
 
 interface Deliveries {
@@ -722,6 +876,11 @@ interface DayResult {
   seedSeconds: number;
   mix: DriveResult;
   hooks: HookResult;
+  /** The open-loop phase: the mix at a steady rate, its webhooks, and GET /v1/shipments/{id} alone at its share of the rate. */
+  rate: Rate;
+  atRate: RateResult;
+  rateHooks: HookResult;
+  readAlone: RateResult;
   alone: OpResult[];
   /** Documents "download, first render" had available, and whether it ran out of them. */
   freshDocs: number;
@@ -778,12 +937,17 @@ async function inParallel(n: number, parallel: number, fn: (i: number) => Promis
   }));
 }
 
-async function runDay(revision: Revision, database: string, receiver: Receiver, pgAdmin: string | null): Promise<DayResult> {
+/**
+ * One day. `chooseRate` gets the closed loop's total ops/s and returns the rate of the open-loop phase
+ * (fixed by the first day that needs it, so every revision carries the same day).
+ */
+async function runDay(revision: Revision, database: string, receiver: Receiver, pgAdmin: string | null, chooseRate: (closedRate: number) => Rate): Promise<DayResult> {
   const tag = `${database}, ${revision.role}`;
   const dir = mkdtempSync(join(tmpdir(), 'bench-day-'));
   let db: Database | undefined;
   let service: Service | undefined;
   let pool: Pool | undefined;
+  let ratePool: Pool | undefined;
   let failed = true;
   let result: DayResult | undefined;
   orderNumber = 0;
@@ -892,6 +1056,23 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
     const hooks = await awaitWebhooks(day, receiver);
     progress(`day [${tag}]: webhooks ${hooks.succeeded} succeeded of ${hooks.expected} expected (receiver ${hooks.received}) after ${hooks.waitedSeconds.toFixed(1)} s`);
 
+    // The same mix at a steady rate (open loop), then GET /v1/shipments/{id} alone at its share of that rate.
+    const rate = chooseRate(mix.rate);
+    const readRate = (rate.value * KINDS[0]!.weight) / KINDS.reduce((a, k) => a + k.weight, 0);
+    ratePool = new Pool(svc.origin, { connections: RATE_CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+    progress(`day [${tag}]: the mix at ${fmtRate(rate.value)} ops/s (${rate.how}), open loop, ${WARMUP_SECONDS} s warm-up + ${RATE_SECONDS} s measured, up to ${RATE_CONNECTIONS} connections`);
+    const atRate = await driveRate(day, ratePool, KINDS, SEED + 1000, rate.value, WARMUP_SECONDS, RATE_SECONDS);
+    const rateRead = atRate.kinds[0]!;
+    progress(`day [${tag}]: at a rate: ${fmtRate(atRate.achieved)} ops/s achieved, ${atRate.failures} failures, ${GET_SHIPMENT} p50 ${fmtMs(rateRead.p50)} p99 ${fmtMs(rateRead.p99)}, send lag p99 ${fmtMs(atRate.lagP99)}, at most ${atRate.maxInFlight} in flight; waiting for webhook deliveries`);
+    const rateHooks = await awaitWebhooks(day, receiver);
+    progress(`day [${tag}]: webhooks ${rateHooks.succeeded} succeeded of ${rateHooks.expected} expected (receiver ${rateHooks.received}) after ${rateHooks.waitedSeconds.toFixed(1)} s`);
+    progress(`day [${tag}]: ${GET_SHIPMENT} alone at ${fmtRate(readRate)} ops/s, open loop, ${WARMUP_SECONDS} s warm-up + ${RATE_SECONDS} s measured`);
+    const readAlone = await driveRate(day, ratePool, [KINDS[0]!], SEED + 1001, readRate, WARMUP_SECONDS, RATE_SECONDS);
+    const ra = readAlone.kinds[0]!;
+    progress(`day [${tag}]: alone at its rate: p50 ${fmtMs(ra.p50)}, p99 ${fmtMs(ra.p99)}${ra.failures ? `, ${ra.failures} failures` : ''}`);
+    await ratePool.close();
+    ratePool = undefined;
+
     // Alone: reads first, then the downloads (repeat before first render: the repeated documents were
     // downloaded in the mix already), then the writes, each followed by the deliveries it caused.
     const alone: OpResult[] = [];
@@ -906,12 +1087,13 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
       alone.push(k);
       if (kind === KINDS[4] || kind === KINDS[5]) await awaitWebhooks(day, receiver, 60_000);
     }
-    failed = mix.failures > 0 || alone.some((k) => k.failures > 0) || !hooks.allDelivered || !seedHooks.allDelivered;
-    result = { revision: revision.role, database, seedSeconds, loadBefore, mix, hooks, alone, freshDocs: fresh.length, freshExhausted: day.freshNext >= fresh.length };
+    failed = mix.failures > 0 || atRate.failures > 0 || readAlone.failures > 0 || alone.some((k) => k.failures > 0) || !hooks.allDelivered || !rateHooks.allDelivered || !seedHooks.allDelivered;
+    result = { revision: revision.role, database, seedSeconds, loadBefore, mix, hooks, rate, atRate, rateHooks, readAlone, alone, freshDocs: fresh.length, freshExhausted: day.freshNext >= fresh.length };
   } catch (err) {
     if (service) process.stderr.write(`  · day [${tag}] failed; the service's log ends with:\n${logTail(service.logFile)}\n`);
     throw err;
   } finally {
+    await ratePool?.close().catch(() => {});
     await pool?.close().catch(() => {});
     await service?.stop();
     if (failed && service) {
@@ -982,8 +1164,43 @@ function meanOps(rows: OpResult[][]): OpResult[] {
     p99: mean((x) => x.p99, i),
     rate: mean((x) => x.rate, i),
     serverCpuPerOp: mean((x) => x.serverCpuPerOp ?? NaN, i),
+    max: rows.reduce((a, row) => Math.max(a, row[i]!.max ?? NaN), -Infinity),
     firstFailure: rows.map((row) => row[i]!.firstFailure).find(Boolean),
   }));
+}
+
+/** An open-loop phase over the rounds: percentiles, rates and lags averaged, counts summed, maxima the largest. */
+interface RateSummary {
+  offered: number;
+  how: string;
+  ops: number;
+  failures: number;
+  achieved: number;
+  kinds: OpResult[];
+  lagP50: number;
+  lagP99: number;
+  maxInFlight: number;
+  serverCpuPerOp: number;
+  serverCores: number;
+  generatorCores: number;
+}
+
+function summarizeRate(runs: RateResult[], how: string): RateSummary {
+  const mean = (f: (r: RateResult) => number) => runs.reduce((a, r) => a + f(r), 0) / runs.length;
+  return {
+    offered: mean((r) => r.offered),
+    how,
+    ops: runs.reduce((a, r) => a + r.ops, 0),
+    failures: runs.reduce((a, r) => a + r.failures, 0),
+    achieved: mean((r) => r.achieved),
+    kinds: meanOps(runs.map((r) => r.kinds)),
+    lagP50: mean((r) => r.lagP50),
+    lagP99: mean((r) => r.lagP99),
+    maxInFlight: Math.max(...runs.map((r) => r.maxInFlight)),
+    serverCpuPerOp: mean((r) => r.serverCpuPerOp),
+    serverCores: mean((r) => r.serverCores),
+    generatorCores: mean((r) => r.generatorCores),
+  };
 }
 
 interface Summary {
@@ -999,7 +1216,11 @@ interface Summary {
   generatorCores: number;
   kinds: OpResult[];
   alone: OpResult[];
-  hooks: { expected: number; succeeded: number; received: number; total: number; pending: number; failed: number; waitedSeconds: number; allDelivered: boolean };
+  /** The mix at a steady rate, and GET /v1/shipments/{id} alone at its share of it. */
+  atRate: RateSummary;
+  readAlone: RateSummary;
+  /** Counts after the last phase (they are cumulative); waits after the closed mix and after the mix at a rate. */
+  hooks: { expected: number; succeeded: number; received: number; total: number; pending: number; failed: number; waitedSeconds: number; rateWaitedSeconds: number; allDelivered: boolean };
   freshNote: string;
   errorLogs: string[];
 }
@@ -1019,15 +1240,18 @@ function summarize(days: DayResult[]): Summary {
     generatorCores: sum((d) => d.mix.generatorCores) / days.length,
     kinds: meanOps(days.map((d) => d.mix.kinds)),
     alone: meanOps(days.map((d) => d.alone)),
+    atRate: summarizeRate(days.map((d) => d.atRate), days[0]!.rate.how),
+    readAlone: summarizeRate(days.map((d) => d.readAlone), days[0]!.rate.how),
     hooks: {
-      expected: sum((d) => d.hooks.expected),
-      succeeded: sum((d) => d.hooks.succeeded),
-      received: sum((d) => d.hooks.received),
-      total: sum((d) => d.hooks.total),
-      pending: sum((d) => d.hooks.pending),
-      failed: sum((d) => d.hooks.failed),
+      expected: sum((d) => d.rateHooks.expected),
+      succeeded: sum((d) => d.rateHooks.succeeded),
+      received: sum((d) => d.rateHooks.received),
+      total: sum((d) => d.rateHooks.total),
+      pending: sum((d) => d.rateHooks.pending),
+      failed: sum((d) => d.rateHooks.failed),
       waitedSeconds: Math.max(...days.map((d) => d.hooks.waitedSeconds)),
-      allDelivered: days.every((d) => d.hooks.allDelivered),
+      rateWaitedSeconds: Math.max(...days.map((d) => d.rateHooks.waitedSeconds)),
+      allDelivered: days.every((d) => d.hooks.allDelivered && d.rateHooks.allDelivered),
     },
     errorLogs: [...new Set(days.map((d) => d.errorLog).filter((l): l is string => l !== undefined))],
     freshNote: days.some((d) => d.freshExhausted) ? ` (ran out of its ${fmtRate(days[0]!.freshDocs)} unrendered documents before the time was up)` : '',
@@ -1040,19 +1264,65 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? (a / 
 
 const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us) ? `${fmtRate(us)} µs` : '–');
 
-function cpuLine(name: string, s: Summary): string {
+function cpuLine(name: string, s: { serverCpuPerOp: number; serverCores: number; generatorCores: number }): string {
   return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy; the load generator ${s.generatorCores.toFixed(2)})`;
 }
 
 function hooksLine(s: Summary): string {
   const h = s.hooks;
-  return `${num(h.succeeded)} of ${num(h.expected)} delivered (receiver saw ${num(h.received)} unique webhook-ids; the API lists ${num(h.total)} deliveries, ${num(h.pending)} pending, ${num(h.failed)} failed; done ${h.waitedSeconds.toFixed(1)} s after the mix)`;
+  return `${num(h.succeeded)} of ${num(h.expected)} delivered (receiver saw ${num(h.received)} unique webhook-ids; the API lists ${num(h.total)} deliveries, ${num(h.pending)} pending, ${num(h.failed)} failed; done ${h.waitedSeconds.toFixed(1)} s after the closed mix and ${h.rateWaitedSeconds.toFixed(1)} s after the mix at a rate)`;
 }
 
 function failureNotes(label: string, s: Summary): string[] {
-  return [...s.kinds.map((k) => ['mix', k] as const), ...s.alone.map((k) => ['alone', k] as const)]
+  return [
+    ...s.kinds.map((k) => ['mix', k] as const),
+    ...s.atRate.kinds.map((k) => ['mix at a rate', k] as const),
+    ...s.readAlone.kinds.map((k) => ['alone at a rate', k] as const),
+    ...s.alone.map((k) => ['alone', k] as const),
+  ]
     .filter(([, k]) => k.failures > 0)
     .map(([where, k]) => `- ${label}, ${where}, ${k.name}: ${num(k.failures)} failed, e.g. \`${(k.firstFailure ?? '').replace(/`/g, "'").replace(/\s+/g, ' ')}\``);
+}
+
+/** The open-loop phase of a database's section: the mix at R, then the read alone at its share of R. */
+function rateSection(ours: Summary, theirs: Summary | undefined): string[] {
+  const o = ours.atRate;
+  const t = theirs?.atRate;
+  const lines: string[] = [
+    `The same mix at a steady rate (open loop, latency): **R = ${fmtRate(o.offered)} ops/s**, ${o.how}. Poisson arrivals (seeded), each request sent when due on up to ${RATE_CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${RATE_SECONDS} s measured; latency from the moment the request was due to the end of its body (of the second one for "new shipment + label").`,
+    '',
+  ];
+  const cells = (k: OpResult) => [num(k.count + k.failures), num(k.failures), ms(k.p50), ms(k.p99), ms(k.max ?? NaN)];
+  const all = (r: RateSummary) => [num(r.ops + r.failures), num(r.failures), '', '', ms(Math.max(...r.kinds.map((k) => k.max ?? NaN)))];
+  if (t) {
+    lines.push(
+      table(
+        ['operation', 'share', 'this: sent', 'this: failed', 'this: p50', 'this: p99', 'this: max', 'against: sent', 'against: failed', 'against: p50', 'against: p99', 'against: max'],
+        [...o.kinds.map((k, i) => [k.name, `${k.weight} %`, ...cells(k), ...cells(t.kinds[i]!)]), ['**all**', '100 %', ...all(o), ...all(t)]],
+      ),
+    );
+  } else {
+    lines.push(table(['operation', 'share', 'sent', 'failed', 'p50', 'p99', 'max'], [...o.kinds.map((k) => [k.name, `${k.weight} %`, ...cells(k)]), ['**all**', '100 %', ...all(o)]]));
+  }
+  const achieved = (r: RateSummary) => `${fmtRate((r.ops + r.failures) / RATE_SECONDS / ours.rounds)} ops/s arrived in the measured window, ${fmtRate(r.achieved)} ops/s answered`;
+  const client = (r: RateSummary) => `sent a median ${ms(r.lagP50)} and p99 ${ms(r.lagP99)} after they were due, at most ${num(r.maxInFlight)} in flight`;
+  lines.push(
+    '',
+    `Offered R = ${fmtRate(o.offered)} ops/s; the seeded Poisson arrivals are the same for every revision. This: ${achieved(o)}${t ? `; against: ${achieved(t)}` : ''}. The load generator (its lateness is inside the latencies): this ${client(o)}${t ? `; against ${client(t)}` : ''}. ` +
+      `Server CPU at a rate: ${cpuLine('this', o)}${t ? `, ${cpuLine('against', t)}` : ''}.`,
+    '',
+  );
+  const ra = ours.readAlone;
+  const ta = theirs?.readAlone;
+  const read = (r: RateSummary) => [num(r.ops + r.failures), num(r.failures), ms(r.kinds[0]!.p50), ms(r.kinds[0]!.p99), ms(r.kinds[0]!.max ?? NaN)];
+  lines.push(`${GET_SHIPMENT} alone at its rate in the mix (${fmtRate(ra.offered)} ops/s, open loop, same warm-up, duration and latency):`, '');
+  lines.push(
+    ta
+      ? table(['scenario', 'this: sent', 'this: failed', 'this: p50', 'this: p99', 'this: max', 'against: sent', 'against: failed', 'against: p50', 'against: p99', 'against: max'], [[`${GET_SHIPMENT} at ${fmtRate(ra.offered)} ops/s`, ...read(ra), ...read(ta)]])
+      : table(['scenario', 'sent', 'failed', 'p50', 'p99', 'max'], [[`${GET_SHIPMENT} at ${fmtRate(ra.offered)} ops/s`, ...read(ra)]]),
+    '',
+  );
+  return lines;
 }
 
 function databaseSection(title: string, ours: Summary, theirs: Summary | undefined, names: { ours: string; theirs?: string }): string {
@@ -1060,8 +1330,8 @@ function databaseSection(title: string, ours: Summary, theirs: Summary | undefin
   lines.push(
     `Seed: ${num(SHIPMENTS)} shipments with a label each over ${ACCOUNTS} accounts in ${ours.seedSeconds.toFixed(1)} s` +
       (theirs ? ` (against: ${theirs.seedSeconds.toFixed(1)} s)` : '') +
-      `. The mix: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured` +
-      (ours.rounds > 1 ? `, mean of ${ours.rounds} rounds per revision (rates and percentiles averaged, counts summed)` : '') +
+      `. The closed-loop mix (capacity): ${CONNECTIONS} virtual users on ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured` +
+      (ours.rounds > 1 ? `, mean of ${ours.rounds} rounds per revision (rates and percentiles averaged, counts summed, maxima the largest)` : '') +
       `. The machine's 1-minute load average just before the mix: ${ours.loads.map((l) => l.toFixed(2)).join(', ')}${theirs ? ` (against: ${theirs.loads.map((l) => l.toFixed(2)).join(', ')})` : ''}.`,
     '',
   );
@@ -1096,7 +1366,7 @@ function databaseSection(title: string, ours: Summary, theirs: Summary | undefin
       '',
     );
   }
-  lines.push(`Each alone (${CONNECTIONS} connections, ${ALONE_SECONDS} s, no warm-up after the mix):`, '');
+  lines.push(...rateSection(ours, theirs), `Each alone, closed loop (${CONNECTIONS} connections, ${ALONE_SECONDS} s, no warm-up, after the mixes):`, '');
   if (theirs) {
     lines.push(
       table(
@@ -1111,7 +1381,7 @@ function databaseSection(title: string, ours: Summary, theirs: Summary | undefin
   } else {
     lines.push(table(['scenario', 'ops/s', 'p50', 'p99', 'server CPU / op', 'failed'], ours.alone.map((k) => [k.name, fmtRate(k.rate), ms(k.p50), ms(k.p99), cpu(k.serverCpuPerOp), num(k.failures)])), '');
   }
-  lines.push(`Webhooks (seed, warm-up and mix), ${names.ours}: ${hooksLine(ours)}.`);
+  lines.push(`Webhooks (seed, both mixes with their warm-ups, the read alone at a rate), ${names.ours}: ${hooksLine(ours)}.`);
   if (theirs) lines.push(`Against: ${hooksLine(theirs)}.`);
   if (ours.freshNote || theirs?.freshNote) lines.push('', `"download, first render"${ours.freshNote ? `, this${ours.freshNote}` : ''}${theirs?.freshNote ? `, against${theirs.freshNote}` : ''}.`);
   const notes = [...failureNotes('this', ours), ...(theirs ? failureNotes('against', theirs) : [])];
@@ -1137,14 +1407,24 @@ function targets(database: string, ours: Summary, theirs: Summary | undefined): 
       ? { what: "(1) the day's total ops/s vs the against revision", database, measured: `${fmtRate(ours.rate)} vs ${fmtRate(theirs.rate)} ops/s: ${ratio(ours.rate, theirs.rate)} ×`, goal: '≥ 1.5 ×', met: ours.rate >= 1.5 * theirs.rate }
       : { what: "(1) the day's total ops/s vs the against revision", database, measured: `${fmtRate(ours.rate)} ops/s; run with --against bfb4cd2`, goal: '≥ 1.5 ×', met: null },
   );
-  const mixRead = ours.kinds.find((k) => k.name === GET_SHIPMENT)!;
-  const aloneRead = ours.alone.find((k) => k.name === GET_SHIPMENT)!;
+  // (2) from the open loop: in the closed loop at saturation the latency is the queue (Little's law), not the code.
+  const readAt = (s: Summary) => ({ day: s.atRate.kinds.find((k) => k.name === GET_SHIPMENT)!.p99, alone: s.readAlone.kinds[0]!.p99 });
+  const o = readAt(ours);
+  const t = theirs ? readAt(theirs) : undefined;
   out.push({
-    what: `(2) ${GET_SHIPMENT} p99 inside the mix`,
+    what: `(2) ${GET_SHIPMENT} p99 in the day at R = ${fmtRate(ours.atRate.offered)} ops/s (open loop) vs the same read alone at its rate (${fmtRate(ours.readAlone.offered)} ops/s)`,
     database,
-    measured: `${ms(mixRead.p99)} (alone ${ms(aloneRead.p99)}: ${ratio(mixRead.p99, aloneRead.p99)} ×)`,
+    measured: `${ms(o.day)} (alone ${ms(o.alone)}: ${ratio(o.day, o.alone)} ×)` + (t ? `; against, for reference: ${ms(t.day)} (alone ${ms(t.alone)}: ${ratio(t.day, t.alone)} ×)` : ''),
     goal: '≤ 5 ms and ≤ 3 × alone',
-    met: mixRead.p99 <= 5 && mixRead.p99 <= 3 * aloneRead.p99,
+    met: o.day <= 5 && o.day <= 3 * o.alone,
+  });
+  const closedRead = (s: Summary) => `${ms(s.kinds.find((k) => k.name === GET_SHIPMENT)!.p99)} (alone, closed: ${ms(s.alone.find((k) => k.name === GET_SHIPMENT)!.p99)})`;
+  out.push({
+    what: `(2, for information) ${GET_SHIPMENT} p99 in the closed-loop mix: at saturation mostly the ${CONNECTIONS} connections' queue (Little's law), not the target`,
+    database,
+    measured: closedRead(ours) + (theirs ? `; against: ${closedRead(theirs)}` : ''),
+    goal: '–',
+    met: null,
   });
   const repeat = ours.alone.find((k) => k.name === REPEAT.name)!;
   if (theirs) {
@@ -1154,12 +1434,18 @@ function targets(database: string, ours: Summary, theirs: Summary | undefined): 
     const first = ours.alone.find((k) => k.name === FIRST_RENDER.name)!;
     out.push({ what: '(3) repeat downloads vs first renders in this run (no --against)', database, measured: `${fmtRate(repeat.rate)} vs ${fmtRate(first.rate)} downloads/s: ${ratio(repeat.rate, first.rate)} ×`, goal: '≥ 10 ×', met: repeat.rate >= 10 * first.rate });
   }
+  const phases = [
+    ['closed mix', ours.ops, ours.failures],
+    ['mix at a rate', ours.atRate.ops, ours.atRate.failures],
+    ['read alone at a rate', ours.readAlone.ops, ours.readAlone.failures],
+  ] as const;
+  const failures = phases.reduce((a, [, , f]) => a + f, 0);
   out.push({
-    what: '(4) no operation of the mix failed, every webhook delivered',
+    what: '(4) no operation of the mix (closed, at a rate, and the read alone at a rate) failed, every webhook delivered',
     database,
-    measured: `${num(ours.failures)} failed of ${num(ours.ops + ours.failures)}; ${num(ours.hooks.succeeded)} of ${num(ours.hooks.expected)} webhooks delivered`,
+    measured: `${num(failures)} failed of ${num(phases.reduce((a, [, n, f]) => a + n + f, 0))} (${phases.map(([name, n, f]) => `${name} ${num(f)} of ${num(n + f)}`).join(', ')}); ${num(ours.hooks.succeeded)} of ${num(ours.hooks.expected)} webhooks delivered`,
     goal: '0 failed, all delivered',
-    met: ours.failures === 0 && ours.hooks.allDelivered,
+    met: failures === 0 && ours.hooks.allDelivered,
   });
   return out;
 }
@@ -1179,7 +1465,9 @@ export async function run(): Promise<string> {
     if (THIS_REV) thisRev = prepareRevision(THIS_REV, 'this');
     const ours: Revision = thisRev ? thisRev.revision : { role: 'this', title: thisTitle(), root: ROOT };
     if (AGAINST) against = prepareRevision(AGAINST, 'against');
-    const revisions = against ? [ours, against.revision] : [ours];
+    // The against revision first in each round: its first closed loop sets the rate both carry.
+    const revisions = against ? [against.revision, ours] : [ours];
+    if (FIXED_RATE !== undefined && !(FIXED_RATE > 0)) throw new Error(`BENCH_DAY_RATE must be a positive number of ops/s, not ${env.BENCH_DAY_RATE}`);
     for (const database of DATABASES) {
       if (!DB_TITLES[database]) throw new Error(`unknown database ${database} in BENCH_DAY_DATABASES (sqlite, postgres)`);
       let pgAdmin: string | null = null;
@@ -1193,10 +1481,26 @@ export async function run(): Promise<string> {
         }
       }
       const days: Record<Revision['role'], DayResult[]> = { this: [], against: [] };
+      // R, the open-loop rate on this database: fixed, or half the closed-loop capacity of the first day run.
+      let rate: Rate | undefined = FIXED_RATE !== undefined ? { value: FIXED_RATE, how: 'set by BENCH_DAY_RATE' } : undefined;
+      if (rate) progress(`${database}: R = ${fmtRate(rate.value)} ops/s, ${rate.how}`);
+      const chooseRate = (role: Revision['role']) => (closedRate: number): Rate => {
+        if (rate) return rate;
+        const value = Math.round(closedRate / 2);
+        if (!(value > 0)) throw new Error(`the ${role} revision's closed loop carried ${closedRate} ops/s on ${database}: no rate for the open loop`);
+        rate = {
+          value,
+          how: against
+            ? `half the against revision's closed-loop ${fmtRate(closedRate)} ops/s in the first round on ${DB_TITLES[database]} (rounded), so both revisions carry the same day`
+            : `half this checkout's own closed-loop ${fmtRate(closedRate)} ops/s in the first round on ${DB_TITLES[database]} (rounded; no --against)`,
+        };
+        progress(`${database}: R = ${fmtRate(value)} ops/s, ${rate.how}`);
+        return rate;
+      };
       for (let round = 1; round <= ROUNDS; round++) {
         for (const revision of revisions) {
           if (ROUNDS > 1) progress(`round ${round} of ${ROUNDS}`);
-          days[revision.role].push(await runDay(revision, database, receiver, pgAdmin));
+          days[revision.role].push(await runDay(revision, database, receiver, pgAdmin, chooseRate(revision.role)));
         }
       }
       const o = summarize(days.this);
@@ -1212,14 +1516,19 @@ export async function run(): Promise<string> {
       `The real service started as an operator would (\`node --max-semi-space-size=8 src/main.ts\` with \`npm start\`'s MALLOC settings, APP_ENV=development, ROLE=all so the webhook worker runs in the same process, SANDBOX_TRACKING=0, LOG_LEVEL=info to a file) on a fresh database, ` +
         `with ${ACCOUNTS} accounts (\`default\` by BOOTSTRAP_API_KEY, the others by the admin command line), each with a webhook for all four event kinds to a receiver in its own process that answers 200. ` +
         `${num(SHIPMENTS)} US domestic shipments (UPS ground, USPS priority_mail, FedEx ground; real ZIP codes; UTF-8 names) with a PDF 4x6 label each are seeded. ` +
-        `Then ${CONNECTIONS} virtual users on ${CONNECTIONS} keep-alive connections (undici Pool) each pick their next operation by weight from a seeded PRNG (seed ${SEED}), so every run does the same day: ${weights}. ` +
+        `Then the day, in two phases of the same mix. First the closed loop, for capacity: ${CONNECTIONS} virtual users on ${CONNECTIONS} keep-alive connections (undici Pool) each pick their next operation by weight from a seeded PRNG (seed ${SEED}), so every run does the same day, and send it when their previous one is answered: ${weights}. ` +
         `Reads pick a seeded shipment or label of the account whose X-API-Key they send; tracking batches carry ${EVENTS_PER_BATCH} new events (alternating in_transit and out_for_delivery, so each changes the status and causes one webhook); ` +
         `downloads fetch the signed \`url\` (no key, as a printer does) of ${num(DOWNLOAD_LABELS)} labels × PDF, PNG and ZPL, so repeats happen. An operation fails on any unexpected status or socket error; latency is to the end of the body. ` +
-        `After the mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
-        `"Alone" runs each operation by itself for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
-        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s.',
+        `Then the same mix at a steady rate R, for latency (open loop): requests arrive as a Poisson process (exponential gaps from a seeded PRNG; the same weights, bodies and choices), each sent when it is due whatever is still in flight, on up to ${RATE_CONNECTIONS} keep-alive connections (beyond that a request waits for a connection, and the wait counts), ${WARMUP_SECONDS} s warm-up then ${RATE_SECONDS} s measured; ` +
+        `latency runs from the moment a request was due, not from when it was sent, so a stall counts for every request that arrived during it (no coordinated omission), and "new shipment + label" runs to the end of its second answer. ` +
+        `R is ${FIXED_RATE !== undefined ? 'set by BENCH_DAY_RATE' : AGAINST ? "half the against revision's closed-loop ops/s in the first round on that database (the against revision runs first in each round), so every revision carries the very same day, one the old service carries at half its capacity" : "half this checkout's own closed-loop ops/s in the first round on that database (no --against)"}. ` +
+        `Then ${GET_SHIPMENT} alone, open loop at its share of R (25 %), the same way: the "same read alone" of target (2). ` +
+        `Why two phases: at saturation a closed loop always has ${CONNECTIONS} requests in the system, so by Little's law its median latency is about ${CONNECTIONS} ÷ ops/s (${CONNECTIONS} ms at 1,000 ops/s) whatever the service does; it measures capacity (target 1), and whether rendering, webhooks and writes make reads wait is read from the open loop (target 2). ` +
+        `After each mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
+        `"Alone" runs each operation by itself in a closed loop for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
+        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s.',
       '',
-      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.` + (against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'),
+      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.` + (against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'),
       ...(notes.length ? ['', ...notes] : []),
       '',
       ...sections,
