@@ -506,7 +506,9 @@ const KINDS: Kind[] = [
         const { accepted } = (await res.body.json()) as { accepted: number };
         day.statusChanges += accepted;
         if (accepted !== events.length) return `POST /v1/tracking/events: accepted ${accepted} of ${events.length} new events`;
-        chosen.forEach((j, i) => (a.state[j] = statuses[i]!));
+        chosen.forEach((j, i) => {
+          a.state[j] = statuses[i]!;
+        });
         return undefined;
       } finally {
         for (const j of chosen) a.busy[j] = 0;
@@ -614,7 +616,8 @@ interface DriveResult {
 async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: number, seconds: number): Promise<DriveResult> {
   let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
   const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
-  const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : (sample(), undefined);
+  if (warmupSeconds <= 0) sample();
+  const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
   // Cumulative shares of the weights, for picking an operation (only when there is more than one).
   const total = kinds.reduce((a, k) => a + k.weight, 0);
   const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
@@ -720,7 +723,8 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
   try {
     let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
     const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
-    const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : (sample(), undefined);
+    if (warmupSeconds <= 0) sample();
+    const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
     const total = kinds.reduce((a, k) => a + k.weight, 0);
     const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
     // Arrivals and the operations' own choices come from two seeded streams, so both are the same on every run.
@@ -1414,7 +1418,7 @@ function targets(database: string, ours: Summary, theirs: Summary | undefined): 
   out.push({
     what: `(2) ${GET_SHIPMENT} p99 in the day at R = ${fmtRate(ours.atRate.offered)} ops/s (open loop) vs the same read alone at its rate (${fmtRate(ours.readAlone.offered)} ops/s)`,
     database,
-    measured: `${ms(o.day)} (alone ${ms(o.alone)}: ${ratio(o.day, o.alone)} ×)` + (t ? `; against, for reference: ${ms(t.day)} (alone ${ms(t.alone)}: ${ratio(t.day, t.alone)} ×)` : ''),
+    measured: `${ms(o.day)} (alone ${ms(o.alone)}: ${ratio(o.day, o.alone)} ×)${t ? `; against, for reference: ${ms(t.day)} (alone ${ms(t.alone)}: ${ratio(t.day, t.alone)} ×)` : ''}`,
     goal: '≤ 5 ms and ≤ 3 × alone',
     met: o.day <= 5 && o.day <= 3 * o.alone,
   });
@@ -1528,7 +1532,7 @@ export async function run(): Promise<string> {
         `"Alone" runs each operation by itself in a closed loop for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
         'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s.',
       '',
-      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.` + (against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'),
+      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.${against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'}`,
       ...(notes.length ? ['', ...notes] : []),
       '',
       ...sections,

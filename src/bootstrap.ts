@@ -8,6 +8,7 @@ import { KeyRing, serviceSecret } from './auth/keyring.ts';
 import { createApiKey, ensureAccount, ensureApiKey, ensureClient } from './auth/credentials.ts';
 import { ALL_SCOPES } from './auth/scopes.ts';
 import { Renderer } from './render/renderer.ts';
+import { setCachesEnabled } from './cache.ts';
 import { documentStore } from './documents/store.ts';
 
 /** Stops what the context holds: the render threads (after documents being stored), then the database. */
@@ -17,6 +18,7 @@ export async function closeContext(ctx: AppContext): Promise<void> {
 }
 
 export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
+  setCachesEnabled(config.caches);
   const storage = await openStorage(config.databaseUrl, options);
   try {
     await migrate(storage);

@@ -39,6 +39,8 @@ export interface Config {
   renderCacheBytes: number;
   /** Bytes of rendered documents kept in the database (0: none). */
   renderStoreBytes: number;
+  /** The in-process caches (src/cache.ts) are on. */
+  caches: boolean;
   version: string;
 }
 
@@ -162,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, availableParallelism(), 1, 64),
     renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
     renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
+    caches: parseBool('CACHES', env.CACHES, true),
     version,
   };
 }

@@ -2,6 +2,7 @@
 import type { Db } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { NotFound, InvalidInput } from '../errors.ts';
+import { createCache, type Cache } from '../cache.ts';
 import { ALL_SCOPES, parseScopes, scopeString, type Scope } from './scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
 
@@ -79,43 +80,20 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
 export const API_KEY_CACHE_MS = 1000;
 const API_KEY_CACHE_MAX = 10_000;
 interface KeyCache {
-  /** In insertion order, which is expiry order: every entry lives API_KEY_CACHE_MS from its insertion. */
-  entries: Map<string, { principal: Principal; untilMs: number }>;
+  /** Expired entries are dropped by a timer, so an idle process keeps no key past its second. */
+  entries: Cache<string, Principal>;
   /** Bumped by every revocation; a lookup started before one must not fill the cache. */
   generation: number;
-  /** Pending while entries remain: drops the expired ones even when no request comes. */
-  sweep: ReturnType<typeof setTimeout> | null;
 }
 const keyCaches = new WeakMap<Db, KeyCache>();
 
 function keyCacheOf(db: Db): KeyCache {
   let cache = keyCaches.get(db);
   if (!cache) {
-    cache = { entries: new Map(), generation: 0, sweep: null };
+    cache = { entries: createCache({ max: API_KEY_CACHE_MAX, ttlMs: API_KEY_CACHE_MS, purgeExpired: true }), generation: 0 };
     keyCaches.set(db, cache);
   }
   return cache;
-}
-
-function dropExpired(cache: KeyCache): void {
-  const now = performance.now();
-  for (const [key, entry] of cache.entries) {
-    if (entry.untilMs > now) break;
-    cache.entries.delete(key);
-  }
-}
-
-function scheduleSweep(cache: KeyCache): void {
-  if (cache.sweep !== null) return;
-  const oldest = cache.entries.values().next().value;
-  if (oldest === undefined) return;
-  const sweep = (): void => {
-    cache.sweep = null;
-    dropExpired(cache);
-    scheduleSweep(cache);
-  };
-  // Never keeps the process alive; 1 ms late rather than early (timers count whole milliseconds).
-  cache.sweep = setTimeout(sweep, Math.max(1, Math.ceil(oldest.untilMs - performance.now()) + 1)).unref();
 }
 
 /** How many key checks `db` remembers now (tests and diagnostics). */
@@ -125,12 +103,7 @@ export function rememberedApiKeys(db: Db): number {
 
 /** The principal of a key checked against the database within the last API_KEY_CACHE_MS, without I/O. */
 export function cachedPrincipalForApiKey(db: Db, key: string): Principal | undefined {
-  const cache = keyCaches.get(db);
-  const hit = cache?.entries.get(key);
-  if (hit === undefined) return undefined;
-  if (performance.now() < hit.untilMs) return hit.principal;
-  cache!.entries.delete(key);
-  return undefined;
+  return keyCaches.get(db)?.entries.get(key);
 }
 
 export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
@@ -140,14 +113,7 @@ export async function principalForApiKey(db: Db, key: string): Promise<Principal
   const row = await db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
   const principal: Principal = { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
-  if (cache.generation === generation) {
-    dropExpired(cache);
-    // Oldest first out; deleted first so a key checked again moves to the end (expiry order).
-    if (cache.entries.size >= API_KEY_CACHE_MAX) cache.entries.delete(cache.entries.keys().next().value!);
-    cache.entries.delete(key);
-    cache.entries.set(key, { principal, untilMs: performance.now() + API_KEY_CACHE_MS });
-    scheduleSweep(cache);
-  }
+  if (cache.generation === generation) cache.entries.set(key, principal);
   return principal;
 }
 

@@ -3,6 +3,7 @@
 // exact text until the token's `exp`: the same bytes always verify the same way (signing keys stay
 // published after rotation), so the answer cannot change before then. Failures are never remembered.
 import { decodeJwt } from 'jose';
+import { createCache, type Cache } from '../cache.ts';
 import type { KeyRing } from './keyring.ts';
 import { verifyAccessToken, type TokenCheck, type TokenSettings } from './tokens.ts';
 
@@ -11,22 +12,17 @@ const DEFAULT_MAX_ENTRIES = 10_000;
 export class VerifiedTokens {
   readonly #keys: KeyRing;
   readonly #settings: TokenSettings;
-  readonly #max: number;
-  #entries = new Map<string, { check: TokenCheck; expiresAtMs: number }>();
+  readonly #entries: Cache<string, TokenCheck>;
 
   constructor(keys: KeyRing, settings: TokenSettings, maxEntries = DEFAULT_MAX_ENTRIES) {
     this.#keys = keys;
     this.#settings = settings;
-    this.#max = maxEntries;
+    this.#entries = createCache({ max: maxEntries });
   }
 
   /** A verification remembered for exactly this token and not yet expired, without any work. */
   cached(token: string): TokenCheck | undefined {
-    const hit = this.#entries.get(token);
-    if (hit === undefined) return undefined;
-    if (Date.now() < hit.expiresAtMs) return hit.check;
-    this.#entries.delete(token);
-    return undefined;
+    return this.#entries.get(token);
   }
 
   async verify(token: string): Promise<TokenCheck> {
@@ -35,11 +31,8 @@ export class VerifiedTokens {
     const check = await verifyAccessToken(this.#keys, this.#settings, token);
     if (check.ok) {
       const { exp } = decodeJwt(token);
-      if (typeof exp === 'number') {
-        // Oldest first out: a Map iterates in insertion order.
-        if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value!);
-        this.#entries.set(token, { check, expiresAtMs: exp * 1000 });
-      }
+      const ttl = typeof exp === 'number' ? exp * 1000 - Date.now() : 0;
+      if (ttl > 0) this.#entries.set(token, check, ttl);
     }
     return check;
   }

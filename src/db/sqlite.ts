@@ -1,6 +1,7 @@
 // Kysely's SQLite dialect speaks the better-sqlite3 interface; this adapts node:sqlite to it.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
+import { createCache } from '../cache.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
@@ -38,7 +39,7 @@ class Statement implements SqliteStatement {
 class NodeSqlite implements SqliteDatabase {
   readonly #db: DatabaseSync;
   // Prepared statements are reused: Kysely compiles the same SQL for the same query shape.
-  readonly #cache = new Map<string, Statement>();
+  readonly #cache = createCache<string, Statement>({ max: 1000 });
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
@@ -46,7 +47,6 @@ class NodeSqlite implements SqliteDatabase {
     let stmt = this.#cache.get(sql);
     if (!stmt) {
       stmt = new Statement(this.#db.prepare(sql));
-      if (this.#cache.size > 1000) this.#cache.clear();
       this.#cache.set(sql, stmt);
     }
     return stmt;

@@ -1,6 +1,7 @@
 // Barcodes are encoded once, at layout time, with bwip-js `raw()`: the modules land in the drawing
 // and every backend draws exactly those modules (ZPL uses the printer's own encoder on `data`).
 import bwipjs from 'bwip-js';
+import { createCache } from '../cache.ts';
 import type { BarcodePrimitive, Symbology } from './model.ts';
 
 /** One printer dot at 203 dpi, in points: module widths are whole dots so thermal prints are sharp. */
@@ -17,7 +18,7 @@ type RawLinear = { sbs: number[] };
 type RawMatrix = { pixs: ArrayLike<number>; pixx: number; pixy: number };
 
 const RAW_CACHE_LIMIT = 1000;
-const rawCache = new Map<string, unknown[]>();
+const rawCache = createCache<string, unknown[]>({ max: RAW_CACHE_LIMIT });
 
 /**
  * bwip-js encoding, cached: a stored label is laid out again for every format it is fetched in,
@@ -31,7 +32,6 @@ function raw(bcid: string, text: string, opts: Record<string, unknown> = {}): un
   let out = rawCache.get(key);
   if (!out) {
     out = (bwipjs.raw({ bcid, text, ...opts } as Parameters<typeof bwipjs.raw>[0]) as Record<string, unknown>[]).map(compactModules);
-    if (rawCache.size >= RAW_CACHE_LIMIT) rawCache.delete(rawCache.keys().next().value!);
     rawCache.set(key, out);
   }
   return out;

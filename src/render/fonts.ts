@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as fontkit from 'fontkit';
 import type { Font, Glyph } from 'fontkit';
+import { createCache } from '../cache.ts';
+
 
 const require = createRequire(import.meta.url);
 
@@ -55,7 +57,7 @@ export interface ShapedText {
 }
 
 const SHAPE_CACHE_LIMIT = 4000;
-const shapeCache = [new Map<string, ShapedText>(), new Map<string, ShapedText>()];
+const shapeCache = [createCache<string, ShapedText>({ max: SHAPE_CACHE_LIMIT }), createCache<string, ShapedText>({ max: SHAPE_CACHE_LIMIT })];
 
 /** Shapes `text` with DejaVu Sans (kerning, ligatures, Arabic joining), cached per process. */
 export function shape(text: string, bold = false): ShapedText {
@@ -83,7 +85,6 @@ export function shape(text: string, bold = false): ShapedText {
     glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm,
     rtl: run.direction === 'rtl', codePoints: Array.from(text, (c) => c.codePointAt(0)!),
   };
-  if (cache.size >= SHAPE_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(text, s);
   return s;
 }
@@ -112,7 +113,9 @@ export function textWidth(text: string, size: number, bold = false): number {
   return (s.advance / s.unitsPerEm) * size;
 }
 
-const coverage = new Map<number, boolean>();
+// Per code point and per glyph: bounded by what the font holds.
+const GLYPH_CACHE_LIMIT = 8192;
+const coverage = createCache<number, boolean>({ max: GLYPH_CACHE_LIMIT });
 
 /** Whether both DejaVu Sans faces draw this code point. */
 export function hasGlyph(codePoint: number): boolean {
@@ -130,7 +133,7 @@ export type PathCommand =
   | { op: 'C'; x1: number; y1: number; x2: number; y2: number; x: number; y: number }
   | { op: 'Z' };
 
-const outlineCache = [new Map<number, PathCommand[]>(), new Map<number, PathCommand[]>()];
+const outlineCache = [createCache<number, PathCommand[]>({ max: GLYPH_CACHE_LIMIT }), createCache<number, PathCommand[]>({ max: GLYPH_CACHE_LIMIT })];
 
 /** A glyph's outline in font units with y pointing DOWN (the drawing model's orientation). */
 export function glyphOutline(glyphId: number, bold = false): PathCommand[] {
@@ -153,7 +156,7 @@ export function glyphOutline(glyphId: number, bold = false): PathCommand[] {
   return out;
 }
 
-const svgPathCache = [new Map<number, string>(), new Map<number, string>()];
+const svgPathCache = [createCache<number, string>({ max: GLYPH_CACHE_LIMIT }), createCache<number, string>({ max: GLYPH_CACHE_LIMIT })];
 
 /** SVG path data of a glyph in font units, y down. */
 export function glyphSvgPath(glyphId: number, bold = false): string {

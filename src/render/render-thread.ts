@@ -1,7 +1,10 @@
 // A render thread of the Renderer's pool (piscina): lays a document out and renders it, and hands
 // the bytes back.
-import { move } from 'piscina';
+import { move, workerData } from 'piscina';
+import { setCachesEnabled } from '../cache.ts';
 import { renderDocument, type DocumentSource, type LabelFormat } from './index.ts';
+
+setCachesEnabled((workerData as { caches?: boolean } | undefined)?.caches ?? true);
 
 export interface RenderTask {
   source: DocumentSource;

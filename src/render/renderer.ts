@@ -5,7 +5,7 @@
 // in a DocumentStore that all processes on one database share.
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
-import { LRUCache } from 'lru-cache';
+import { cachesEnabled, createCache, type Cache } from '../cache.ts';
 import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
 import type { RenderTask } from './render-thread.ts';
 import { RENDERER_VERSION } from './version.ts';
@@ -44,7 +44,7 @@ export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 20
 export class Renderer {
   readonly #options: RendererOptions;
   #pool: Piscina<RenderTask, Uint8Array> | undefined;
-  readonly #memory: LRUCache<string, Uint8Array> | undefined;
+  readonly #memory: Cache<string, Uint8Array> | undefined;
   /** Documents being drawn or fetched now: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
   readonly #storing = new Set<Promise<void>>();
@@ -53,7 +53,7 @@ export class Renderer {
   constructor(options: RendererOptions) {
     if (!(options.threads >= 1)) throw new Error('a renderer needs at least one thread');
     this.#options = options;
-    this.#memory = options.memoryBytes > 0 ? new LRUCache({ maxSize: options.memoryBytes, sizeCalculation: (body) => Math.max(1, body.byteLength) }) : undefined;
+    this.#memory = options.memoryBytes > 0 ? createCache({ max: 100_000, maxSize: options.memoryBytes, sizeOf: (body) => Math.max(1, body.byteLength) }) : undefined;
   }
 
   /** The document, kept or newly drawn on a render thread. */
@@ -91,6 +91,8 @@ export class Renderer {
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
+      // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
+      workerData: { caches: cachesEnabled() },
     });
     return this.#pool.run(task).then((body) => {
       this.#rendered++;

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { createCache, type Cache } from '../cache.ts';
 import type { Db } from '../db/index.ts';
 import { isUniqueViolation } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
@@ -70,11 +71,11 @@ function toStamp(ctx: AppContext, row: store.StampRow, format = row.format as St
 }
 
 // Issuer codes never change once assigned, so each process remembers them.
-const issuerCodes = new WeakMap<Db, Map<string, number>>();
+const issuerCodes = new WeakMap<Db, Cache<string, number>>();
 async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
   let codes = issuerCodes.get(db);
   if (!codes) {
-    codes = new Map();
+    codes = createCache({ max: 100_000 });
     issuerCodes.set(db, codes);
   }
   let code = codes.get(accountId);
@@ -86,7 +87,7 @@ async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
 }
 
 // Keys never change once created, so each process keeps the ones it has signed with.
-const signers = new Map<string, IndiciumSigner>();
+const signers = createCache<string, IndiciumSigner>({ max: 100 });
 
 /** The current stamp key, ready for synchronous signing. */
 export async function currentSigner(db: Db, keys: KeyRing): Promise<IndiciumSigner> {

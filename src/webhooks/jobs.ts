@@ -1,6 +1,7 @@
 // The webhook worker: fan-out turns domain events into deliveries, delivery sends them. Both claim
 // their work in the database, so any number of processes share it and a crash loses nothing.
 import type { AppContext } from '../context.ts';
+import { createCache } from '../cache.ts';
 import type { Job } from '../worker.ts';
 import { onDomainEventWritten } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
@@ -97,7 +98,7 @@ class DeliveryEngine {
   #finished: Finished[] = [];
   #writing = false;
   // Decrypted secrets are turned into signers once per webhook and secret (a cache).
-  readonly #signers = new Map<string, { sealed: string; signer: Signer }>();
+  readonly #signers = createCache<string, { sealed: string; signer: Signer }>({ max: SIGNER_CACHE });
 
   constructor(capacity: number) {
     this.#capacity = capacity;
@@ -148,7 +149,6 @@ class DeliveryEngine {
     const cached = this.#signers.get(hook.id);
     if (cached?.sealed === hook.secret) return cached.signer;
     const signer = signerFor(openSecret(setup.key, hook.id, hook.secret));
-    if (this.#signers.size >= SIGNER_CACHE) this.#signers.delete(this.#signers.keys().next().value!);
     this.#signers.set(hook.id, { sealed: hook.secret, signer });
     return signer;
   }
