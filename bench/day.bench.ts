@@ -28,7 +28,9 @@
 // Settings: BENCH_DAY_SECONDS, BENCH_DAY_RATE, BENCH_DAY_RATE_SECONDS, BENCH_DAY_ALONE_SECONDS,
 // BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS, BENCH_DAY_ROUNDS (rounds per revision, alternating),
 // BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (postgres://postgres@127.0.0.1:5432),
-// BENCH_AGAINST, and BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree.
+// BENCH_AGAINST, BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree,
+// and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
+// (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
 import { execFile, execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -57,6 +59,18 @@ const PG_BASE = (env.BENCH_DAY_PG ?? 'postgres://postgres@127.0.0.1:5432').repla
 const AGAINST = env.BENCH_AGAINST || undefined;
 /** Run "this" side from a git revision too instead of this working tree (e.g. to check that equal code gives a ratio of 1). */
 const THIS_REV = env.BENCH_DAY_THIS || undefined;
+/** Settings of the "this" service only: `NAME=value` pairs separated by commas. */
+const THIS_ENV: Record<string, string> = Object.fromEntries(
+  (env.BENCH_DAY_THIS_ENV ?? '')
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 1) throw new Error(`BENCH_DAY_THIS_ENV: ${pair} is not NAME=value`);
+      return [pair.slice(0, eq), pair.slice(eq + 1)];
+    }),
+);
 
 const CONNECTIONS = 16;
 /** Connections of the open-loop phase: enough that the client is not the queue at R. */
@@ -238,7 +252,7 @@ function logTail(file: string, lines = 15): string {
   }
 }
 
-async function startService(root: string, databaseUrl: string, dir: string): Promise<Service> {
+async function startService(root: string, databaseUrl: string, dir: string, settings: Record<string, string>): Promise<Service> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const key = `sk_test_${randomAlnum(32)}`;
@@ -259,6 +273,7 @@ async function startService(root: string, databaseUrl: string, dir: string): Pro
     MALLOC_ARENA_MAX: '1',
     MALLOC_MMAP_THRESHOLD_: '65536',
     MALLOC_TRIM_THRESHOLD_: '131072',
+    ...settings,
   };
   const logFile = join(dir, 'server.log');
   const fd = openSync(logFile, 'a');
@@ -958,7 +973,7 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
   try {
     db = await createDatabase(database, dir, pgAdmin);
     progress(`day [${tag}]: starting ${revision.root}/src/main.ts on ${db.url}`);
-    service = await startService(revision.root, db.url, dir);
+    service = await startService(revision.root, db.url, dir, revision.role === 'this' ? THIS_ENV : {});
     const svc = service;
     pool = new Pool(svc.origin, { connections: CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
     await receiver.reset();

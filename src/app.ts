@@ -7,9 +7,10 @@ import type { AppContext } from './context.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
-import { installOpenApi } from './http/openapi.ts';
+import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
-import { authRoutes } from './auth/routes.ts';
+import { authRoutes } from './oauth/routes.ts';
+import { isGrantRevoked } from './oauth/authorize.ts';
 import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
@@ -75,7 +76,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
-  installAuth(app, ctx);
+  installAuth(app, ctx, (familyId) => isGrantRevoked(ctx, familyId));
   installIdempotency(app, ctx);
   await installOpenApi(app, ctx);
 
@@ -83,6 +84,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       healthRoutes(v1, ctx);
+      openApiRoutes(v1);
       shipmentRoutes(v1, ctx);
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);

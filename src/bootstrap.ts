@@ -5,11 +5,11 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { migrate, openStorage, type OpenOptions } from './db/index.ts';
 import { KeyRing, serviceSecret } from './auth/keyring.ts';
-import { createApiKey, ensureAccount, ensureApiKey, ensureClient } from './auth/credentials.ts';
+import { createApiKey, ensureAccount, ensureApiKey, ensureClient, hasApiKey } from './auth/credentials.ts';
 import { ALL_SCOPES } from './auth/scopes.ts';
 import { Renderer } from './render/renderer.ts';
 import { setCachesEnabled } from './cache.ts';
-import { documentStore } from './documents/store.ts';
+import { documentStore } from './documents/service.ts';
 
 /** Stops what the context holds: the render threads (after documents being stored), then the database. */
 export async function closeContext(ctx: AppContext): Promise<void> {
@@ -51,8 +51,7 @@ export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey 
   if (config.bootstrapApiKey) await ensureApiKey(db, accountId, config.bootstrapApiKey);
   if (config.bootstrapClientId && config.bootstrapClientSecret) await ensureClient(db, accountId, config.bootstrapClientId, config.bootstrapClientSecret);
   if (!config.bootstrapApiKey && config.env === 'development' && firstRunKey) {
-    const any = await db.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirst();
-    if (!any) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
+    if (!(await hasApiKey(db, accountId))) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
   }
   return {};
 }

@@ -24,7 +24,7 @@ export interface CacheOptions<K, V> {
   /** A bound on the sum of `sizeOf` over the entries. */
   maxSize?: number;
   sizeOf?: (value: V, key: K) => number;
-  /** Milliseconds from some fixed point, for lifetimes; performance.now() unless a test gives its own. */
+  /** Milliseconds from some fixed point, for lifetimes; `performance.now()`, read at each use, unless a test gives its own. */
   clock?: () => number;
 }
 
@@ -43,7 +43,9 @@ export function createCache<K extends {}, V extends {}>(options: CacheOptions<K,
     max: options.max,
     ...(options.ttlMs !== undefined ? { ttl: options.ttlMs } : {}),
     ...(options.purgeExpired ? { ttlAutopurge: true } : {}),
-    ...(options.clock ? { perf: { now: options.clock }, ttlResolution: 0 } : {}),
+    // Read the clock at every use (no resolution window kept by a timer), so a test can move it.
+    perf: { now: options.clock ?? (() => performance.now()) },
+    ttlResolution: 0,
     ...(options.maxSize !== undefined ? { maxSize: options.maxSize, sizeCalculation: options.sizeOf ?? (() => 1) } : {}),
   });
   return {

@@ -1,25 +1,14 @@
 // The background loop: runs each capability's job. The API only feeds jobs through the database, so
 // any number of worker processes can run beside any number of API processes.
 import type { AppContext } from './context.ts';
+import type { Job } from './job.ts';
+
+export type { Job };
 import { purgeIdempotencyKeys } from './http/idempotency.ts';
-import { purgeAuthorizationState } from './auth/authorize.ts';
+import { purgeAuthorizationState } from './oauth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
-import { purgeRenderedDocuments } from './documents/store.ts';
-
-export interface Job {
-  name: string;
-  /** Does one batch of work; returns how many items it handled (0 = nothing to do right now). */
-  run(ctx: AppContext): Promise<number>;
-  /** Minimum milliseconds between two runs when the previous one found nothing. */
-  idleMs?: number;
-  /** A short poll when busy: for a second after finding work or being woken, pause only this long. */
-  busyPollMs?: number;
-  /** Subscribes to an in-process signal that work may have arrived; returns the unsubscribe function. */
-  wakeOn?(wake: () => void): () => void;
-  /** Waits for work the job started in the background (stop and drain call it). */
-  settle?(): Promise<void>;
-}
+import { purgeRenderedDocuments } from './documents/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
 

@@ -1,7 +1,7 @@
 // Shared test machinery: an app on a fresh database (SQLite in a new file, as the service runs it:
 // WAL, the read connection and the checkpointer thread; or a private PostgreSQL schema), accounts and
 // keys, and a log capture.
-import { describe } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import pg from 'pg';
@@ -139,4 +139,42 @@ export function sqliteInOtherProcess(path: string, sql: string, ...params: strin
   const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   if (child.status !== 0) throw new Error(`the other process failed: ${child.stderr}`);
   return JSON.parse(child.stdout) as Record<string, unknown>[];
+}
+
+/**
+ * Moves this process's clocks forward without waiting: `Date`, `setTimeout` (node:test's mock
+ * timers) and `performance.now()` (what the caches' lifetimes read) all advance together on `tick`.
+ * Restored when the test ends. Only for tests whose point is a clock; everything else keeps real time.
+ */
+export function fakeClock(t: import('node:test').TestContext): { tick(ms: number): void } {
+  const realNow = performance.now.bind(performance);
+  const start = realNow();
+  let elapsed = 0;
+  t.mock.method(performance, 'now', () => start + elapsed);
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+  return {
+    tick(ms: number) {
+      elapsed += ms;
+      t.mock.timers.tick(ms);
+    },
+  };
+}
+
+/**
+ * The app of the tests around it: started in `before`, closed in `after`. The object it returns stands
+ * for the started app inside the tests (using it outside one, before `before` ran, throws).
+ */
+export function withTestApp(database: DatabaseUnderTest = DATABASES[0]!, env: Record<string, string> = {}): TestApp {
+  let started: TestApp | undefined;
+  before(async () => {
+    started = await startTestApp(database, env);
+  });
+  after(async () => started?.close());
+  return new Proxy({} as TestApp, {
+    get(_target, key) {
+      if (!started) throw new Error('the test app is used outside a test (before it started)');
+      const value = Reflect.get(started, key);
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
+  });
 }

@@ -38,6 +38,17 @@ export async function findAccount(db: Db, idOrName: string): Promise<{ id: strin
   return row;
 }
 
+/** Every account, oldest first. */
+export async function listAccounts(db: Db): Promise<{ id: string; name: string; createdAt: string }[]> {
+  const rows = await db.selectFrom('accounts').select(['id', 'name', 'created_at']).orderBy('created_at').execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
+}
+
+/** Whether the account has any API key, revoked or not. */
+export async function hasApiKey(db: Db, accountId: string): Promise<boolean> {
+  return (await db.selectFrom('api_keys').select('id').where('account_id', '=', accountId).executeTakeFirst()) !== undefined;
+}
+
 export function apiKeyPrefix(live: boolean): string {
   return live ? 'sk_live_' : 'sk_test_';
 }

@@ -97,6 +97,12 @@ export class KeyRing {
     return key && key.purpose === purpose ? key.publicKey : null;
   }
 
+  /** The private JWK of a key (the ring keeps only non-extractable WebCrypto keys), for signers that need raw key material. */
+  async privateJwk(kid: string, purpose: KeyPurpose): Promise<JWK | undefined> {
+    const row = await this.#db.selectFrom('signing_keys').select('private_jwk').where('kid', '=', kid).where('purpose', '=', purpose).executeTakeFirst();
+    return row ? (JSON.parse(row.private_jwk) as JWK) : undefined;
+  }
+
   jwks(): { keys: JWK[] } {
     return { keys: [...this.#keys.values()].map((k) => ({ ...k.publicJwk, key_ops: ['verify'] })) };
   }

@@ -1,5 +1,6 @@
 // Access tokens: ES256 JWTs with the claims listed in docs/authentication.md, verifiable offline through the JWKS.
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import type { AppContext } from '../context.ts';
 import type { KeyRing } from './keyring.ts';
 import { SIGNING_ALG } from './keyring.ts';
 import { uuidv7 } from '../db/ids.ts';
@@ -72,4 +73,9 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     if (err instanceof joseErrors.JWTClaimValidationFailed) return { ok: false, reason: `the token ${err.claim} claim is invalid` };
     return { ok: false, reason: 'the token is invalid' };
   }
+}
+
+/** The issuer, audience and lifetime of this service's access tokens. */
+export function tokenSettings(ctx: AppContext): TokenSettings {
+  return { issuer: ctx.config.authBaseUrl, audience: ctx.config.baseUrl, ttlSeconds: ctx.config.accessTokenTtlSeconds };
 }

@@ -5,8 +5,8 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeContext, openContext } from '../bootstrap.ts';
 import { AppError } from '../errors.ts';
-import { createAccount, createApiKey, createClient, findAccount, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
-import { createUser } from '../auth/users.ts';
+import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
+import { createUser } from '../oauth/users.ts';
 import type { AppContext } from '../context.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
@@ -61,8 +61,8 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       return { json: { id: a.id }, text: `account ${a.name}: ${a.id}` };
     }
     case 'account list': {
-      const rows = await ctx.db.selectFrom('accounts').select(['id', 'name', 'created_at']).orderBy('created_at').execute();
-      return { json: { accounts: rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at })) }, text: rows.map((r) => `${r.id}  ${r.name}`).join('\n') };
+      const accounts = await listAccounts(ctx.db);
+      return { json: { accounts }, text: accounts.map((a) => `${a.id}  ${a.name}`).join('\n') };
     }
     case 'key create': {
       const a = await account();

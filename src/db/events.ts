@@ -1,6 +1,6 @@
 // Domain events are written in the same transaction as the change that causes them; the webhook
 // worker fans them out later, so an acknowledged change never loses its event.
-import type { Db, Tx } from './index.ts';
+import type { DialectName, Db, Tx } from './index.ts';
 import { isoNow, uuidv7 } from './ids.ts';
 
 export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'] as const;
@@ -30,4 +30,37 @@ export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string;
     .execute();
   announceDomainEventWritten();
   return id;
+}
+
+// ---- the outbox side: what the webhook fan-out reads ----
+
+/** A recorded domain event as the fan-out reads it. */
+export interface EventRow {
+  id: string;
+  account_id: string;
+  type: string;
+  data: string;
+  created_at: string;
+}
+
+/** Whether any event waits for its fan-out: a cheap look before opening a write transaction. */
+export async function anyUndispatched(db: Db): Promise<boolean> {
+  return (await db.selectFrom('domain_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Undispatched domain events, oldest first; on PostgreSQL locked so no other worker takes them. */
+export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): Promise<EventRow[]> {
+  let q = tx.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('dispatched_at', 'is', null).orderBy('id').limit(limit);
+  if (dialect === 'postgres') q = q.forUpdate().skipLocked();
+  return q.execute();
+}
+
+export async function markDispatched(tx: Tx, eventIds: string[], at: string): Promise<void> {
+  await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds).execute();
+}
+
+/** The events of claimed deliveries: what their bodies are made of. */
+export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('id', 'in', ids).execute();
 }

@@ -1,34 +1,26 @@
-// Rendered documents kept in the database, so every process on it reuses what one has drawn.
+// Queries of rendered_documents.
 import { sql } from 'kysely';
-import type { AppContext } from '../context.ts';
 import type { Db } from '../db/index.ts';
 import { isoNow } from '../db/ids.ts';
-import type { DocumentStore } from '../render/renderer.ts';
 
-/** A download link lives 24 hours, so a document older than that is of no more use. */
-export const DOCUMENT_TTL_MS = 25 * 3600 * 1000;
-
-export function documentStore(db: Db): DocumentStore {
-  return {
-    async get(key) {
-      const row = await db.selectFrom('rendered_documents').select('body').where('key', '=', key).executeTakeFirst();
-      return row ? new Uint8Array(row.body.buffer, row.body.byteOffset, row.body.byteLength) : undefined;
-    },
-    async put(key, body) {
-      await db
-        .insertInto('rendered_documents')
-        .values({ key, body, bytes: body.byteLength, created_at: isoNow() })
-        .onConflict((oc) => oc.column('key').doNothing())
-        .execute();
-    },
-  };
+export async function findDocument(db: Db, key: string): Promise<Uint8Array | undefined> {
+  const row = await db.selectFrom('rendered_documents').select('body').where('key', '=', key).executeTakeFirst();
+  return row ? new Uint8Array(row.body.buffer, row.body.byteOffset, row.body.byteLength) : undefined;
 }
 
-/** Removes documents past their use, then the oldest while they hold more than `maxBytes`. */
-export async function purgeRenderedDocuments(ctx: AppContext): Promise<number> {
-  const cutoff = new Date(Date.now() - DOCUMENT_TTL_MS).toISOString();
-  const old = await ctx.db.deleteFrom('rendered_documents').where('created_at', '<', cutoff).executeTakeFirst();
-  const over = await ctx.db
+/** Keeps a document under its key; a document already kept under it stays (rendering is deterministic). */
+export async function insertDocument(db: Db, key: string, body: Uint8Array): Promise<void> {
+  await db
+    .insertInto('rendered_documents')
+    .values({ key, body, bytes: body.byteLength, created_at: isoNow() })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+}
+
+/** Deletes documents created before `cutoff`, then the oldest while all together hold more than `maxBytes`. */
+export async function deleteDocuments(db: Db, cutoff: string, maxBytes: number): Promise<number> {
+  const old = await db.deleteFrom('rendered_documents').where('created_at', '<', cutoff).executeTakeFirst();
+  const over = await db
     .deleteFrom('rendered_documents')
     .where('key', 'in', (eb) =>
       eb
@@ -39,7 +31,7 @@ export async function purgeRenderedDocuments(ctx: AppContext): Promise<number> {
             .as('kept'),
         )
         .select('kept.key')
-        .where('kept.newer_bytes', '>', ctx.config.renderStoreBytes),
+        .where('kept.newer_bytes', '>', maxBytes),
     )
     .executeTakeFirst();
   return Number(old.numDeletedRows) + Number(over.numDeletedRows);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
-import { referencePage } from '../http/openapi.ts';
 
 const healthSchema = {
   type: 'object',
@@ -24,19 +23,4 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  app.get('/openapi.json', {
-    config: { public: true },
-    schema: { hide: true },
-    handler: async () => app.swagger(),
-  });
-
-  app.get('/docs', {
-    config: { public: true },
-    schema: { hide: true },
-    handler: async (_request, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .send(referencePage(app.swagger() as Parameters<typeof referencePage>[0])),
-  });
 }

@@ -2,9 +2,8 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
 import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
-import type { TokenCheck, TokenSettings } from '../auth/tokens.ts';
+import { tokenSettings, type TokenCheck } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
-import { isFamilyRevoked } from '../auth/authorize-store.ts';
 import type { AppContext } from '../context.ts';
 
 declare module 'fastify' {
@@ -31,10 +30,6 @@ const tagRequest: onRequestHookHandler = (request, reply, done) => {
   done();
 };
 
-export function tokenSettings(ctx: AppContext): TokenSettings {
-  return { issuer: ctx.config.authBaseUrl, audience: ctx.config.baseUrl, ttlSeconds: ctx.config.accessTokenTtlSeconds };
-}
-
 /** The caller of an authenticated route; routes that declare a scope always have one. */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Unauthorized('credentials are required');
@@ -47,9 +42,10 @@ export function principalOf(request: FastifyRequest): Principal {
  * declare a scope still needs credentials: fail closed). One hook instead of an instance-level one
  * plus this one: each hook costs every request. Unknown routes get no hook and fall through to the
  * 404 handler. The hook finishes synchronously when the credential was checked recently (a remembered
- * API key or JWT verification), so the common request pays no promise round trip.
+ * API key or JWT verification), so the common request pays no promise round trip. `grantRevoked`
+ * tells whether the OAuth grant behind an authorization-code token was revoked (the OAuth server's answer).
  */
-export function installAuth(app: FastifyInstance, ctx: AppContext): void {
+export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked: (familyId: string) => Promise<boolean>): void {
   const verifiedTokens = new VerifiedTokens(ctx.keys, tokenSettings(ctx));
   const { db } = ctx;
 
@@ -67,7 +63,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       const check = known ?? (await verifiedTokens.verify(token));
       if (!check.ok) throw new Unauthorized(check.reason, 'invalid_token');
       // Only authorization-code tokens carry `fam`; API keys and client credentials skip this lookup.
-      if (check.family && (await isFamilyRevoked(db, check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
+      if (check.family && (await grantRevoked(check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
       admit(request, check.principal);
     };
     return function authenticateRequest(request, reply, done) {

@@ -94,3 +94,22 @@ section{border-top:1px solid #ddd;padding:.25rem 0}</style></head><body>
 <p>The machine-readable description is <a href="openapi.json">openapi.json</a> (OpenAPI 3.1).</p>
 ${rows.join('\n')}</body></html>`;
 }
+
+/** The OpenAPI document and its reference page, both public. */
+export function openApiRoutes(app: FastifyInstance): void {
+  app.get('/openapi.json', {
+    config: { public: true },
+    schema: { hide: true },
+    handler: async () => app.swagger(),
+  });
+
+  app.get('/docs', {
+    config: { public: true },
+    schema: { hide: true },
+    handler: async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .send(referencePage(app.swagger() as Parameters<typeof referencePage>[0])),
+  });
+}

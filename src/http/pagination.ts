@@ -2,17 +2,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInput } from '../errors.ts';
 import { isUuid } from '../db/ids.ts';
+import type { Page } from '../db/page.ts';
 
 export const paginationQuery = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' },
   cursor: { type: 'string', maxLength: 200, description: 'Opaque cursor from the previous page\'s Link header.' },
 } as const;
-
-export interface Page {
-  limit: number;
-  /** Return items with ids below this one (lists are newest first). */
-  before?: string;
-}
 
 export function pageOf(query: { limit?: number; cursor?: string }): Page {
   const limit = query.limit ?? 20;

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import type { Db, Tx } from '../db/index.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
@@ -7,8 +8,7 @@ import type { Download } from '../http/downloads.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { documentKey, etagOf } from '../render/renderer.ts';
-import { getShipment } from '../shipments/service.ts';
-import { setShipmentLabel } from '../shipments/store.ts';
+import { attachLabel, getShipment } from '../shipments/service.ts';
 import * as store from './store.ts';
 
 export const DOWNLOAD_VALIDITY_MS = 24 * 3600 * 1000;
@@ -104,7 +104,7 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
         invalidated_at: null,
       };
       await store.insertLabel(tx, r);
-      await setShipmentLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
+      await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
       return r;
     });
   } catch (err) {
@@ -127,7 +127,7 @@ export async function invalidateLabel(ctx: AppContext, accountId: string, id: st
   const changed = await ctx.db.transaction().execute(async (tx) => {
     const now = isoNow();
     const row = await store.invalidateLabel(tx, accountId, id, now);
-    if (row) await setShipmentLabel(tx, row.shipment_id, null, now);
+    if (row) await attachLabel(tx, row.shipment_id, null, now);
     return row !== undefined;
   });
   if (!changed && !(await store.findLabel(ctx.db, accountId, id))) throw new NotFound('label', id);
@@ -165,4 +165,24 @@ export async function openDownload(ctx: AppContext, req: DownloadRequest): Promi
     filename: `label-${row.tracking_number}`,
     render: () => ctx.renderer.render(source, format, req.dpi),
   };
+}
+
+// ---- what tracking reads of labels ----
+
+/** A label as tracking and the sandbox carrier see it. */
+export type LabelRecord = store.LabelRecord;
+
+/** This account's labels with these tracking numbers (another account's numbers are simply absent). */
+export function labelsByTrackingNumbers(tx: Db | Tx, accountId: string, numbers: string[]): Promise<LabelRecord[]> {
+  return store.findLabelsByTrackingNumbers(tx, accountId, numbers);
+}
+
+/** The label of this account, or of any account when `accountId` is null (the sandbox carrier's jobs). */
+export function labelRecord(db: Db | Tx, accountId: string | null, id: string): Promise<LabelRecord | undefined> {
+  return store.findLabelRecord(db, accountId, id);
+}
+
+/** Active labels with ids above `afterId` (ids sort by creation time), oldest first. */
+export function activeLabelsAfter(db: Db, afterId: string, limit: number): Promise<LabelRecord[]> {
+  return store.activeLabelsAfter(db, afterId, limit);
 }

@@ -4,6 +4,9 @@ import type { LabelsTable } from '../db/schema.ts';
 
 export type LabelRow = LabelsTable;
 
+const recordColumns = ['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'status', 'created_at'] as const;
+export type LabelRecord = Pick<LabelRow, (typeof recordColumns)[number]>;
+
 export async function insertLabel(tx: Tx | Db, row: LabelRow): Promise<void> {
   await tx.insertInto('labels').values(row).execute();
 }
@@ -39,4 +42,18 @@ export async function invalidateLabel(tx: Tx, accountId: string, id: string, at:
     .where('status', '=', 'active')
     .returning('shipment_id')
     .executeTakeFirst();
+}
+
+export async function findLabelsByTrackingNumbers(db: Db | Tx, accountId: string, numbers: string[]): Promise<LabelRecord[]> {
+  return db.selectFrom('labels').select(recordColumns).where('tracking_number', 'in', numbers).where('account_id', '=', accountId).execute();
+}
+
+export async function findLabelRecord(db: Db | Tx, accountId: string | null, id: string): Promise<LabelRecord | undefined> {
+  let q = db.selectFrom('labels').select(recordColumns).where('id', '=', id);
+  if (accountId !== null) q = q.where('account_id', '=', accountId);
+  return q.executeTakeFirst();
+}
+
+export async function activeLabelsAfter(db: Db, afterId: string, limit: number): Promise<LabelRecord[]> {
+  return db.selectFrom('labels').select(recordColumns).where('id', '>', afterId).where('status', '=', 'active').orderBy('id').limit(limit).execute();
 }

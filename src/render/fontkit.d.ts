@@ -24,6 +24,9 @@ declare module 'fontkit' {
     layout(text: string, features?: unknown): GlyphRun;
     getGlyph(id: number): Glyph;
     hasGlyphForCodePoint(codePoint: number): boolean;
+    glyphForCodePoint(codePoint: number): Glyph;
+    /** Every code point the font's cmap maps. */
+    characterSet: number[];
     createSubset(): unknown;
   }
   export function create(buffer: Uint8Array, postscriptName?: string): Font;

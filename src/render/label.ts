@@ -1,25 +1,12 @@
 // The label's input: everything a label shows, as the labels module stores it.
+import type { Address, Carrier, Parcel } from '../carriers/types.ts';
 
 export const LABEL_SIZES = ['4x6', '4x8', '6x4', '8.5x11'] as const;
 export type LabelSize = (typeof LABEL_SIZES)[number];
 
-export interface Address {
-  name: string;
-  company?: string;
-  street1: string;
-  street2?: string;
-  city: string;
-  state?: string;
-  postalCode: string;
-  /** ISO 3166-1 alpha-2. */
-  country: string;
-  phone?: string;
-  email?: string;
-}
-
 export interface LabelData {
   labelId: string;
-  carrier: 'UPS' | 'USPS' | 'FedEx' | 'DHL';
+  carrier: Carrier;
   /** Our service code, e.g. `ground`. */
   serviceCode: string;
   /** The banner, e.g. `UPS GROUND`. */
@@ -30,12 +17,6 @@ export interface LabelData {
   shipDate: string;
   from: Address;
   to: Address;
-  parcel: {
-    weight: { value: number; unit: 'g' | 'kg' | 'oz' | 'lb' };
-    length?: number;
-    width?: number;
-    height?: number;
-    dimensionUnit?: 'cm' | 'in';
-  };
+  parcel: Parcel;
   reference?: string;
 }

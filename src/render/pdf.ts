@@ -1,7 +1,9 @@
 // PDF backend: pdfkit, DejaVu Sans embedded as a subset (CID font, Identity-H, with ToUnicode so
 // text can be searched and copied). pdfkit would parse and subset the font again for every document;
 // instead it gets the fontkit font parsed once per process, with shaping served from our cache and
-// the subset written by our own TrueType subsetter.
+// the subset written by our own TrueType subsetter. That leans on how pdfkit's EmbeddedFont uses a
+// fontkit font (layout, createSubset, the subset's encode) and on two pdfkit internals (page.fonts,
+// addContent), so pdfkit and fontkit are pinned exactly (docs/decisions.md; test/render/pins.test.ts).
 import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
 import { dejaVu, placeText, shape } from './fonts.ts';
@@ -51,10 +53,26 @@ function pdfFont(bold: boolean): Font {
  */
 function codePointsOf(s: ShapedText, i: number, font: Font): number[] {
   if (s.glyphs.length === s.codePoints.length) return [s.codePoints[s.rtl ? s.codePoints.length - 1 - i : i]!];
-  // Ligatures, lam-alef, marks: what the font's cmap says the glyph is (a property of the font).
-  const cmap = (font as unknown as { _cmapProcessor?: { codePointsForGlyph(g: number): number[] } })._cmapProcessor;
-  const cps = cmap?.codePointsForGlyph(s.glyphs[i]!) ?? [];
-  return cps.length ? [Math.min(...cps)] : [];
+  // Ligatures, lam-alef, marks: the lowest character the font's cmap maps to the glyph (a property of the font).
+  const cp = lowestCodePointOf(font).get(s.glyphs[i]!);
+  return cp === undefined ? [] : [cp];
+}
+
+const lowestCodePoints = new WeakMap<Font, Map<number, number>>();
+
+/** Glyph id → the lowest code point the font maps to it, from fontkit's public character set. */
+export function lowestCodePointOf(font: Font): Map<number, number> {
+  let map = lowestCodePoints.get(font);
+  if (!map) {
+    map = new Map();
+    for (const cp of font.characterSet) {
+      const id = font.glyphForCodePoint(cp).id;
+      const known = map.get(id);
+      if (known === undefined || cp < known) map.set(id, cp);
+    }
+    lowestCodePoints.set(font, map);
+  }
+  return map;
 }
 
 /** Numbers to 0.01 pt (3.5 µm): far finer than any printer dot. */

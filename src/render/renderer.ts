@@ -10,7 +10,7 @@ import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type
 import type { RenderTask } from './render-thread.ts';
 import { RENDERER_VERSION } from './version.ts';
 
-/** Where rendered documents are kept beyond this process's memory (src/documents/store.ts). */
+/** Where rendered documents are kept beyond this process's memory (src/documents/service.ts). */
 export interface DocumentStore {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, body: Uint8Array): Promise<void>;

@@ -5,21 +5,12 @@ import { recordDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
 import { isCountryCode } from '../countries.ts';
 import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
-import type { Page } from '../http/pagination.ts';
+import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
-import type { Address } from '../render/label.ts';
+import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, parcelSchema } from './schemas.ts';
 
-// One address shape from the API to the printed label.
-export type { Address };
-
-export interface Parcel {
-  weight: { value: number; unit: 'g' | 'kg' | 'oz' | 'lb' };
-  length?: number;
-  width?: number;
-  height?: number;
-  dimensionUnit?: 'cm' | 'in';
-}
+export type { Address, Parcel };
 
 export interface NewShipment {
   carrier: Carrier;
@@ -134,4 +125,22 @@ function notFound(id: string): NotFound {
 
 export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {
   return (await store.listShipments(ctx.db, accountId, page)).map(toShipment);
+}
+
+// ---- what the other capabilities do to a shipment, inside their own transactions ----
+
+/** Any accounts' shipments by id, in no particular order (ids come from the caller's own rows). */
+export async function shipmentsByIds(tx: Db | Tx, ids: string[]): Promise<Shipment[]> {
+  if (ids.length === 0) return [];
+  return (await store.findShipmentsByIds(tx, [...new Set(ids)])).map(toShipment);
+}
+
+/** Records (or clears, with null) the shipment's active label. */
+export async function attachLabel(tx: Tx, shipmentId: string, label: { id: string; trackingNumber: string } | null, at: string): Promise<void> {
+  await store.setShipmentLabel(tx, shipmentId, label, at);
+}
+
+/** Records the status its active label's tracking reached. */
+export async function recordShipmentStatus(tx: Tx, shipmentId: string, status: string, at: string): Promise<void> {
+  await store.updateShipmentStatus(tx, shipmentId, status, at);
 }

@@ -1,6 +1,6 @@
 import type { Db, Tx } from '../db/index.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
-import type { Page } from '../http/pagination.ts';
+import type { Page } from '../db/page.ts';
 
 export type ShipmentRow = ShipmentsTable;
 
@@ -10,6 +10,10 @@ export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<voi
 
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
   return db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
+  return db.selectFrom('shipments').selectAll().where('id', 'in', ids).execute();
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {

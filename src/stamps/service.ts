@@ -90,13 +90,13 @@ async function issuerCodeOf(db: Db, accountId: string): Promise<number> {
 const signers = createCache<string, IndiciumSigner>({ max: 100 });
 
 /** The current stamp key, ready for synchronous signing. */
-export async function currentSigner(db: Db, keys: KeyRing): Promise<IndiciumSigner> {
+export async function currentSigner(keys: KeyRing): Promise<IndiciumSigner> {
   const { kid } = keys.signingKey('stamp');
   let signer = signers.get(kid);
   if (!signer) {
-    const jwk = await store.stampPrivateJwk(db, kid);
+    const jwk = await keys.privateJwk(kid, 'stamp');
     if (!jwk) throw new Error(`stamp key ${kid} is not in the database`);
-    signer = indiciumSigner(kid, JSON.parse(jwk));
+    signer = indiciumSigner(kid, jwk as Parameters<typeof indiciumSigner>[1]);
     signers.set(kid, signer);
   }
   return signer;
@@ -112,7 +112,7 @@ export async function createStamp(ctx: AppContext, accountId: string, input: New
   const existing = await store.findActiveStampOfShipment(ctx.db, shipment.id);
   if (existing) throw alreadyStamped(shipment.id, existing.id);
   const code = await issuerCodeOf(ctx.db, accountId);
-  const signer = await currentSigner(ctx.db, ctx.keys);
+  const signer = await currentSigner(ctx.keys);
   try {
     const row = await ctx.db.transaction().execute(async (tx) => {
       // The counter comes first: it takes the write lock, so serials follow commit order, and the

@@ -27,12 +27,6 @@ export async function findActiveStampOfShipment(db: Db | Tx, shipmentId: string)
   return db.selectFrom('stamps').select('id').where('shipment_id', '=', shipmentId).where('status', '=', 'active').executeTakeFirst();
 }
 
-/** The private JWK of a stamp key (the key ring keeps only non-extractable WebCrypto keys). */
-export async function stampPrivateJwk(db: Db, kid: string): Promise<string | undefined> {
-  const row = await db.selectFrom('signing_keys').select('private_jwk').where('kid', '=', kid).where('purpose', '=', 'stamp').executeTakeFirst();
-  return row?.private_jwk;
-}
-
 /** The next serial number of the account; inside the inserting transaction, so a rollback returns it. */
 export async function nextSerialNumber(tx: Tx, accountId: string): Promise<number> {
   return nextCounter(tx, `stamp-serial:${accountId}`);

@@ -3,7 +3,8 @@
 import type { AppContext } from '../context.ts';
 import { isoNow } from '../db/ids.ts';
 import type { TrackingStatus } from '../carriers/index.ts';
-import type { Address } from '../shipments/service.ts';
+import { shipmentsByIds, type Address } from '../shipments/service.ts';
+import { activeLabelsAfter, labelRecord } from '../labels/service.ts';
 import { ingestInTransaction } from './service.ts';
 import * as store from './store.ts';
 
@@ -12,7 +13,13 @@ export type SandboxOutcome = (typeof SANDBOX_OUTCOMES)[number];
 
 /** Labels created longer ago than this when the sandbox first sees them are left alone. */
 export const ENROLL_WINDOW_MS = 24 * 3600 * 1000;
+/**
+ * Label ids are taken when a label's transaction starts, so a label may become visible after one with
+ * a higher id: each run looks again at the labels this much older than the newest one it took on.
+ */
+export const ENROLL_SETTLE_MS = 10_000;
 const BATCH = 50;
+const LABEL_PAGE = 200;
 
 interface Step {
   status: TrackingStatus;
@@ -60,23 +67,56 @@ function firstIdAt(ms: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
 }
 
+/** The millisecond a uuidv7 was made. */
+function timeOfId(id: string): number {
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+/** Takes on the active labels it has not seen yet, page by page; returns how many. */
+async function enrollNewLabels(ctx: AppContext, nowMs: number, stepMs: number): Promise<number> {
+  const newest = await store.newestEnrolled(ctx.db);
+  const floor = nowMs - ENROLL_WINDOW_MS;
+  let after = firstIdAt(newest === undefined ? floor : Math.max(floor, timeOfId(newest) - ENROLL_SETTLE_MS));
+  let taken = 0;
+  for (;;) {
+    const labels = await activeLabelsAfter(ctx.db, after, LABEL_PAGE);
+    if (labels.length === 0) return taken;
+    const enrolled = await store.enrolledAmong(
+      ctx.db,
+      labels.map((l) => l.id),
+    );
+    const fresh = labels.filter((l) => !enrolled.has(l.id));
+    const shipments = new Map((await shipmentsByIds(ctx.db, fresh.map((l) => l.shipment_id))).map((s) => [s.id, s]));
+    await store.enroll(
+      ctx.db,
+      fresh.map((l) => ({
+        label_id: l.id,
+        account_id: l.account_id,
+        outcome: sandboxOutcome(shipments.get(l.shipment_id)?.reference ?? null),
+        step: 0,
+        next_at: isoNow(nowMs + stepMs),
+        created_at: isoNow(nowMs),
+      })),
+    );
+    taken += fresh.length;
+    if (labels.length < LABEL_PAGE) return taken;
+    after = labels[labels.length - 1]!.id;
+  }
+}
+
 /** One run of the job: takes new labels on, then does every step that is due. Returns steps done. */
 export async function runSandbox(ctx: AppContext): Promise<number> {
   if (!ctx.config.sandboxTracking) return 0;
   const stepMs = ctx.config.sandboxStepSeconds * 1000;
   const nowMs = Date.now();
 
-  const fresh = await store.unenrolledLabels(ctx.db, firstIdAt(nowMs - ENROLL_WINDOW_MS), BATCH);
-  await store.enroll(
-    ctx.db,
-    fresh.map((l) => ({ label_id: l.id, account_id: l.account_id, outcome: sandboxOutcome(l.reference), step: 0, next_at: isoNow(nowMs + stepMs), created_at: isoNow(nowMs) })),
-  );
+  const taken = await enrollNewLabels(ctx, nowMs, stepMs);
 
   let done = 0;
   for (const parcel of await store.dueParcels(ctx.db, isoNow(), BATCH)) {
     if (await advance(ctx, parcel, stepMs)) done++;
   }
-  return done + fresh.length;
+  return done + taken;
 }
 
 /** Does the parcel's next step once, however many workers try: the conditional UPDATE decides. */
@@ -87,14 +127,16 @@ async function advance(ctx: AppContext, parcel: store.SandboxParcelRow, stepMs: 
     const now = Date.now();
     const last = parcel.step + 1 >= script.length;
     if (!(await store.claimStep(tx, parcel.label_id, parcel.step, last ? null : isoNow(now + stepMs)))) return false;
-    const label = await store.sandboxLabel(tx, parcel.label_id);
-    if (!step || !label || label.status !== 'active') {
+    const label = await labelRecord(tx, null, parcel.label_id);
+    const [shipment] = label ? await shipmentsByIds(tx, [label.shipment_id]) : [];
+    if (!step || !label || !shipment || label.status !== 'active') {
       await store.stopSandbox(tx, [parcel.label_id]);
       return true;
     }
-    const address: Address = JSON.parse(step.at === 'origin' ? label.from_address : label.to_address);
+    const address: Address = step.at === 'origin' ? shipment.from : shipment.to;
+    const lastEventAt = (await store.findLabelTracking(tx, label.id))?.last_event_at;
     // Strictly after the previous event, so the order of a parcel's steps never rests on a tie.
-    const at = Math.max(now, label.last_event_at ? Date.parse(label.last_event_at) + 1 : 0);
+    const at = Math.max(now, lastEventAt ? Date.parse(lastEventAt) + 1 : 0);
     await ingestInTransaction(
       tx,
       ctx.storage.dialect,

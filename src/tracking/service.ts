@@ -6,8 +6,8 @@ import { InvalidInput, NotFound } from '../errors.ts';
 import {
   DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
 } from '../carriers/index.ts';
-import { updateShipmentStatus } from '../shipments/store.ts';
-import { toShipment } from '../shipments/service.ts';
+import { recordShipmentStatus, shipmentsByIds } from '../shipments/service.ts';
+import { labelRecord, labelsByTrackingNumbers, type LabelRecord } from '../labels/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
 
@@ -181,7 +181,7 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
 /** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised). */
 export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];
-  const labels = await store.findLabelsByTrackingNumbers(tx, accountId, numbers);
+  const labels = await labelsByTrackingNumbers(tx, accountId, numbers);
   const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
   const unknown = events.find((e) => !byNumber.has(e.trackingNumber));
   if (unknown) throw new NotFound('tracking number', unknown.given ?? unknown.trackingNumber);
@@ -228,7 +228,7 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
     if (list) list.push(r);
     else freshByLabel.set(r.label_id, [r]);
   }
-  const changed: { label: store.TrackedLabel; changes: store.TrackingEventRow[] }[] = [];
+  const changed: { label: LabelRecord; changes: store.TrackingEventRow[] }[] = [];
   for (const label of labels) {
     // Stable: events with the same time keep their order in the batch.
     const mine = freshByLabel.get(label.id)?.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
@@ -255,19 +255,19 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   }
   if (changed.length === 0) return fresh.length;
 
-  const shipments = new Map((await store.findShipments(tx, changed.map((c) => c.label.shipment_id))).map((s) => [s.id, s]));
+  const shipments = new Map((await shipmentsByIds(tx, changed.map((c) => c.label.shipment_id))).map((s) => [s.id, s]));
   for (const { label, changes } of changed) {
-    const row = shipments.get(label.shipment_id);
-    if (!row) continue;
-    const shipment = toShipment({ ...row, updated_at: now });
+    const found = shipments.get(label.shipment_id);
+    if (!found) continue;
+    const shipment = { ...found, updatedAt: now };
     const labelRef = { id: label.id, trackingNumber: label.tracking_number, carrier: label.carrier };
     for (const change of changes) {
       const type = DOMAIN_EVENT[change.status as TrackingStatus];
       if (!type) continue;
       const data = { ...shipment, status: change.status, label: labelRef, event: toEvent(change) };
-      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: row.id, data, at: now });
+      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: shipment.id, data, at: now });
     }
-    await updateShipmentStatus(tx, row.id, changes.at(-1)!.status, now);
+    await recordShipmentStatus(tx, shipment.id, changes.at(-1)!.status, now);
   }
   return fresh.length;
 }
@@ -289,23 +289,24 @@ function sinceOf(text: string | undefined): string | undefined {
 /** `GET /v1/labels/{id}/trackingnumber`: basic, detailed or carrier-specific. */
 export async function trackingInfo(ctx: AppContext, accountId: string, labelId: string, query: TrackingQuery): Promise<TrackingInfo> {
   const since = sinceOf(query.events_since);
-  const label = await store.findLabelWithTracking(ctx.db, accountId, labelId);
+  const label = await labelRecord(ctx.db, accountId, labelId);
   if (!label) throw new NotFound('label', labelId);
   return buildTrackingInfo(ctx, label, since, query);
 }
 
-async function buildTrackingInfo(ctx: AppContext, label: store.LabelWithTracking, since: string | undefined, query: TrackingQuery): Promise<TrackingInfo> {
+async function buildTrackingInfo(ctx: AppContext, label: LabelRecord, since: string | undefined, query: TrackingQuery): Promise<TrackingInfo> {
   const carrier = label.carrier as Carrier;
   const info: TrackingInfo = { trackingNumber: label.tracking_number, carrier, trackingUrl: trackingUrl(carrier, label.tracking_number) };
   if (query.format === 'basic') return info;
 
   // A bound past year 9999 (`+010000-…`) would sort before every stored time: nothing is after it.
-  const rows = since?.startsWith('+')
-    ? []
-    : await store.listEvents(ctx.db, label.id, { carrier: query.carrier, since, newestFirst: query.sort === 'newest_first', limit: query.limit });
-  const status = (label.tracking_status ?? 'pre_transit') as TrackingStatus;
+  const [state, rows] = await Promise.all([
+    store.findLabelTracking(ctx.db, label.id),
+    since?.startsWith('+') ? [] : store.listEvents(ctx.db, label.id, { carrier: query.carrier, since, newestFirst: query.sort === 'newest_first', limit: query.limit }),
+  ]);
+  const status = (state?.status ?? 'pre_transit') as TrackingStatus;
   info.status = status;
-  info.estimatedDelivery = label.tracked === null ? initialEstimate(label) : label.estimated_delivery;
+  info.estimatedDelivery = state ? state.estimated_delivery : initialEstimate(label);
   info.events = rows.map(toEvent);
   if (query.format === 'carrier-specific') {
     info.carrierDetails = {

@@ -1,19 +1,9 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
-import type { LabelsTable, LabelTrackingTable, SandboxParcelsTable, ShipmentsTable, TrackingEventsTable } from '../db/schema.ts';
+import type { LabelTrackingTable, SandboxParcelsTable, TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
 export type SandboxParcelRow = SandboxParcelsTable;
-
-const labelColumns = ['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'status', 'created_at'] as const;
-
-/** What tracking reads of a label: the columns above. */
-export type TrackedLabel = Pick<LabelsTable, (typeof labelColumns)[number]>;
-
-/** This account's labels with these tracking numbers (another account's numbers are simply absent). */
-export async function findLabelsByTrackingNumbers(tx: Tx | Db, accountId: string, numbers: string[]): Promise<TrackedLabel[]> {
-  return tx.selectFrom('labels').select(labelColumns).where('tracking_number', 'in', numbers).where('account_id', '=', accountId).execute();
-}
 
 /** Creates the tracking state of labels that have none yet. */
 export async function ensureLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
@@ -26,11 +16,6 @@ export async function lockLabelTracking(tx: Tx, dialect: DialectName, labelIds: 
   let q = tx.selectFrom('label_tracking').selectAll().where('label_id', 'in', labelIds).orderBy('label_id');
   if (dialect === 'postgres') q = q.forUpdate();
   return q.execute();
-}
-
-/** The shipments of these labels (ids come from the caller's own labels). */
-export async function findShipments(tx: Tx, ids: string[]): Promise<ShipmentsTable[]> {
-  return tx.selectFrom('shipments').selectAll().where('id', 'in', [...new Set(ids)]).execute();
 }
 
 export async function updateLabelTracking(tx: Tx, labelId: string, set: Pick<LabelTrackingRow, 'status' | 'last_event_at' | 'estimated_delivery' | 'updated_at'>): Promise<void> {
@@ -48,21 +33,9 @@ export async function insertEvents(tx: Tx, rows: TrackingEventRow[]): Promise<Se
   return new Set(inserted.map((r) => r.id));
 }
 
-export interface LabelWithTracking extends TrackedLabel {
-  tracked: string | null;
-  tracking_status: string | null;
-  estimated_delivery: string | null;
-}
-
-export async function findLabelWithTracking(db: Db, accountId: string, labelId: string): Promise<LabelWithTracking | undefined> {
-  return db
-    .selectFrom('labels')
-    .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
-    .select(['labels.id', 'labels.account_id', 'labels.shipment_id', 'labels.carrier', 'labels.service', 'labels.tracking_number', 'labels.status', 'labels.created_at'])
-    .select(['label_tracking.label_id as tracked', 'label_tracking.status as tracking_status', 'label_tracking.estimated_delivery'])
-    .where('labels.id', '=', labelId)
-    .where('labels.account_id', '=', accountId)
-    .executeTakeFirst();
+/** The tracking state of a label, if any event or lookup created it. */
+export async function findLabelTracking(db: Db | Tx, labelId: string): Promise<LabelTrackingRow | undefined> {
+  return db.selectFrom('label_tracking').selectAll().where('label_id', '=', labelId).executeTakeFirst();
 }
 
 export interface EventFilter {
@@ -87,24 +60,17 @@ export async function listEvents(db: Db, labelId: string, filter: EventFilter): 
 
 // ---- the sandbox carrier ----
 
-export interface SandboxCandidate {
-  id: string;
-  account_id: string;
-  reference: string | null;
+/** The highest label id the sandbox has taken on, if any. */
+export async function newestEnrolled(db: Db): Promise<string | undefined> {
+  const row = await db.selectFrom('sandbox_parcels').select((eb) => eb.fn.max('label_id').as('newest')).executeTakeFirst();
+  return row?.newest ?? undefined;
 }
 
-/** Active labels created at or after `sinceId` (a uuidv7 lower bound) that the sandbox has not taken yet. */
-export async function unenrolledLabels(db: Db, sinceId: string, limit: number): Promise<SandboxCandidate[]> {
-  return db
-    .selectFrom('labels')
-    .innerJoin('shipments', 'shipments.id', 'labels.shipment_id')
-    .select(['labels.id', 'labels.account_id', 'shipments.reference'])
-    .where('labels.id', '>=', sinceId)
-    .where('labels.status', '=', 'active')
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('sandbox_parcels').select('sandbox_parcels.label_id').whereRef('sandbox_parcels.label_id', '=', 'labels.id'))))
-    .orderBy('labels.id')
-    .limit(limit)
-    .execute();
+/** Which of these labels the sandbox has already taken on. */
+export async function enrolledAmong(db: Db, labelIds: string[]): Promise<Set<string>> {
+  if (labelIds.length === 0) return new Set();
+  const rows = await db.selectFrom('sandbox_parcels').select('label_id').where('label_id', 'in', labelIds).execute();
+  return new Set(rows.map((r) => r.label_id));
 }
 
 export async function enroll(db: Db, rows: SandboxParcelRow[]): Promise<void> {
@@ -131,24 +97,4 @@ export async function claimStep(tx: Tx, labelId: string, step: number, nextAt: s
 /** The sandbox carrier stops moving these labels (events came in from elsewhere, or the label was invalidated). */
 export async function stopSandbox(tx: Tx, labelIds: string[]): Promise<void> {
   await tx.updateTable('sandbox_parcels').set({ next_at: null }).where('label_id', 'in', labelIds).where('next_at', 'is not', null).execute();
-}
-
-export interface SandboxLabel {
-  id: string;
-  account_id: string;
-  tracking_number: string;
-  status: string;
-  from_address: string;
-  to_address: string;
-  last_event_at: string | null;
-}
-
-export async function sandboxLabel(tx: Tx, labelId: string): Promise<SandboxLabel | undefined> {
-  return tx
-    .selectFrom('labels')
-    .innerJoin('shipments', 'shipments.id', 'labels.shipment_id')
-    .leftJoin('label_tracking', 'label_tracking.label_id', 'labels.id')
-    .select(['labels.id', 'labels.account_id', 'labels.tracking_number', 'labels.status', 'shipments.from_address', 'shipments.to_address', 'label_tracking.last_event_at'])
-    .where('labels.id', '=', labelId)
-    .executeTakeFirst();
 }

@@ -2,7 +2,8 @@
 // their work in the database, so any number of processes share it and a crash loses nothing.
 import type { AppContext } from '../context.ts';
 import { createCache } from '../cache.ts';
-import type { Job } from '../worker.ts';
+import type { Job } from '../job.ts';
+import * as outbox from '../db/events.ts';
 import { onDomainEventWritten } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { redactUrl } from '../log.ts';
@@ -30,15 +31,15 @@ const SIGNER_CACHE = 1000;
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 
 /** The Standard Webhooks body of an event: the same bytes on every attempt (`data` is stored as JSON text). */
-export function bodyOf(e: store.EventRow): string {
+export function bodyOf(e: outbox.EventRow): string {
   return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"timestamp":${JSON.stringify(e.created_at)},"data":${e.data}}`;
 }
 
 /** Creates one pending delivery per active subscriber of each undispatched event, in one transaction. */
 export async function fanOut(ctx: AppContext): Promise<{ events: number; deliveries: number }> {
-  if (!(await store.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0 };
+  if (!(await outbox.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0 };
   return ctx.db.transaction().execute(async (tx) => {
-    const events = await store.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
+    const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
     if (events.length === 0) return { events: 0, deliveries: 0 };
     const hooks = await store.activeWebhooksOf(tx, [...new Set(events.map((e) => e.account_id))]);
     const byAccount = Map.groupBy(
@@ -66,7 +67,7 @@ export async function fanOut(ctx: AppContext): Promise<{ events: number; deliver
       }
     }
     await store.insertDeliveries(tx, rows);
-    await store.markDispatched(tx, events.map((e) => e.id), now);
+    await outbox.markDispatched(tx, events.map((e) => e.id), now);
     return { events: events.length, deliveries: rows.length };
   });
 }
@@ -128,7 +129,7 @@ class DeliveryEngine {
     if (claimed.length === 0) return 0;
     const [hookRows, eventRows] = await Promise.all([
       store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
-      store.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
+      outbox.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
     ]);
     const hooks = new Map(hookRows.map((h) => [h.id, h]));
     const bodies = new Map(eventRows.map((e) => [e.id, bodyOf(e)]));

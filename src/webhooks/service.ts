@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { EventType } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, InvalidInput, NotFound } from '../errors.ts';
-import type { Page } from '../http/pagination.ts';
+import type { Page } from '../db/page.ts';
 import { sealSecret, secretKey } from './secret-box.ts';
 import { secretProblem } from './signing.ts';
 import * as store from './store.ts';

@@ -1,7 +1,7 @@
 // Queries of webhooks, their deliveries and attempts, including the worker's claims.
 import type { DialectName, Db, Tx } from '../db/index.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../db/schema.ts';
-import type { Page } from '../http/pagination.ts';
+import type { Page } from '../db/page.ts';
 
 export type WebhookRow = WebhooksTable;
 export type DeliveryRow = WebhookDeliveriesTable;
@@ -75,26 +75,6 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 // ---------------------------------------------------------------------------------------------
 // Fan-out
 
-export interface EventRow {
-  id: string;
-  account_id: string;
-  type: string;
-  data: string;
-  created_at: string;
-}
-
-/** Whether any event waits for its fan-out: a cheap look before opening a write transaction. */
-export async function anyUndispatched(db: Db): Promise<boolean> {
-  return (await db.selectFrom('domain_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
-}
-
-/** Undispatched domain events, oldest first; on PostgreSQL locked so no other worker takes them. */
-export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): Promise<EventRow[]> {
-  let q = tx.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('dispatched_at', 'is', null).orderBy('id').limit(limit);
-  if (dialect === 'postgres') q = q.forUpdate().skipLocked();
-  return q.execute();
-}
-
 export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'events'>[]> {
   return tx.selectFrom('webhooks').select(['id', 'account_id', 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
 }
@@ -109,10 +89,6 @@ export async function insertDeliveries(tx: Tx, rows: DeliveryRow[]): Promise<voi
       .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
       .execute();
   }
-}
-
-export async function markDispatched(tx: Tx, eventIds: string[], at: string): Promise<void> {
-  await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds).execute();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,12 +125,6 @@ export async function claimDueDeliveries(db: Db, dialect: DialectName, limit: nu
     .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
     .returning(['id', 'webhook_id', 'event_id', 'type', 'attempt_count'])
     .execute();
-}
-
-/** The events of claimed deliveries: what their bodies are made of. */
-export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
-  if (ids.length === 0) return [];
-  return db.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('id', 'in', ids).execute();
 }
 
 export async function webhooksByIds(db: Db, ids: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>[]> {

@@ -1,11 +1,11 @@
 // Contract §2: credentials on every /v1 route, bad and forged bearer tokens, scopes per route, tenants.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
 import { API_KEY_CACHE_MS, rememberedApiKeys, revokeApiKey } from '../../src/auth/credentials.ts';
 import { buildApp } from '../../src/app.ts';
-import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, fakeClock, forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
 import { accessToken, b64url, concreteUrl, openApiPath, routesOf, signWithServiceKey, type AppRoute } from './support.ts';
 
 function assertUnauthorized(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, bearerError?: string): void {
@@ -19,11 +19,7 @@ function assertUnauthorized(res: { statusCode: number; headers: Record<string, u
 }
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('API keys (X-API-Key)', () => {
     it('no credentials: 401 UNAUTHORIZED with WWW-Authenticate: Bearer realm="shipping"', async () => {
@@ -60,22 +56,33 @@ forEachDatabase((database) => {
       assert.equal(row.prefix.length < acct.apiKey.length, true);
     });
 
-    it('a key revoked by another process (a change this process is not told about) is 401 within API_KEY_CACHE_MS', async () => {
+    it('a key revoked by another process (a change this process is not told about) is 401 within API_KEY_CACHE_MS', async (tc) => {
       const acct = await t.newAccount();
       const get = () => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } });
+      const clock = fakeClock(tc);
       assert.equal((await get()).statusCode, 200);
       // What `key revoke` in another process does: the row changes, this process's memory does not.
       await t.ctx.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).where('prefix', '=', acct.apiKey.slice(0, 16)).execute();
-      await new Promise((resolve) => setTimeout(resolve, API_KEY_CACHE_MS + 100));
+      clock.tick(API_KEY_CACHE_MS - 1);
+      assert.equal((await get()).statusCode, 200, 'remembered until API_KEY_CACHE_MS has passed');
+      clock.tick(2);
       assertUnauthorized(await get());
     });
 
-    it('a checked key is held in memory no longer than API_KEY_CACHE_MS past its last use, with no request to drop it', async () => {
-      const acct = await t.newAccount();
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } })).statusCode, 200);
-      assert.ok(rememberedApiKeys(t.ctx.db) >= 1);
-      await new Promise((resolve) => setTimeout(resolve, API_KEY_CACHE_MS + 100));
-      assert.equal(rememberedApiKeys(t.ctx.db), 0);
+    it('a checked key is held in memory no longer than API_KEY_CACHE_MS past its last use, with no request to drop it', async (tc) => {
+      // An app of its own: the shared one remembers the keys of the tests before this one (on real timers).
+      const own = await startTestApp(database);
+      try {
+        const clock = fakeClock(tc);
+        assert.equal((await own.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': own.apiKey } })).statusCode, 200);
+        assert.equal(rememberedApiKeys(own.ctx.db), 1);
+        clock.tick(API_KEY_CACHE_MS - 10);
+        assert.equal(rememberedApiKeys(own.ctx.db), 1);
+        clock.tick(20);
+        assert.equal(rememberedApiKeys(own.ctx.db), 0);
+      } finally {
+        await own.close();
+      }
     });
 
     it('revoking needs an unambiguous prefix of at least 12 characters', async () => {

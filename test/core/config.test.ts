@@ -1,11 +1,11 @@
 // Contract §1: settings, their defaults, production's refusals, and the BOOTSTRAP_* credentials.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ensureBootstrapCredentials } from '../../src/bootstrap.ts';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { randomToken } from '../../src/auth/secrets.ts';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachDatabase, withTestApp } from '../helpers.ts';
 import { spawnChild, tokenRequest } from './support.ts';
 
 const LIVE_KEY = `sk_live_${'A1b2C3d4'.repeat(5)}`;
@@ -108,11 +108,7 @@ forEachDatabase((database) => {
   describe('BOOTSTRAP_API_KEY and BOOTSTRAP_CLIENT_ID/SECRET (ensureBootstrapCredentials)', () => {
     const key = `sk_test_${randomToken(32)}`;
     const clientId = `ops-${randomToken(6)}`;
-    let t: TestApp;
-    before(async () => {
-      t = await startTestApp(database, { BOOTSTRAP_API_KEY: key, BOOTSTRAP_CLIENT_ID: clientId, BOOTSTRAP_CLIENT_SECRET: STRONG_SECRET });
-    });
-    after(async () => t.close());
+    const t = withTestApp(database, { BOOTSTRAP_API_KEY: key, BOOTSTRAP_CLIENT_ID: clientId, BOOTSTRAP_CLIENT_SECRET: STRONG_SECRET });
 
     it('are ensured for account "default" with every scope, and work', async () => {
       assert.deepEqual(await ensureBootstrapCredentials(t.ctx), {});
@@ -152,11 +148,7 @@ forEachDatabase((database) => {
   });
 
   describe('first start in development without BOOTSTRAP_API_KEY', () => {
-    let t: TestApp;
-    before(async () => {
-      t = await startTestApp(database);
-    });
-    after(async () => t.close());
+    const t = withTestApp(database);
 
     it('creates one working key for account "default", once', async () => {
       const first = await ensureBootstrapCredentials(t.ctx);

@@ -1,14 +1,10 @@
 // Contract §9: Idempotency-Key on POST, stored in the database, per account, 24 hours.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countRows, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   const post = (key: string, payload: object, apiKey?: string) =>
     t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey ?? t.apiKey, 'idempotency-key': key }, payload });

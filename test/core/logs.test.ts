@@ -1,10 +1,10 @@
 // pino logs never contain a key, token, client secret or password.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { sql } from 'kysely';
-import { dropSchema, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { dropSchema, forEachDatabase, sampleShipment, startTestApp, withTestApp } from '../helpers.ts';
 import { FORM, form, signWithServiceKey, tokenRequest } from './support.ts';
 
 /** Each secret, and its distinctive part (a key without its well-known `sk_test_` prefix). */
@@ -17,11 +17,7 @@ function assertNoSecrets(logs: string[], secrets: string[]): void {
 }
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('logs', () => {
     it('keep API keys, bearer tokens, client secrets and passwords out, on success and on failure', async () => {

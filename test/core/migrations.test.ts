@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.ts';
 import { openContext } from '../../src/bootstrap.ts';
 import { createAccount } from '../../src/auth/credentials.ts';
 import { issueAccessToken, verifyAccessToken } from '../../src/auth/tokens.ts';
-import { tokenSettings } from '../../src/http/auth.ts';
+import { tokenSettings } from '../../src/auth/tokens.ts';
 import type { AppContext } from '../../src/context.ts';
 import { POSTGRES_URL, dropSchema } from '../helpers.ts';
 import { runAdmin } from './support.ts';

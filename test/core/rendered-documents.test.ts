@@ -1,18 +1,14 @@
-// Rendered documents kept in the database (src/documents/store.ts) and their purge, on both databases;
+// Rendered documents kept in the database (src/documents/service.ts) and their purge, on both databases;
 // and a download's document reused by another process.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { documentStore, DOCUMENT_TTL_MS, purgeRenderedDocuments } from '../../src/documents/store.ts';
+import { createShipment, forEachDatabase, withTestApp } from '../helpers.ts';
+import { documentStore, DOCUMENT_TTL_MS, purgeRenderedDocuments } from '../../src/documents/service.ts';
 import { etagOf, Renderer } from '../../src/render/renderer.ts';
 
 forEachDatabase((database) => {
   describe('rendered documents in the database', () => {
-    let t: TestApp;
-    before(async () => {
-      t = await startTestApp(database);
-    });
-    after(async () => t.close());
+    const t = withTestApp(database);
 
     it('are kept byte for byte under their key, once', async () => {
       const store = documentStore(t.ctx.db);

@@ -1,17 +1,13 @@
 // Every answer names its request id in x-request-id: ours (a UUID), or the client's when it sent a safe one.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
-import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, forEachDatabase, withTestApp } from '../helpers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('x-request-id', () => {
     it('is on every kind of answer: public, authenticated, 400, 401, 403, 404 (unknown id and unknown route), 413, 415', async () => {

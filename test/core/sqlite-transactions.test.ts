@@ -1,16 +1,12 @@
 // SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE, src/db/sqlite.ts), so a
 // transaction that reads and then writes never fails half-way because another process wrote between.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
-import { startTestApp, type TestApp } from '../helpers.ts';
+import { withTestApp } from '../helpers.ts';
 
 describe('SQLite transactions', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp();
-  });
-  after(async () => t.close());
+  const t = withTestApp();
 
   it('hold the write lock from their first statement on: another connection cannot begin a write meanwhile', async () => {
     const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);

@@ -5,7 +5,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createClient } from '../../src/auth/credentials.ts';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
 import { isoNow } from '../../src/db/ids.ts';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
 import { FORM, form, tokenRequest } from './support.ts';
 
 type Res = Awaited<ReturnType<typeof tokenRequest>>;
@@ -206,11 +206,7 @@ forEachDatabase((database) => {
 });
 
 describe('AUTH_BASE_URL with a path', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(undefined, { AUTH_BASE_URL: 'http://localhost:8080/auth' });
-  });
-  after(async () => t.close());
+  const t = withTestApp(undefined, { AUTH_BASE_URL: 'http://localhost:8080/auth' });
 
   it('serves the token endpoint and JWKS under the path, and the metadata where RFC 8414 §3 puts it', async () => {
     const client = await t.newClient(t.accountId);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { issueAccessToken, type TokenSettings } from '../../src/auth/tokens.ts';
 import { VerifiedTokens } from '../../src/auth/verified-tokens.ts';
-import { startTestApp, type TestApp } from '../helpers.ts';
+import { fakeClock, startTestApp, type TestApp } from '../helpers.ts';
 
 const claims = { accountId: 'acct', subject: 'cl_x', clientId: 'cl_x', scopes: ['read:shipments'] };
 
@@ -39,11 +39,12 @@ describe('verified access tokens are remembered only while they are valid', () =
     assert.equal((await cache.verify(tampered)).ok, false);
   });
 
-  it('a cached token is rejected once its exp has passed', async () => {
+  it('a cached token is rejected once its exp has passed', async (tc) => {
+    const clock = fakeClock(tc);
     const cache = new VerifiedTokens(t.ctx.keys, settings);
     const { accessToken } = await issueAccessToken(t.ctx.keys, { ...settings, ttlSeconds: 1 }, claims);
     assert.equal((await cache.verify(accessToken)).ok, true);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    clock.tick(2100);
     const check = await cache.verify(accessToken);
     assert.equal(check.ok, false);
     assert.equal(!check.ok && check.reason, 'the token has expired');

@@ -1,9 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import sharp from 'sharp';
-import { createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, forEachDatabase, sampleShipment, type TestApp, withTestApp } from '../helpers.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
 import { SUPPORTED_FORMATS, mediaTypeOf } from '../../src/render/index.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
@@ -40,11 +40,7 @@ function tampered(url: string, part: 'id' | 'format' | 'expires' | 'sig', at: nu
 }
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('GET /v1/downloads/labels/{id} (the signed url)', () => {
     it('answers the document with its real media type, an inline file name with the tracking number, private caching until expiry and an ETag — with no credential', async () => {

@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { countRows, createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, type TestApp, withTestApp } from '../helpers.ts';
 import { isValidTrackingNumber, trackingUrl, type Carrier } from '../../src/carriers/index.ts';
 import { LABEL_FORMATS } from '../../src/render/index.ts';
 import { linkSignatureValid } from '../../src/http/signed-links.ts';
@@ -38,11 +38,7 @@ function linkOf(t: TestApp, url: string) {
 }
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('POST /v1/labels', () => {
     it('creates a PDF 4x6 label by default: 201 with every field, expiresAt exactly createdAt + 24 h, a signed url on {base_url}', async () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import * as oidc from 'openid-client';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { createUser } from '../../src/auth/users.ts';
+import { createUser } from '../../src/oauth/users.ts';
 
 const SCREENSHOTS = new URL('./__screenshots__/', import.meta.url);
 const PASSWORD = 'a long and secret passphrase';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers.ts';
-import { createUser } from '../../src/auth/users.ts';
+import { createUser } from '../../src/oauth/users.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 
 export const REDIRECT_URI = 'https://app.example/callback';

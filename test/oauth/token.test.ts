@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { countRows, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { purgeAuthorizationState } from '../../src/auth/authorize.ts';
+import { purgeAuthorizationState } from '../../src/oauth/authorize.ts';
 import { sha256Hex } from '../../src/auth/secrets.ts';
 import { authorize, exchangeCode, pkce, REDIRECT_URI, setupOAuth, tokenRequest, type OAuthSetup } from './flow.ts';
 

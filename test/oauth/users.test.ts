@@ -4,16 +4,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { authenticateUser, createUser, MIN_PASSWORD_LENGTH } from '../../src/auth/users.ts';
+import { forEachDatabase, startTestApp, withTestApp } from '../helpers.ts';
+import { authenticateUser, createUser, MIN_PASSWORD_LENGTH } from '../../src/oauth/users.ts';
 import type { AppError } from '../../src/errors.ts';
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('users of an account', () => {
     it('stores the email lower-cased and the password only as an scrypt hash', async () => {

@@ -1,13 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('POST /v1/shipments', () => {
     it('creates a shipment with UTF-8 addresses and writes shipment.created in the same transaction', async () => {

@@ -1,16 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { fakeClock, forEachDatabase, withTestApp } from '../helpers.ts';
 import { createStamp } from './support.ts';
 
 const UNKNOWN = '01890000-0000-7000-8000-00000000abcd';
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   const stamps = async (n: number) => Promise.all(Array.from({ length: n }, () => createStamp(t)));
   const statuses = async (ids: string[]) => {
@@ -37,11 +33,11 @@ forEachDatabase((database) => {
       assert.deepEqual(await statuses([a!.id, b!.id]), ['invalidated', 'invalidated']);
     });
 
-    it('keeps the first invalidation time when invalidated again', async () => {
+    it('keeps the first invalidation time when invalidated again', async (tc) => {
       const [a] = await stamps(1);
       await put(`/v1/stamps/${a!.id}/invalid?ids=${a!.id}`);
       const first = await t.ctx.db.selectFrom('stamps').select('invalidated_at').where('id', '=', a!.id).executeTakeFirstOrThrow();
-      await new Promise((r) => setTimeout(r, 5));
+      fakeClock(tc).tick(5);
       await put(`/v1/stamps/${a!.id}/invalid?ids=${a!.id}`);
       const second = await t.ctx.db.selectFrom('stamps').select('invalidated_at').where('id', '=', a!.id).executeTakeFirstOrThrow();
       assert.equal(second.invalidated_at, first.invalidated_at);

@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countRows, createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, withTestApp } from '../helpers.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
 import { createStamp, fetchLink } from './support.ts';
 
@@ -9,11 +9,7 @@ const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const DAY_MS = 24 * 3600 * 1000;
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   describe('POST /v1/stamps', () => {
     it('creates a PDF stamp by default: 201 with id, shipmentId, format, url, createdAt, expiresAt = createdAt + 24 h, status, serial', async () => {

@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, decodeProtectedHeader, generateKeyPair } from 'jose';
-import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { createShipment, fakeClock, forEachDatabase, startTestApp, withTestApp } from '../helpers.ts';
 import { signIndicium } from '../../src/stamps/indicium.ts';
 import { currentSigner } from '../../src/stamps/service.ts';
 import { createStamp, verify } from './support.ts';
@@ -18,11 +18,7 @@ function claimsOf(token: string): Record<string, unknown> {
 }
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   const expectVerdict = async (indicium: unknown, expected: object, apiKey?: string) => {
     const res = await verify(t, indicium, apiKey);
@@ -121,8 +117,8 @@ forEachDatabase((database) => {
       await expectVerdict(await sign(withoutSerial), NOT_GENUINE);
       await expectVerdict(await sign({ ...claims, car: 'TNT' }), NOT_GENUINE);
       await expectVerdict(await sign({ ...claims, iat: 'yesterday' }), NOT_GENUINE);
-      await expectVerdict(signIndicium(await currentSigner(t.ctx.db, t.ctx.keys), { ...claims, jti: '01890000-0000-7000-8000-0000000000ff' }), NOT_GENUINE);
-      await expectVerdict(signIndicium(await currentSigner(t.ctx.db, t.ctx.keys), { ...claims, sn: 'ST-9999-999999' }), NOT_GENUINE);
+      await expectVerdict(signIndicium(await currentSigner(t.ctx.keys), { ...claims, jti: '01890000-0000-7000-8000-0000000000ff' }), NOT_GENUINE);
+      await expectVerdict(signIndicium(await currentSigner(t.ctx.keys), { ...claims, sn: 'ST-9999-999999' }), NOT_GENUINE);
     });
 
     it('answers malformed text with 200 genuine:false, never 500', async () => {
@@ -155,14 +151,15 @@ forEachDatabase((database) => {
       assert.ok(kids.includes(newKid) && kids.includes(decodeProtectedHeader(old.indicium).kid));
     });
 
-    it('verifies a stamp key another process added (reloads the key ring once for an unknown kid)', async () => {
+    it('verifies a stamp key another process added (reloads the key ring once for an unknown kid)', async (tc) => {
       const { KeyRing } = await import('../../src/auth/keyring.ts');
       const other = new KeyRing(t.ctx.db);
       await other.init();
       await other.rotate('stamp');
       const s = await createStamp(t);
-      const foreignProcessStamp = signIndicium(await currentSigner(t.ctx.db, other), claimsOf(s.indicium) as never);
-      await new Promise((r) => setTimeout(r, 1100));
+      const foreignProcessStamp = signIndicium(await currentSigner(other), claimsOf(s.indicium) as never);
+      // Unknown key ids reload the ring at most once a second.
+      fakeClock(tc).tick(1100);
       await expectVerdict(foreignProcessStamp, { genuine: true, status: 'active', stampId: s.id });
     });
   });

@@ -1,8 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { carrierStatusCode, estimateDelivery } from '../../src/carriers/index.ts';
 import { nextBusinessDay } from '../../src/tracking/service.ts';
-import { countRows, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, withTestApp } from '../helpers.ts';
 import { createLabel, domainEvents, lookup, postEvents, type TrackedLabel } from './fixtures.ts';
 
 const ev = (label: TrackedLabel, status: string, timestamp: string, more: Record<string, unknown> = {}) => ({
@@ -14,11 +14,7 @@ const ev = (label: TrackedLabel, status: string, timestamp: string, more: Record
 });
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   const storedEvents = async (labelId: string) =>
     t.ctx.db.selectFrom('tracking_events').selectAll().where('label_id', '=', labelId).orderBy('timestamp').orderBy('id').execute();

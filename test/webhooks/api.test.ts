@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countRows, createShipment, forEachDatabase, startTestApp, type TestAccount, type TestApp } from '../helpers.ts';
+import { countRows, createShipment, fakeClock, forEachDatabase, startTestApp, type TestAccount, type TestApp, withTestApp } from '../helpers.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { bodyOf, fanOut } from '../../src/webhooks/jobs.ts';
@@ -18,11 +18,7 @@ const ALL_EVENTS = ['shipment.created', 'shipment.in_transit', 'shipment.deliver
 type Res = { statusCode: number; body: string; json(): any; headers: Record<string, unknown> };
 
 forEachDatabase((database) => {
-  let t: TestApp;
-  before(async () => {
-    t = await startTestApp(database);
-  });
-  after(async () => t.close());
+  const t = withTestApp(database);
 
   const as = (account: TestAccount, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object): Promise<Res> =>
     t.app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload === undefined ? {} : { payload }) });
@@ -187,10 +183,10 @@ forEachDatabase((database) => {
   });
 
   describe('PATCH /v1/webhooks/{id}', () => {
-    it('changes only the fields sent and answers 200 with the webhook', async () => {
+    it('changes only the fields sent and answers 200 with the webhook', async (tc) => {
       const acct = await t.newAccount();
       const hook = await createHook(acct);
-      await new Promise((r) => setTimeout(r, 5));
+      fakeClock(tc).tick(5);
       const res = await as(acct, 'PATCH', `/v1/webhooks/${hook.id}`, { events: ['shipment.delivered', 'shipment.exception'], active: false });
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();

@@ -126,7 +126,11 @@ forEachDatabase((database) => {
       assert.equal(d.attempts[0].responseStatus, 410);
       assert.equal((await get(acct, `/v1/webhooks/${hookId}`)).active, false);
       await createShipment(t, {}, acct.apiKey);
-      await new Promise((r) => setTimeout(r, 300));
+      // Once the fan-out has taken the new event, no delivery for the disabled webhook can appear any more.
+      await eventually(async () => {
+        const waiting = await t.ctx.db.selectFrom('domain_events').select('id').where('account_id', '=', acct.accountId).where('dispatched_at', 'is', null).execute();
+        return waiting.length === 0;
+      });
       assert.equal(rx.received.length, 1);
       assert.equal((await deliveries(acct, hookId)).length, 1);
     });

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-// Rendered documents kept for reuse by every process (src/documents/store.ts). The key names what the
+// Rendered documents kept for reuse by every process (src/documents/). The key names what the
 // document was drawn from and the renderer's version; rows are removed by age and total size.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

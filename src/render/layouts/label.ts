@@ -8,7 +8,8 @@ import {
   printedDate, routingCodeFor, uspsImpbElementString,
 } from '../content.ts';
 import { countryName, countryNumeric } from '../../countries.ts';
-import type { Address, LabelData, LabelSize } from '../label.ts';
+import type { Address } from '../../carriers/types.ts';
+import type { LabelData, LabelSize } from '../label.ts';
 import type { BarcodePrimitive, Drawing, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
 

@@ -1,7 +1,7 @@
 // The HTML of the authorization pages: sign-in, consent, error. Plain forms, no script, one
 // same-origin stylesheet; every dynamic value goes through `esc`.
 import { readFileSync } from 'node:fs';
-import { SCOPE_DESCRIPTIONS, type Scope } from '../scopes.ts';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../../auth/scopes.ts';
 
 export const STYLESHEET = readFileSync(new URL('./authorize.css', import.meta.url), 'utf8');
 const SERVICE_NAME = 'Shipping';

@@ -1,9 +1,10 @@
 // Users of an account: the people who sign in on the OAuth consent page.
+import { findAccount } from '../auth/credentials.ts';
 import type { Db } from '../db/index.ts';
 import { isUniqueViolation } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, InvalidInput } from '../errors.ts';
-import { DUMMY_SECRET_HASH, hashSecret, verifySecret } from './secrets.ts';
+import { DUMMY_SECRET_HASH, hashSecret, verifySecret } from '../auth/secrets.ts';
 
 export interface User {
   id: string;
@@ -42,13 +43,10 @@ export async function createUser(db: Db, accountId: string, email: string, passw
 }
 
 export async function findUser(db: Db, id: string): Promise<(User & { accountName: string }) | null> {
-  const row = await db
-    .selectFrom('users')
-    .innerJoin('accounts', 'accounts.id', 'users.account_id')
-    .select(['users.id', 'users.account_id', 'users.email', 'accounts.name'])
-    .where('users.id', '=', id)
-    .executeTakeFirst();
-  return row ? { id: row.id, accountId: row.account_id, email: row.email, accountName: row.name } : null;
+  const row = await db.selectFrom('users').select(['id', 'account_id', 'email']).where('id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  const account = await findAccount(db, row.account_id);
+  return { id: row.id, accountId: row.account_id, email: row.email, accountName: account.name };
 }
 
 /** The user when email and password match, else null; an unknown email costs the same scrypt work. */

@@ -3,11 +3,11 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isoNow, isUuid, uuidv7 } from '../db/ids.ts';
-import { findClient, findAccount, type OAuthClient } from './credentials.ts';
-import { parseScopes, scopeString, type Scope } from './scopes.ts';
-import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
+import { findClient, findAccount, type OAuthClient } from '../auth/credentials.ts';
+import { parseScopes, scopeString, type Scope } from '../auth/scopes.ts';
+import { constantTimeEqual, randomToken, sha256Hex } from '../auth/secrets.ts';
 import { authenticateUser, findUser, normalizeEmail } from './users.ts';
-import * as store from './authorize-store.ts';
+import * as store from './store.ts';
 
 /** A pending request lives this long between the first page and the consent answer. */
 export const REQUEST_TTL_MS = 10 * 60 * 1000;
@@ -227,6 +227,11 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
   if (!answered) return errorPage(400, 'Sign-in expired', FORM_EXPIRED);
   ctx.log.info({ client: pending.client_id, user: user.id }, 'oauth authorization granted');
   return redirectTo(ctx, pending.redirect_uri, { code, state });
+}
+
+/** Whether the grant (token family) an access token came from has been revoked since it was issued. */
+export function isGrantRevoked(ctx: AppContext, familyId: string): Promise<boolean> {
+  return store.isFamilyRevoked(ctx.db, familyId);
 }
 
 /** Worker job: forgets expired requests, codes, refresh tokens, idle grants and old failed sign-ins. */

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { ALL_SCOPES } from './scopes.ts';
-import { grantHandlers, handleTokenRequest, parseForm } from './token-endpoint.ts';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+import { handleTokenRequest, parseForm } from './token-endpoint.ts';
+import { GRANTS } from './grants.ts';
 import { authorizeRoutes } from './authorize-routes.ts';
 
 const oauthError = {
@@ -106,21 +107,17 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
 
 export function authorizationServerMetadata(ctx: AppContext): Record<string, unknown> {
   const base = ctx.config.authBaseUrl;
-  const grants = [...grantHandlers.keys()];
-  const meta: Record<string, unknown> = {
+  return {
     issuer: base,
+    authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/oauth/token`,
     jwks_uri: `${base}/.well-known/jwks.json`,
-    grant_types_supported: grants,
+    grant_types_supported: Object.keys(GRANTS),
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     scopes_supported: [...ALL_SCOPES],
-    response_types_supported: grants.includes('authorization_code') ? ['code'] : [],
+    response_types_supported: ['code'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
     service_documentation: `${ctx.config.baseUrl}/docs`,
   };
-  if (grants.includes('authorization_code')) {
-    meta.authorization_endpoint = `${base}/oauth/authorize`;
-    meta.code_challenge_methods_supported = ['S256'];
-    meta.authorization_response_iss_parameter_supported = true;
-  }
-  return meta;
 }

@@ -1,16 +1,42 @@
-// The token endpoint's `authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6) and `refresh_token`
-// (§6, with rotation) grants. Importing this module registers them.
+// The grants of the token endpoint, in one list: `client_credentials` (RFC 6749 §4.4),
+// `authorization_code` (RFC 6749 §4.1.3 with PKCE, RFC 7636 §4.6) and `refresh_token` (RFC 6749 §6,
+// rotated on every use).
 import type { AppContext } from '../context.ts';
 import { isoNow } from '../db/ids.ts';
 import { OAuthError } from '../errors.ts';
-import { tokenSettings } from '../http/auth.ts';
-import type { OAuthClient } from './credentials.ts';
-import { parseScopes, type Scope } from './scopes.ts';
-import { constantTimeEqual, randomToken, sha256Hex } from './secrets.ts';
-import { issueAccessToken } from './tokens.ts';
-import { grantHandlers, type Form, type TokenResponse } from './token-endpoint.ts';
+import type { OAuthClient } from '../auth/credentials.ts';
+import { parseScopes, type Scope } from '../auth/scopes.ts';
+import { constantTimeEqual, randomToken, sha256Hex } from '../auth/secrets.ts';
+import { issueAccessToken, tokenSettings } from '../auth/tokens.ts';
 import { s256 } from './authorize.ts';
-import * as store from './authorize-store.ts';
+import * as store from './store.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+}
+
+export type Form = Record<string, string>;
+export type GrantHandler = (ctx: AppContext, client: OAuthClient, form: Form) => Promise<TokenResponse>;
+
+/** The scopes granted for a request: all the client may have when omitted, else exactly those asked. */
+export function grantedScopes(allowed: readonly Scope[], requested: string | undefined): Scope[] {
+  if (requested === undefined) return [...allowed];
+  if (requested.trim() === '') throw new OAuthError('invalid_scope', 'scope is empty');
+  const { scopes, unknown } = parseScopes(requested);
+  if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
+  const beyond = scopes.filter((s) => !allowed.includes(s));
+  if (beyond.length) throw new OAuthError('invalid_scope', `the client may not have ${beyond.join(' ')}`);
+  return scopes;
+}
+
+export async function tokenFor(ctx: AppContext, client: OAuthClient, subject: string, scopes: readonly Scope[]): Promise<TokenResponse> {
+  const t = await issueAccessToken(ctx.keys, tokenSettings(ctx), { accountId: client.accountId, subject, clientId: client.clientId, scopes });
+  return { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, scope: t.scope };
+}
 
 /** Refresh tokens expire this long after they are issued; each use issues a new one. */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -109,5 +135,9 @@ async function refreshTokenGrant(ctx: AppContext, client: OAuthClient, form: For
   return issueTokens(ctx, { familyId: row.family_id, clientId: client.clientId, accountId: row.account_id, userId: row.user_id }, scopes, next);
 }
 
-grantHandlers.set('authorization_code', authorizationCodeGrant);
-grantHandlers.set('refresh_token', refreshTokenGrant);
+/** Every grant the token endpoint knows, by `grant_type`; the server metadata lists these keys. */
+export const GRANTS: Readonly<Record<string, GrantHandler>> = {
+  client_credentials: async (ctx, client, form) => tokenFor(ctx, client, client.clientId, grantedScopes(client.scopes, form.scope)),
+  authorization_code: authorizationCodeGrant,
+  refresh_token: refreshTokenGrant,
+};

@@ -1,43 +1,9 @@
-// POST {auth_url}/oauth/token (RFC 6749 §4.4 and contract §3): client authentication, grants, scopes.
+// POST {auth_url}/oauth/token (RFC 6749 §3.2): client authentication, then the grant named by grant_type.
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { OAuthError } from '../errors.ts';
-import { authenticateClient, type OAuthClient } from './credentials.ts';
-import { parseScopes, type Scope } from './scopes.ts';
-import { issueAccessToken } from './tokens.ts';
-import { tokenSettings } from '../http/auth.ts';
-
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-  refresh_token?: string;
-}
-
-export type Form = Record<string, string>;
-export type GrantHandler = (ctx: AppContext, client: OAuthClient, form: Form) => Promise<TokenResponse>;
-
-/** Grants by `grant_type`; the authorization-code module adds its own. */
-export const grantHandlers = new Map<string, GrantHandler>();
-
-/** The scopes granted for a request: all the client may have when omitted, else exactly those asked. */
-export function grantedScopes(allowed: readonly Scope[], requested: string | undefined): Scope[] {
-  if (requested === undefined) return [...allowed];
-  if (requested.trim() === '') throw new OAuthError('invalid_scope', 'scope is empty');
-  const { scopes, unknown } = parseScopes(requested);
-  if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
-  const beyond = scopes.filter((s) => !allowed.includes(s));
-  if (beyond.length) throw new OAuthError('invalid_scope', `the client may not have ${beyond.join(' ')}`);
-  return scopes;
-}
-
-export async function tokenFor(ctx: AppContext, client: OAuthClient, subject: string, scopes: readonly Scope[]): Promise<TokenResponse> {
-  const t = await issueAccessToken(ctx.keys, tokenSettings(ctx), { accountId: client.accountId, subject, clientId: client.clientId, scopes });
-  return { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, scope: t.scope };
-}
-
-grantHandlers.set('client_credentials', async (ctx, client, form) => tokenFor(ctx, client, client.clientId, grantedScopes(client.scopes, form.scope)));
+import { authenticateClient } from '../auth/credentials.ts';
+import { GRANTS, type Form, type TokenResponse } from './grants.ts';
 
 /** Parses `application/x-www-form-urlencoded`; a parameter given twice is invalid (RFC 6749 §3.2). */
 export function parseForm(body: string): Form {
@@ -79,7 +45,7 @@ export async function handleTokenRequest(ctx: AppContext, request: FastifyReques
   const client = await authenticateClient(ctx.db, creds.id, creds.secret);
   if (!client) throw new OAuthError('invalid_client', 'client authentication failed', { basicChallenge: basic });
   if (basic && form.client_id !== undefined && form.client_id !== creds.id) throw new OAuthError('invalid_request', 'client_id does not match the authenticated client');
-  const grant = grantHandlers.get(form.grant_type);
-  if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported; use ${[...grantHandlers.keys()].join(' or ')}`);
+  const grant = Object.hasOwn(GRANTS, form.grant_type) ? GRANTS[form.grant_type] : undefined;
+  if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${form.grant_type} is not supported; use ${Object.keys(GRANTS).join(' or ')}`);
   return grant(ctx, client, form);
 }

@@ -5,7 +5,6 @@ import type { AppContext } from '../context.ts';
 import { toAppError } from '../http/errors.ts';
 import { decide, signIn, startAuthorization, type Outcome, type Query } from './authorize.ts';
 import { consentPage, errorPage, signInPage, STYLESHEET, type PagePaths } from './pages/pages.ts';
-import './authorize-grants.ts';
 
 const COOKIE = 'oauth_browser';
 

@@ -1,0 +1,48 @@
+// pdfkit and fontkit are pinned exactly: the PDF backend hands pdfkit a fontkit font of its own
+// making (shaping and subsetting replaced) and writes to two pdfkit internals (src/render/pdf.ts,
+// docs/decisions.md). An upgrade must fail here first, so someone checks those seams on purpose.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { dejaVu, shape } from '../../src/render/fonts.ts';
+import { lowestCodePointOf } from '../../src/render/pdf.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const PINS = { pdfkit: '0.20.2', fontkit: '2.0.4' };
+
+describe('pinned libraries', () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  for (const [name, version] of Object.entries(PINS)) {
+    it(`${name} is pinned to ${version} and installed at it`, () => {
+      assert.equal(manifest.dependencies[name], version, `package.json must pin ${name} exactly; after checking src/render/pdf.ts against the new version, update PINS here`);
+      assert.equal((JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version, version);
+    });
+  }
+
+  it("pdfkit's page keeps its font resources where the MaxiCode font is added", async () => {
+    const { default: PDFDocument } = await import('pdfkit');
+    const doc = new PDFDocument({ size: [100, 100], margin: 0, font: null as unknown as string });
+    const page = (doc as unknown as { page: { fonts?: unknown } }).page;
+    assert.equal(typeof page.fonts, 'object');
+    assert.equal(typeof (doc as unknown as { addContent?: unknown }).addContent, 'function');
+  });
+});
+
+describe('the glyph → character map of the PDF text layer (public fontkit API)', () => {
+  const font = dejaVu(false).font;
+  const map = lowestCodePointOf(font);
+
+  it('a plain letter maps back to itself', () => {
+    for (const ch of 'AZaz09Жλ') {
+      const cp = ch.codePointAt(0)!;
+      assert.equal(map.get(font.glyphForCodePoint(cp).id), cp, ch);
+    }
+  });
+
+  it('a ligature maps to the character the font gives it (lam-alef → U+FEFB)', () => {
+    const s = shape('\u0644\u0627');
+    assert.equal(s.glyphs.length, 1, 'DejaVu Sans shapes lam-alef as one glyph');
+    assert.equal(map.get(s.glyphs[0]!), 0xfefb);
+  });
+});
