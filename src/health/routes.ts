@@ -11,7 +11,7 @@ const healthSchema = {
 export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get('/health', {
     config: { public: true },
-    schema: { tags: ['service'], summary: 'Service health and release version', response: { 200: healthSchema, 503: healthSchema } },
+    schema: { tags: ['service'], operationId: 'getHealth', summary: 'Service health and release version', description: '`ok` (200) when the database answers, `unavailable` (503) otherwise; with the release version.', response: { 200: healthSchema, 503: healthSchema } },
     handler: async (_request, reply) => {
       try {
         await sql`select 1`.execute(ctx.db);

@@ -7,6 +7,17 @@ import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
 
 export const API_VERSION = '3.0.0';
 
+/** The document's tags, in the order the reference page shows them. */
+export const TAGS = [
+  { name: 'shipments', description: 'Shipments: who sends what to whom, with which carrier and service.' },
+  { name: 'labels', description: 'Shipping labels of a shipment in every print format, with download links valid for 24 hours.' },
+  { name: 'stamps', description: 'Postage stamps with a signed indicium anyone can verify.' },
+  { name: 'tracking', description: 'Tracking events reported by carriers and the tracking of a label.' },
+  { name: 'webhooks', description: 'Subscriptions to shipment events, signed per Standard Webhooks, and their deliveries.' },
+  { name: 'oauth', description: 'The OAuth 2.0 authorization server: tokens, keys, the authorization-code flow.' },
+  { name: 'service', description: 'The service itself: health and this description.' },
+];
+
 export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
   await app.register(swagger, {
@@ -15,13 +26,16 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       info: {
         title: 'Shipping labels, stamps, tracking and webhooks',
         version: API_VERSION,
-        description: `Release ${config.version}. Authenticate with \`X-API-Key\` or \`Authorization: Bearer <JWT>\` from \`${config.authBaseUrl}/oauth/token\`.`,
+        description: `Release ${config.version}. Authenticate with \`X-API-Key\` or \`Authorization: Bearer <JWT>\` from \`${config.authBaseUrl}/oauth/token\`. Errors are \`{code, message, details}\` with the field named in \`details\`.`,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+        contact: { name: 'The operators of this service', url: `${config.publicBaseUrl}/v1/docs` },
       },
-      servers: [{ url: config.publicBaseUrl }],
+      servers: [{ url: config.publicBaseUrl, description: 'This service (PUBLIC_BASE_URL)' }],
+      tags: TAGS,
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`sk_test_…` or `sk_live_…`); its scopes are set when it is created.' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from the token endpoint (see the oauth2 scheme for its scopes).' },
           oauth2: {
             type: 'oauth2',
             flows: {
@@ -46,7 +60,8 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       if (cfg.public) out.security = [];
       else if (cfg.scope !== undefined) {
         const scopes = cfg.scope ? [cfg.scope] : [];
-        out.security = [{ apiKey: [] }, { bearer: scopes }, { oauth2: scopes }];
+        // A bearer token is an OAuth 2.0 access token: its scopes are declared on the oauth2 scheme.
+        out.security = [{ apiKey: [] }, { bearer: [] }, { oauth2: scopes }];
       }
       return { schema: out as typeof schema, url };
     },
@@ -58,8 +73,9 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** A self-contained HTML reference of every operation (no scripts, no third-party assets). */
+/** A self-contained HTML reference of every operation, by tag (no scripts, no third-party assets). */
 interface DocumentedOperation {
+  operationId?: string;
   summary?: string;
   description?: string;
   tags?: string[];
@@ -68,31 +84,48 @@ interface DocumentedOperation {
   responses?: Record<string, unknown>;
 }
 
-export function referencePage(doc: { info: { title: string; version: string; description?: string }; paths?: Record<string, Record<string, DocumentedOperation>> }): string {
-  const rows: string[] = [];
+interface ReferencedDocument {
+  info: { title: string; version: string; description?: string };
+  tags?: { name: string; description?: string }[];
+  paths?: Record<string, Record<string, DocumentedOperation>>;
+}
+
+export function referencePage(doc: ReferencedDocument): string {
+  const byTag = new Map<string, string[]>((doc.tags ?? []).map((t) => [t.name, []]));
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const scope = (op.security ?? []).find((s) => s.bearer)?.bearer?.[0];
+      const scope = (op.security ?? []).find((s) => s.oauth2)?.oauth2?.[0];
       const params = (op.parameters ?? []).map((p) => `<code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})`).join(', ');
       const responses = Object.keys(op.responses ?? {}).join(', ');
-      rows.push(
-        `<section><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>` +
-          `<p>${escapeHtml(op.summary ?? '')}${op.description ? ` — ${escapeHtml(op.description)}` : ''}</p>` +
-          `<p class="meta">${op.security?.length === 0 ? 'No credentials needed' : `Scope: <code>${escapeHtml(scope ?? 'any')}</code>`}` +
-          `${params ? ` · Parameters: ${params}` : ''} · Responses: ${responses}</p></section>`,
-      );
+      const id = op.operationId ?? `${method}-${path}`;
+      const section =
+        `<section id="${escapeHtml(id)}"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code> <a class="id" href="#${escapeHtml(id)}">${escapeHtml(id)}</a></h3>` +
+        `<p>${escapeHtml(op.summary ?? '')}${op.description ? ` — ${escapeHtml(op.description)}` : ''}</p>` +
+        `<p class="meta">${op.security?.length === 0 ? 'No credentials needed' : `Scope: <code>${escapeHtml(scope ?? 'any')}</code>`}` +
+        `${params ? ` · Parameters: ${params}` : ''} · Responses: ${responses}</p></section>`;
+      const tag = op.tags?.[0] ?? 'other';
+      if (!byTag.has(tag)) byTag.set(tag, []);
+      byTag.get(tag)!.push(section);
     }
   }
+  const descriptions = new Map((doc.tags ?? []).map((t) => [t.name, t.description ?? '']));
+  const groups = [...byTag].filter(([, sections]) => sections.length > 0);
+  const contents = groups.map(([tag]) => `<a href="#tag-${escapeHtml(tag)}">${escapeHtml(tag)}</a>`).join(' · ');
+  const body = groups
+    .map(([tag, sections]) => `<h2 id="tag-${escapeHtml(tag)}">${escapeHtml(tag)}</h2><p>${escapeHtml(descriptions.get(tag) ?? '')}</p>\n${sections.join('\n')}`)
+    .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(doc.info.title)} — API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 code{background:#f3f3f3;padding:0 .25em;border-radius:3px}.m{font:bold 12px monospace;padding:2px 6px;border-radius:3px;color:#fff}
-.get{background:#2a7}.post{background:#27c}.put{background:#c80}.patch{background:#a5c}.delete{background:#c33}.meta{color:#555;font-size:13px}
+.get{background:#176b45}.post{background:#1a5c9e}.put{background:#8a5300}.patch{background:#7a3d91}.delete{background:#a32626}.meta{color:#555;font-size:13px}
+.id{font:13px monospace;color:#555;margin-left:.5em}h2{margin-top:2rem;text-transform:capitalize}
 section{border-top:1px solid #ddd;padding:.25rem 0}</style></head><body>
 <h1>${escapeHtml(doc.info.title)}</h1><p>API version ${escapeHtml(doc.info.version)}. ${escapeHtml(doc.info.description ?? '')}</p>
-<p>The machine-readable description is <a href="openapi.json">openapi.json</a> (OpenAPI 3.1).</p>
-${rows.join('\n')}</body></html>`;
+<p>The machine-readable description is <a href="openapi.json">openapi.json</a> (OpenAPI 3.1); each operation shows its <code>operationId</code>, the name a generated client gives it.</p>
+<nav>${contents}</nav>
+${body}</body></html>`;
 }
 
 /** The OpenAPI document and its reference page, both public. */

@@ -18,6 +18,9 @@ export const errorSchema = {
   },
 } as const;
 
+/** An id for the document's examples (a uuidv7, like every id the service makes). */
+export const EXAMPLE_ID = '01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
+
 export const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
 export const dateTime = { type: 'string', format: 'date-time' } as const;
 export const idParams = { type: 'object', required: ['id'], properties: { id: uuid }, additionalProperties: false } as const;

@@ -17,7 +17,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:labels' },
     schema: {
       tags: ['labels'],
-      summary: 'Create a label for a shipment',
+      operationId: 'createLabel', summary: 'Create a label for a shipment',
       description: 'Issues a tracking number and a label valid for download for 24 hours. A shipment has at most one active label: another one is 409 until it is invalidated.',
       body: createLabelBody,
       response: { 201: { $ref: 'Label#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
@@ -32,7 +32,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:labels' },
     schema: {
       tags: ['labels'],
-      summary: 'Get a label in a chosen format',
+      operationId: 'getLabel', summary: 'Get a label in a chosen format',
       description: '`format` (default PDF) sets the format of the returned `url`; expiresAt does not change.',
       params: idParams,
       querystring: labelFormatQuery,
@@ -45,7 +45,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:labels' },
     schema: {
       tags: ['labels'],
-      summary: 'Invalidate a label',
+      operationId: 'invalidateLabel', summary: 'Invalidate a label',
       description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204.',
       params: idParams,
       response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404) },
@@ -62,7 +62,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { public: true },
     schema: {
       tags: ['labels'],
-      summary: 'Download a label by its signed link',
+      operationId: 'downloadLabel', summary: 'Download a label by its signed link',
       description: 'The `url` of a label. Needs no other credential. 403 if the link was changed, 410 after expiresAt or invalidation.',
       params: labelDownloadParams,
       querystring: labelDownloadQuery,

@@ -1,6 +1,6 @@
 import { CARRIERS } from '../carriers/index.ts';
 import { LABEL_FORMATS, LABEL_SIZES } from '../render/index.ts';
-import { dateTime, uuid } from '../http/schemas.ts';
+import { dateTime, EXAMPLE_ID, uuid } from '../http/schemas.ts';
 
 export const LABEL_STATUSES = ['active', 'invalidated'] as const;
 
@@ -27,6 +27,7 @@ export const labelSchema = {
 
 export const createLabelBody = {
   type: 'object',
+  examples: [{ shipmentId: EXAMPLE_ID, format: 'PDF', size: '4x6' }],
   additionalProperties: false,
   required: ['shipmentId'],
   properties: {

@@ -113,7 +113,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
     attachValidation: true,
     schema: {
       tags: ['oauth'],
-      summary: 'Start the authorization-code flow (RFC 6749 §4.1, PKCE S256)',
+      operationId: 'authorize', summary: 'Start the authorization-code flow (RFC 6749 §4.1, PKCE S256)',
       description:
         'Opens the sign-in page, then the consent page; answers with a redirect to `redirect_uri` carrying `code` and `state`, or an RFC 6749 §4.1.2.1 `error`. ' +
         'An unknown client or an unregistered `redirect_uri` shows an error page and never redirects.',
@@ -140,7 +140,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
     attachValidation: true,
     schema: {
       tags: ['oauth'],
-      summary: 'Sign-in form of the authorization page',
+      operationId: 'submitSignIn', summary: 'Sign-in form of the authorization page', description: 'The sign-in form of the authorization page posts here; on success the consent page follows. Browsers only (CSRF-protected form).',
       consumes: ['application/x-www-form-urlencoded'],
       body: { ...formBody, properties: { ...formBody.properties, email: { type: 'string' }, password: { type: 'string', format: 'password' } } },
       response: pageResponses,
@@ -157,7 +157,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
     attachValidation: true,
     schema: {
       tags: ['oauth'],
-      summary: 'Consent form of the authorization page',
+      operationId: 'submitConsent', summary: 'Consent form of the authorization page', description: 'The consent form posts here; approving redirects to the client with a code, denying with `error=access_denied`.',
       consumes: ['application/x-www-form-urlencoded'],
       body: { ...formBody, properties: { ...formBody.properties, decision: { type: 'string', enum: ['approve', 'deny'] } } },
       response: { ...pageResponses, 303: redirect('Back to the client with `code` and `state`, or with `error=access_denied`') },
@@ -171,7 +171,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
 
   app.get(paths.stylesheet, {
     config: { public: true },
-    schema: { tags: ['oauth'], summary: 'Stylesheet of the authorization pages', response: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
+    schema: { tags: ['oauth'], operationId: 'getAuthorizationStylesheet', summary: 'Stylesheet of the authorization pages', description: 'The stylesheet of the sign-in and consent pages (served by the service itself: the pages load nothing from elsewhere).', response: { 200: { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
     handler: async (_request, reply) => reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/css; charset=utf-8').send(STYLESHEET),
   });
 }

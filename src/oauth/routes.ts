@@ -38,10 +38,11 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { public: true, oauth: true },
     schema: {
       tags: ['oauth'],
-      summary: 'Issue an access token',
+      operationId: 'issueToken', summary: 'Issue an access token',
       description: 'RFC 6749 token endpoint. `application/x-www-form-urlencoded` only. Client authentication by `client_secret_post` (client_id and client_secret fields) or `client_secret_basic` (HTTP Basic).',
       consumes: ['application/x-www-form-urlencoded'],
       body: {
+        examples: [{ grant_type: 'client_credentials', client_id: 'cli_3f9a2b7c', client_secret: 'cs_example_secret', scope: 'read:shipments write:labels' }],
         type: 'object',
         properties: {
           grant_type: { type: 'string', description: '`client_credentials`, `authorization_code` or `refresh_token`.' },
@@ -80,7 +81,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { public: true },
     schema: {
       tags: ['oauth'],
-      summary: 'Public keys that verify access tokens and stamp indicia',
+      operationId: 'getJsonWebKeySet', summary: 'Public keys that verify access tokens and stamp indicia', description: 'The JSON Web Key Set (RFC 7517) of the service\'s signing keys, current and rotated: verify access tokens (`use: sig`) and stamp indicia with it.',
       response: { 200: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } } } },
     },
     handler: async (_request, reply) => {
@@ -92,12 +93,17 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
   // RFC 8414 §3 inserts the well-known segment before the issuer's path; the issuer-relative place is
   // kept too, because that is where many clients look.
   const metadataPaths = prefix ? [`/.well-known/oauth-authorization-server${prefix}`, `${prefix}/.well-known/oauth-authorization-server`] : ['/.well-known/oauth-authorization-server'];
-  for (const path of metadataPaths) {
+  for (const [i, path] of metadataPaths.entries()) {
     app.get(path, {
       config: { public: true },
       schema: {
         tags: ['oauth'],
+        operationId: i === 0 ? 'getAuthorizationServerMetadata' : 'getAuthorizationServerMetadataAtIssuerPath',
         summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+        description:
+          i === 0
+            ? 'Where the endpoints are and what the server supports (grants, scopes, PKCE methods), for OAuth client libraries that discover them.'
+            : 'The same metadata at the issuer-relative place, where many clients look.',
         response: { 200: { type: 'object', additionalProperties: true } },
       },
       handler: async () => authorizationServerMetadata(ctx),

@@ -13,7 +13,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:shipments' },
     schema: {
       tags: ['shipments'],
-      summary: 'Create a shipment',
+      operationId: 'createShipment', summary: 'Create a shipment',
       description: 'Creates a shipment and emits `shipment.created`.',
       body: createShipmentBody,
       response: { 201: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 413, 415, 422) },
@@ -28,7 +28,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:shipments' },
     schema: {
       tags: ['shipments'],
-      summary: 'Get a shipment',
+      operationId: 'getShipment', summary: 'Get a shipment', description: 'The shipment with its status and, once it has one, its active label.',
       params: idParams,
       response: { 200: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 404) },
     },
@@ -39,7 +39,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:shipments' },
     schema: {
       tags: ['shipments'],
-      summary: 'List shipments, newest first',
+      operationId: 'listShipments', summary: 'List shipments, newest first',
       description: 'A bare array; the next page is in the `Link: <…>; rel="next"` header.',
       querystring: { type: 'object', additionalProperties: false, properties: paginationQuery },
       response: { 200: { type: 'array', items: { $ref: 'Shipment#' } }, ...errors(400, 401, 403) },

@@ -47,6 +47,16 @@ export const shipmentStatuses = ['created', 'pre_transit', 'in_transit', 'out_fo
 
 export const createShipmentBody = {
   type: 'object',
+  examples: [
+    {
+      carrier: 'UPS',
+      service: 'ground',
+      from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
+      to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+      parcel: { weight: { value: 1.2, unit: 'kg' } },
+      reference: 'Order #1001',
+    },
+  ],
   additionalProperties: false,
   required: ['carrier', 'service', 'from', 'to', 'parcel'],
   properties: {

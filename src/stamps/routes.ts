@@ -17,7 +17,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:stamps' },
     schema: {
       tags: ['stamps'],
-      summary: 'Create a postage stamp for a shipment',
+      operationId: 'createStamp', summary: 'Create a postage stamp for a shipment',
       description: 'Issues a stamp with a serial number and a signed indicium, downloadable for 24 hours. A shipment has at most one active stamp: another one is 409 until it is invalidated.',
       body: createStampBody,
       response: { 201: { $ref: 'Stamp#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
@@ -33,7 +33,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: null, readOnly: true },
     schema: {
       tags: ['stamps'],
-      summary: 'Verify a stamp\'s indicium',
+      operationId: 'verifyStamp', summary: 'Verify a stamp\'s indicium',
       description: 'Any credential, no scope. Answers whether the indicium is genuine and, if so, only the stamp\'s id and current status. Malformed or forged input is `genuine: false`, not an error.',
       body: verifyBody,
       response: { 200: verificationSchema, ...errors(400, 401, 413, 415, 422) },
@@ -45,7 +45,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:stamps' },
     schema: {
       tags: ['stamps'],
-      summary: 'Get a stamp',
+      operationId: 'getStamp', summary: 'Get a stamp',
       description: '`format` (PDF, PNG or ZPL; by default the format the stamp was created in) sets the format of the returned `url`; expiresAt does not change.',
       params: idParams,
       querystring: stampFormatQuery,
@@ -58,7 +58,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:stamps' },
     schema: {
       tags: ['stamps'],
-      summary: 'Invalidate stamps',
+      operationId: 'invalidateStamps', summary: 'Invalidate stamps',
       description: 'Invalidates the path id together with every id in `ids`, in one transaction: any id unknown to the account is 404 naming it and nothing is invalidated. Stamps already invalidated are fine.',
       params: idParams,
       querystring: invalidQuery,
@@ -81,7 +81,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { public: true },
     schema: {
       tags: ['stamps'],
-      summary: 'Download a stamp by its signed link',
+      operationId: 'downloadStamp', summary: 'Download a stamp by its signed link',
       description: 'The `url` of a stamp. Needs no other credential. 403 if the link was changed, 410 after expiresAt or invalidation. `dpi` (203 or 300) sets the resolution of PNG and ZPL.',
       params: downloadParams,
       querystring: downloadQuery,

@@ -1,4 +1,4 @@
-import { dateTime, uuid } from '../http/schemas.ts';
+import { dateTime, EXAMPLE_ID, uuid } from '../http/schemas.ts';
 import { CARRIERS } from '../carriers/services.ts';
 import { SERIAL_PATTERN } from './indicium.ts';
 import { STAMP_FORMATS, STAMP_STATUSES } from './service.ts';
@@ -25,6 +25,7 @@ export const stampSchema = {
 
 export const createStampBody = {
   type: 'object',
+  examples: [{ shipmentId: EXAMPLE_ID, format: 'PNG' }],
   additionalProperties: false,
   required: ['shipmentId'],
   properties: {
@@ -59,6 +60,7 @@ export const invalidQuery = {
 
 export const verifyBody = {
   type: 'object',
+  examples: [{ indicium: 'eyJhbGciOiJFUzI1NiIsImtpZCI6IjAxOTM2ZjVlIn0.eyJzbiI6IlNULTAwMDEtMDAwMDAxIn0.c2lnbmF0dXJl' }],
   additionalProperties: false,
   required: ['indicium'],
   properties: { indicium: { type: 'string', maxLength: 4096, description: 'The text decoded from the stamp\'s DataMatrix.' } },

@@ -15,7 +15,7 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:tracking' },
     schema: {
       tags: ['tracking'],
-      summary: 'Report tracking events',
+      operationId: 'reportTrackingEvents', summary: 'Report tracking events',
       description:
         'A batch of 1 to 1000 events, stored all or none: an unknown tracking number (or another account\'s) is 404 naming it and nothing is stored. ' +
         'An event already stored (same label, timestamp, status, location and carrier) is skipped. Each status change updates the shipment and emits ' +
@@ -34,7 +34,7 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:labels' },
     schema: {
       tags: ['tracking'],
-      summary: 'Get the tracking number of a label, with its status and events',
+      operationId: 'getLabelTracking', summary: 'Get the tracking number of a label, with its status and events',
       description:
         '`basic` gives trackingNumber, carrier and trackingUrl; `detailed` adds status, estimatedDelivery and events; `carrier-specific` also adds ' +
         "carrierDetails with the carriers' own status codes. Events are filtered (`carrier`, `events_since` strictly after), then sorted, then limited.",

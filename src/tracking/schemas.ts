@@ -77,6 +77,7 @@ export const trackingQuery = {
 
 export const ingestBody = {
   type: 'object',
+  examples: [{ events: [{ trackingNumber: '1Z5R89390357567127', status: 'in_transit', timestamp: '2026-11-24T10:00:00Z', location: 'Louisville, KY, US', description: 'Departed facility' }] }],
   additionalProperties: false,
   required: ['events'],
   properties: {

@@ -13,7 +13,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'Subscribe to shipment events',
+      operationId: 'createWebhook', summary: 'Subscribe to shipment events',
       description: 'Deliveries follow Standard Webhooks (see docs/webhooks.md). `secret` is write-only.',
       body: createWebhookBody,
       response: { 201: { $ref: 'Webhook#' }, ...errors(400, 401, 403, 413, 415, 422) },
@@ -25,7 +25,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'List webhooks, newest first',
+      operationId: 'listWebhooks', summary: 'List webhooks, newest first',
       description: 'A bare array; the next page is in the `Link: <…>; rel="next"` header.',
       querystring: { type: 'object', additionalProperties: false, properties: paginationQuery },
       response: { 200: { type: 'array', items: { $ref: 'Webhook#' } }, ...errors(400, 401, 403) },
@@ -39,7 +39,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.get<{ Params: { id: string } }>('/webhooks/:id', {
     config: { scope: 'read:webhooks' },
-    schema: { tags: ['webhooks'], summary: 'Get a webhook', params: idParams, response: { 200: { $ref: 'Webhook#' }, ...errors(400, 401, 403, 404) } },
+    schema: { tags: ['webhooks'], operationId: 'getWebhook', summary: 'Get a webhook', description: 'The subscription; its secret is never shown again after it was set.', params: idParams, response: { 200: { $ref: 'Webhook#' }, ...errors(400, 401, 403, 404) } },
     handler: async (request) => service.getWebhook(ctx, principalOf(request).accountId, request.params.id),
   });
 
@@ -47,7 +47,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'Change a webhook',
+      operationId: 'updateWebhook', summary: 'Change a webhook',
       description: 'Send only the fields to change. `active: false` pauses pending deliveries; `active: true` resumes them. `secret: null` removes the secret.',
       params: idParams,
       body: patchWebhookBody,
@@ -60,7 +60,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'Delete a webhook and its delivery history',
+      operationId: 'deleteWebhook', summary: 'Delete a webhook and its delivery history', description: 'Deletes the subscription and its delivery history; nothing more is sent to it.',
       params: idParams,
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(400, 401, 403, 404) },
     },
@@ -74,7 +74,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'read:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'List a webhook\'s deliveries, newest first, each with its attempts',
+      operationId: 'listWebhookDeliveries', summary: 'List a webhook\'s deliveries, newest first, each with its attempts',
       description: 'A bare array; the next page is in the `Link: <…>; rel="next"` header.',
       params: idParams,
       querystring: {
@@ -95,7 +95,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { scope: 'write:webhooks' },
     schema: {
       tags: ['webhooks'],
-      summary: 'Send a delivery again',
+      operationId: 'redeliverWebhookDelivery', summary: 'Send a delivery again',
       description: 'Same event, same `webhook-id`, due now, with a fresh run of the retry schedule. 409 while the webhook is inactive.',
       params: deliveryParams,
       response: { 202: { $ref: 'WebhookDelivery#' }, ...errors(400, 401, 403, 404, 409) },

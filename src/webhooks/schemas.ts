@@ -64,6 +64,7 @@ export const webhookDeliverySchema = {
 
 export const createWebhookBody = {
   type: 'object',
+  examples: [{ url: 'https://shop.example.org/hooks/shipping', events: ['shipment.created', 'shipment.delivered'], secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   additionalProperties: false,
   required: ['url', 'events'],
   properties: { url, events, active: { type: 'boolean', default: true }, secret },
@@ -71,6 +72,7 @@ export const createWebhookBody = {
 
 export const patchWebhookBody = {
   type: 'object',
+  examples: [{ active: false }],
   additionalProperties: false,
   minProperties: 1,
   properties: { url, events, active: { type: 'boolean' }, secret: { ...secret, type: ['string', 'null'], description: `${secret.description} null removes it.` } },

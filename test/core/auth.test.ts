@@ -211,7 +211,7 @@ forEachDatabase((database) => {
       if (!op) return undefined; // hidden routes (the document and the reference page) are public
       assert.ok(Array.isArray(op.security), `${route.method} ${route.url} must declare public or a scope`);
       if (op.security.length === 0) return undefined;
-      return op.security.find((s: Record<string, string[]>) => s.bearer)?.bearer?.[0] ?? null;
+      return op.security.find((s: Record<string, string[]>) => s.oauth2)?.oauth2?.[0] ?? null;
     }
 
     it('finds the routes (sanity check of the enumeration)', () => {

@@ -89,7 +89,7 @@ forEachDatabase((database) => {
           assert.ok(Array.isArray(op.security), `${method} ${path} has no security`);
           if (op.security.length === 0) continue;
           assert.ok(op.responses['401'], `${method} ${path} does not declare 401`);
-          const scope = op.security.find((s: Record<string, string[]>) => s.bearer)?.bearer?.[0];
+          const scope = op.security.find((s: Record<string, string[]>) => s.oauth2)?.oauth2?.[0];
           if (scope) {
             assert.ok(op.responses['403'], `${method} ${path} does not declare 403`);
             assert.ok((ALL_SCOPES as readonly string[]).includes(scope), `${method} ${path}: unknown scope ${scope}`);
@@ -100,13 +100,20 @@ forEachDatabase((database) => {
   });
 
   describe('GET /v1/docs', () => {
-    it('is an HTML reference page listing the operations', async () => {
+    it('is an HTML reference page listing the operations by tag, each with its operationId', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/v1/docs' });
       assert.equal(res.statusCode, 200);
       assert.match(String(res.headers['content-type']), /^text\/html/);
       assert.match(res.body, /<!doctype html>/i);
       assert.match(res.body, /\/v1\/shipments\/\{id\}/);
       assert.match(res.body, /read:shipments/);
+      // Tags in the document's order, each heading the operations that carry it.
+      const headings = [...res.body.matchAll(/<h2 id="tag-([a-z]+)">/g)].map((m) => m[1]);
+      assert.deepEqual(headings, ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'service']);
+      const labels = res.body.slice(res.body.indexOf('id="tag-labels"'), res.body.indexOf('id="tag-stamps"'));
+      assert.match(labels, /<section id="createLabel">/);
+      assert.match(labels, /<section id="invalidateLabel">/);
+      assert.doesNotMatch(labels, /id="createStamp"/);
     });
   });
 

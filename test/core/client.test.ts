@@ -1,0 +1,146 @@
+// The typed client (clients/typescript/): regenerated from the live document it matches the
+// committed file byte for byte, and the README walkthrough runs through it against a listening
+// service, on both databases.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { liveDocument, TYPES_FILE, typesOf } from '../../clients/typescript/generate.ts';
+import { createShippingClient, type ShippingClient } from '../../clients/typescript/index.ts';
+import { startWorker, type Worker } from '../../src/worker.ts';
+import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+import { eventually, startReceiver, type Receiver } from '../webhooks/receiver.ts';
+
+describe('clients/typescript/openapi.ts', () => {
+  it('is what `npm run client` generates from the live document (run it after changing the API)', async () => {
+    const expected = await typesOf(await liveDocument());
+    assert.ok(readFileSync(TYPES_FILE, 'utf8') === expected, 'clients/typescript/openapi.ts is out of date: run `npm run client` and commit the result');
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function download(url: string): Promise<Buffer> {
+  const res = await fetch(url);
+  assert.equal(res.status, 200, url);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+forEachDatabase((database) => {
+  describe('the README walkthrough through the typed client', () => {
+    let t: TestApp;
+    let base: string;
+    let api: ShippingClient;
+    let worker: Worker;
+    let receiver: Receiver;
+
+    before(async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      t = await startTestApp(database, { PUBLIC_BASE_URL: base, PORT: String(port), SANDBOX_TRACKING: '0' });
+      await t.app.listen({ host: '127.0.0.1', port });
+      worker = startWorker(t.ctx);
+      receiver = await startReceiver();
+      api = createShippingClient({ baseUrl: base, apiKey: t.apiKey });
+    });
+    after(async () => {
+      await worker.stop();
+      await receiver.close();
+      await t.close();
+    });
+
+    it('health, shipment, label in two formats, tracking, stamps, webhooks and an OAuth token', async () => {
+      const health = await api.GET('/v1/health');
+      assert.equal(health.data?.status, 'ok');
+
+      const { data: shipment, error } = await api.POST('/v1/shipments', {
+        body: {
+          carrier: 'UPS',
+          service: 'ground',
+          from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
+          to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+          parcel: { weight: { value: 1.2, unit: 'kg' } },
+          reference: 'Order #1001',
+        },
+      });
+      assert.equal(error, undefined);
+      assert.ok(shipment);
+      assert.equal(shipment.status, 'created');
+
+      const label = (await api.POST('/v1/labels', { body: { shipmentId: shipment.id, format: 'PDF', size: '4x6' } })).data;
+      assert.ok(label);
+      assert.match(label.trackingNumber, /^1Z/);
+      assert.equal((await download(label.url)).subarray(0, 5).toString('latin1'), '%PDF-');
+      const png = (await api.GET('/v1/labels/{id}', { params: { path: { id: label.id }, query: { format: 'PNG' } } })).data;
+      assert.ok(png);
+      assert.equal((await download(png.url)).subarray(1, 4).toString('latin1'), 'PNG');
+
+      const reported = await api.POST('/v1/tracking/events', {
+        body: { events: [{ trackingNumber: label.trackingNumber, status: 'in_transit', timestamp: new Date().toISOString(), location: 'Louisville, KY, US', description: 'Departed facility' }] },
+      });
+      assert.deepEqual(reported.data, { accepted: 1 });
+      const detailed = (await api.GET('/v1/labels/{id}/trackingnumber', { params: { path: { id: label.id }, query: { format: 'detailed' } } })).data;
+      assert.equal(detailed?.status, 'in_transit');
+      assert.equal(detailed?.events?.length, 1);
+      const carrierSpecific = (await api.GET('/v1/labels/{id}/trackingnumber', { params: { path: { id: label.id }, query: { format: 'carrier-specific', sort: 'oldest_first', limit: 5 } } })).data;
+      assert.equal(carrierSpecific?.carrierDetails?.carrier, 'UPS');
+
+      const stamp = (await api.POST('/v1/stamps', { body: { shipmentId: shipment.id, format: 'PNG' } })).data;
+      assert.ok(stamp);
+      assert.equal((await download(stamp.url)).subarray(1, 4).toString('latin1'), 'PNG');
+      assert.deepEqual((await api.POST('/v1/stamps/verify', { body: { indicium: stamp.indicium } })).data, { genuine: true, status: 'active', stampId: stamp.id });
+      const invalidated = await api.PUT('/v1/stamps/{id}/invalid', { params: { path: { id: stamp.id }, query: { ids: [stamp.id] } } });
+      assert.equal(invalidated.response.status, 204);
+      assert.equal((await api.POST('/v1/stamps/verify', { body: { indicium: stamp.indicium } })).data?.status, 'invalidated');
+
+      const hook = (await api.POST('/v1/webhooks', { body: { url: `${receiver.url}/hook`, events: ['shipment.created'], secret: SECRET } })).data;
+      assert.ok(hook);
+      const second = (
+        await api.POST('/v1/shipments', {
+          body: {
+            carrier: 'USPS',
+            service: 'priority_mail',
+            from: { name: 'A B', street1: '1 Main St', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' },
+            to: { name: 'C D', street1: '2 Elm St', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+            parcel: { weight: { value: 12, unit: 'oz' } },
+          },
+        })
+      ).data;
+      assert.ok(second);
+      const deliveries = await eventually(async () => {
+        const { data } = await api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: hook.id } } });
+        return data?.some((d) => d.status === 'succeeded') ? data : undefined;
+      });
+      assert.equal(deliveries[0]?.type, 'shipment.created');
+      const arrived = receiver.received[0]!;
+      const payload = new Webhook(SECRET).verify(arrived.body, arrived.headers as Record<string, string>) as { data: { id: string } };
+      assert.equal(payload.data.id, second.id);
+
+      const { clientId, clientSecret } = await t.newClient(t.accountId, ['read:shipments', 'read:labels']);
+      const token = await api.POST('/oauth/token', {
+        body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'read:shipments' },
+        bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.ok(token.data, JSON.stringify(token.error));
+      const withToken = createShippingClient({ baseUrl: base, accessToken: token.data.access_token });
+      const listed = await withToken.GET('/v1/shipments');
+      assert.equal(listed.data?.length, 2);
+      const refused = await withToken.POST('/v1/shipments', { body: { carrier: 'UPS', service: 'ground', from: shipment.from, to: shipment.to, parcel: shipment.parcel } });
+      assert.equal(refused.response.status, 403);
+      assert.equal(refused.error?.code, 'FORBIDDEN');
+    });
+  });
+});
