@@ -3,7 +3,6 @@
 // service, on both databases.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { liveDocument, TYPES_FILE, typesOf } from '../../clients/typescript/generate.ts';
@@ -11,6 +10,7 @@ import { createShippingClient, type ShippingClient } from '../../clients/typescr
 import { startWorker, type Worker } from '../../src/worker.ts';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { eventually, startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { freePort } from './support.ts';
 
 describe('clients/typescript/openapi.ts', () => {
   it('is what `npm run client` generates from the live document (run it after changing the API)', async () => {
@@ -18,17 +18,6 @@ describe('clients/typescript/openapi.ts', () => {
     assert.ok(readFileSync(TYPES_FILE, 'utf8') === expected, 'clients/typescript/openapi.ts is out of date: run `npm run client` and commit the result');
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function download(url: string): Promise<Buffer> {
   const res = await fetch(url);

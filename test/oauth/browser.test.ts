@@ -9,17 +9,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import * as oidc from 'openid-client';
 import { forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { createUser } from '../../src/oauth/users.ts';
+import { freePort } from '../core/support.ts';
 
 const SCREENSHOTS = new URL('./__screenshots__/', import.meta.url);
 const PASSWORD = 'a long and secret passphrase';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 /** The client's redirect URI: a tiny server that remembers what the browser brought back. */
 async function callbackServer(): Promise<{ server: Server; uri: string; received: URL[] }> {
