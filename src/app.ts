@@ -7,6 +7,7 @@ import type { AppContext } from './context.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { installInputChecks } from './http/input.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './oauth/routes.ts';
@@ -78,6 +79,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
   installAuth(app, ctx, (familyId) => isGrantRevoked(ctx, familyId));
   installIdempotency(app, ctx);
+  installInputChecks(app);
   await installOpenApi(app, ctx);
 
   await app.register(async (scope) => authRoutes(scope, ctx));

@@ -54,6 +54,13 @@ export class NotFound extends AppError {
   }
 }
 
+/** RFC 9110 §15.5.6: the path exists, the method does not; `Allow` lists the methods it takes. */
+export class MethodNotAllowed extends AppError {
+  constructor(method: string, path: string, allowed: string[]) {
+    super(405, 'METHOD_NOT_ALLOWED', `${path} does not take ${method}; it takes ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
+  }
+}
+
 export class Conflict extends AppError {
   constructor(message: string) {
     super(409, 'CONFLICT', message);

@@ -140,6 +140,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference page
+         * @description This document as one HTML page: the operations by tag, each with its operationId, scope, parameters and answers.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/downloads/labels/{id}": {
         parameters: {
             query?: never;
@@ -272,6 +292,26 @@ export interface paths {
          * @description `basic` gives trackingNumber, carrier and trackingUrl; `detailed` adds status, estimatedDelivery and events; `carrier-specific` also adds carrierDetails with the carriers' own status codes. Events are filtered (`carrier`, `events_since` strictly after), then sorted, then limited.
          */
         get: operations["getLabelTracking"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description The OpenAPI 3.1 description of the API, generated from the schemas that validate every request.
+         */
+        get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -525,7 +565,7 @@ export interface components {
             company?: string;
             /** @description ISO 3166-1 alpha-2 code, e.g. US, DE. */
             country: string;
-            /** Format: email */
+            /** @description A mailbox at a domain of two or more labels, e.g. ada@example.org: ASCII letters, digits and !#$%&'*+/=?^_`{|}~.- before the @; labels of letters, digits and inner hyphens after it. */
             email?: string;
             /** @description Person or company to deliver to; UTF-8. */
             name: string;
@@ -767,6 +807,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -791,6 +833,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -813,6 +857,8 @@ export interface operations {
             /** @description CSS */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -845,6 +891,8 @@ export interface operations {
             /** @description The next page of the flow */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -854,6 +902,8 @@ export interface operations {
             /** @description Back to the client with `code` and `state`, or with `error` */
             302: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -861,6 +911,8 @@ export interface operations {
             /** @description An error page: the request or the form is not valid */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -870,6 +922,8 @@ export interface operations {
             /** @description The form did not carry a valid CSRF token or came from another browser */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -879,6 +933,8 @@ export interface operations {
             /** @description The form was not sent as application/x-www-form-urlencoded */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -888,6 +944,8 @@ export interface operations {
             /** @description Too many failed sign-ins; Retry-After says when to try again */
             429: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -897,6 +955,8 @@ export interface operations {
             /** @description An internal error */
             500: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -928,6 +988,8 @@ export interface operations {
             /** @description The next page of the flow */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -937,6 +999,8 @@ export interface operations {
             /** @description Back to the client with `code` and `state`, or with `error=access_denied` */
             303: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -944,6 +1008,8 @@ export interface operations {
             /** @description An error page: the request or the form is not valid */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -953,6 +1019,8 @@ export interface operations {
             /** @description The form did not carry a valid CSRF token or came from another browser */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -962,6 +1030,8 @@ export interface operations {
             /** @description The form was not sent as application/x-www-form-urlencoded */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -971,6 +1041,8 @@ export interface operations {
             /** @description Too many failed sign-ins; Retry-After says when to try again */
             429: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -980,6 +1052,8 @@ export interface operations {
             /** @description An internal error */
             500: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1012,6 +1086,8 @@ export interface operations {
             /** @description The next page of the flow */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1021,6 +1097,8 @@ export interface operations {
             /** @description An error page: the request or the form is not valid */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1030,6 +1108,8 @@ export interface operations {
             /** @description The form did not carry a valid CSRF token or came from another browser */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1039,6 +1119,8 @@ export interface operations {
             /** @description The form was not sent as application/x-www-form-urlencoded */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1048,6 +1130,8 @@ export interface operations {
             /** @description Too many failed sign-ins; Retry-After says when to try again */
             429: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1057,6 +1141,8 @@ export interface operations {
             /** @description An internal error */
             500: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1101,6 +1187,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1117,6 +1205,8 @@ export interface operations {
             /** @description RFC 6749 §5.2 error */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1130,6 +1220,10 @@ export interface operations {
             /** @description RFC 6749 §5.2 error */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1138,6 +1232,28 @@ export interface operations {
                         error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
                         error_description: string;
                     };
+                };
+            };
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };
@@ -1165,6 +1281,14 @@ export interface operations {
             /** @description The label document in its media type */
             200: {
                 headers: {
+                    /** @description Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `inline` with the file name, e.g. `label-1Z….pdf`. */
+                    "content-disposition"?: string;
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1185,6 +1309,10 @@ export interface operations {
             /** @description Not modified (If-None-Match) */
             304: {
                 headers: {
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1192,6 +1320,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1201,6 +1331,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1210,6 +1342,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1219,6 +1353,8 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1246,6 +1382,14 @@ export interface operations {
             /** @description The stamp in its media type */
             200: {
                 headers: {
+                    /** @description Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `inline` with the file name, e.g. `label-1Z….pdf`. */
+                    "content-disposition"?: string;
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1257,6 +1401,10 @@ export interface operations {
             /** @description Not modified (If-None-Match) */
             304: {
                 headers: {
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1264,6 +1412,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1273,6 +1423,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1282,6 +1434,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1291,6 +1445,8 @@ export interface operations {
             /** @description Gone */
             410: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1311,6 +1467,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1324,6 +1482,8 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1339,7 +1499,10 @@ export interface operations {
     createLabel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1377,6 +1540,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1386,6 +1553,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1395,6 +1564,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1404,6 +1577,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1413,6 +1588,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1422,6 +1599,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1431,6 +1610,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1440,6 +1621,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1449,6 +1632,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1474,6 +1659,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1483,6 +1670,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1492,6 +1681,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1501,6 +1694,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1510,6 +1705,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1532,6 +1729,8 @@ export interface operations {
             /** @description Invalidated */
             204: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1539,6 +1738,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1548,6 +1749,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1557,6 +1762,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1566,6 +1773,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1598,6 +1807,8 @@ export interface operations {
             /** @description Tracking information in the requested form */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1607,6 +1818,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1616,6 +1829,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1625,6 +1842,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1634,10 +1853,36 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -1659,6 +1904,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
+                    link?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1668,6 +1917,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1677,6 +1928,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1686,6 +1941,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1697,7 +1954,10 @@ export interface operations {
     createShipment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1738,8 +1998,11 @@ export interface operations {
                     parcel: components["schemas"]["Parcel"];
                     /** @description Free text printed on the label. */
                     reference?: string;
-                    /** @description One of the carrier's services, e.g. UPS ground, USPS priority_mail. */
-                    service: string;
+                    /**
+                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air; USPS: ground_advantage, priority_mail, priority_mail_express; FedEx: ground, express_saver, 2day, priority_overnight; DHL: express_worldwide, express_12. Another carrier's service is 400.
+                     * @enum {string}
+                     */
+                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "express_saver" | "2day" | "priority_overnight" | "express_worldwide" | "express_12";
                     to: components["schemas"]["Address"];
                 };
             };
@@ -1748,6 +2011,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1757,6 +2024,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1766,6 +2035,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1775,6 +2048,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,6 +2059,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1793,6 +2070,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,6 +2081,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1824,6 +2105,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1833,6 +2116,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1842,6 +2127,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1851,6 +2140,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1860,6 +2151,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1871,7 +2164,10 @@ export interface operations {
     createStamp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1898,6 +2194,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1907,6 +2207,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,6 +2218,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1925,6 +2231,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1934,6 +2242,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1943,6 +2253,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1952,6 +2264,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1961,6 +2275,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1970,6 +2286,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1994,6 +2312,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2003,6 +2323,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2012,6 +2334,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2021,6 +2347,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2030,6 +2358,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2055,6 +2385,8 @@ export interface operations {
             /** @description Invalidated */
             204: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2062,6 +2394,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2071,6 +2405,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2080,6 +2418,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2089,6 +2429,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2100,7 +2442,10 @@ export interface operations {
     verifyStamp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2121,6 +2466,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2143,6 +2492,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2152,6 +2503,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2161,6 +2516,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2170,6 +2527,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2179,6 +2538,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2190,7 +2551,10 @@ export interface operations {
     reportTrackingEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2236,6 +2600,10 @@ export interface operations {
             /** @description Accepted: the events are stored; the webhook events they cause are delivered by the worker */
             202: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2248,6 +2616,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2257,6 +2627,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2266,6 +2640,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,6 +2651,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2284,6 +2662,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2293,6 +2673,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2302,6 +2684,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2327,6 +2711,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
+                    link?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2336,6 +2724,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2345,6 +2735,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2354,6 +2748,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2365,7 +2761,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2400,6 +2799,10 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2409,6 +2812,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2418,6 +2823,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,6 +2836,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2436,6 +2847,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2445,6 +2858,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2454,6 +2869,8 @@ export interface operations {
             /** @description Idempotency key reused with another request */
             422: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2476,6 +2893,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2485,6 +2904,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2915,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2503,6 +2928,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2512,6 +2939,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2534,6 +2963,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2541,6 +2972,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2550,6 +2983,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2559,6 +2996,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2568,6 +3007,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2610,6 +3051,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2619,6 +3062,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2628,6 +3073,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,6 +3086,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2646,6 +3097,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2655,6 +3108,8 @@ export interface operations {
             /** @description Body too large */
             413: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2664,6 +3119,8 @@ export interface operations {
             /** @description Unsupported content type */
             415: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2693,6 +3150,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
+                    link?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2702,6 +3163,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2711,6 +3174,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2720,6 +3187,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2729,6 +3198,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2740,7 +3211,10 @@ export interface operations {
     redeliverWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
             path: {
                 deliveryId: string;
                 id: string;
@@ -2752,6 +3226,10 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2761,6 +3239,8 @@ export interface operations {
             /** @description Invalid input */
             400: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2770,6 +3250,10 @@ export interface operations {
             /** @description Missing or bad credentials */
             401: {
                 headers: {
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2779,6 +3263,8 @@ export interface operations {
             /** @description Missing scope or bad signature */
             403: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2788,6 +3274,8 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2797,6 +3285,8 @@ export interface operations {
             /** @description Conflict with the current state */
             409: {
                 headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

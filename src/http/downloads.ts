@@ -26,3 +26,10 @@ export async function sendDownload(request: FastifyRequest, reply: FastifyReply,
   const doc = await download.render();
   return reply.type(doc.mediaType).header('content-disposition', `inline; filename="${download.filename}.${doc.extension}"`).send(doc.body);
 }
+
+/** The headers of a download, for the OpenAPI document (what `sendDownload` sets). */
+export const downloadHeaders = {
+  etag: { type: 'string', description: 'Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304.' },
+  'cache-control': { type: 'string', description: 'Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`.' },
+  'content-disposition': { type: 'string', description: '`inline` with the file name, e.g. `label-1Z….pdf`.' },
+};

@@ -1,7 +1,7 @@
 // The one place where errors become responses: `{code, message}` (or RFC 6749 on OAuth routes).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UUID_PATTERN } from '../db/ids.ts';
-import { AppError, InvalidInput, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
 import { JSON_UTF8 } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
@@ -92,8 +92,21 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     return reply.status(appErr.status).type(JSON_UTF8).send(appErr.body());
   });
+  // The methods of every route path, so a known path asked with another method is 405, not 404.
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+')}/?$`);
+    let entry = routes.find((r) => r.pattern.source === pattern.source);
+    if (!entry) {
+      entry = { pattern, methods: new Set() };
+      routes.push(entry);
+    }
+    for (const m of [route.method].flat()) entry.methods.add(m);
+  });
   app.setNotFoundHandler((request, reply) => {
-    const err = new NotFound('route', `${request.method} ${request.url.split('?')[0]}`);
-    return reply.header('x-request-id', request.id).status(404).send(err.body());
+    const path = request.url.split('?')[0]!;
+    const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]));
+    const err = allowed.size > 0 ? new MethodNotAllowed(request.method, path, [...allowed].sort()) : new NotFound('route', `${request.method} ${path}`);
+    return reply.header('x-request-id', request.id).headers(err.headers).status(err.status).type(JSON_UTF8).send(err.body());
   });
 }

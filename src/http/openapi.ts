@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { AppContext } from '../context.ts';
-import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
+import { SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
 
 export const API_VERSION = '3.0.0';
 
@@ -63,10 +63,41 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
         // A bearer token is an OAuth 2.0 access token: its scopes are declared on the oauth2 scheme.
         out.security = [{ apiKey: [] }, { bearer: [] }, { oauth2: scopes }];
       }
+      // What src/http/idempotency.ts does for every authenticated POST.
+      const idempotent = route.method === 'POST' && !cfg.public && cfg.scope !== undefined;
+      if (idempotent) out.headers = { type: 'object', properties: { 'idempotency-key': IDEMPOTENCY_KEY } };
+      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out) });
       return { schema: out as typeof schema, url };
     },
   });
-  void ALL_SCOPES;
+}
+
+const IDEMPOTENCY_KEY = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description: 'Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing.',
+};
+
+const REQUEST_ID = { type: 'string', description: 'Names this request in the service\'s logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID.' };
+
+/** A list answers a bare array, with the next page in `Link`. */
+function isList(schema: Record<string, unknown>): boolean {
+  const ok = (schema.response as Record<string, { type?: string }> | undefined)?.['200'];
+  return ok?.type === 'array';
+}
+
+/** The headers each answer carries, declared beside its body. */
+function withHeaders(responses: Record<string, Record<string, unknown>>, route: { idempotent: boolean; list: boolean }): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [status, response] of Object.entries(responses)) {
+    const headers: Record<string, unknown> = { ...((response.headers as Record<string, unknown> | undefined) ?? {}), 'x-request-id': REQUEST_ID };
+    if (status === '401') headers['www-authenticate'] = { type: 'string', description: 'The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused.' };
+    if (route.idempotent && status.startsWith('2')) headers['idempotent-replayed'] = { type: 'string', enum: ['true'], description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' };
+    if (route.list && status === '200') headers.link = { type: 'string', description: 'The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page.' };
+    out[status] = { ...response, headers };
+  }
+  return out;
 }
 
 function escapeHtml(s: string): string {
@@ -132,13 +163,25 @@ ${body}</body></html>`;
 export function openApiRoutes(app: FastifyInstance): void {
   app.get('/openapi.json', {
     config: { public: true },
-    schema: { hide: true },
+    schema: {
+      tags: ['service'],
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI document',
+      description: 'The OpenAPI 3.1 description of the API, generated from the schemas that validate every request.',
+      response: { 200: { description: 'The document', type: 'object', additionalProperties: true } },
+    },
     handler: async () => app.swagger(),
   });
 
   app.get('/docs', {
     config: { public: true },
-    schema: { hide: true },
+    schema: {
+      tags: ['service'],
+      operationId: 'getApiReference',
+      summary: 'The API reference page',
+      description: 'This document as one HTML page: the operations by tag, each with its operationId, scope, parameters and answers.',
+      response: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } } },
+    },
     handler: async (_request, reply) =>
       reply
         .type('text/html; charset=utf-8')

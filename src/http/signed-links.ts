@@ -36,6 +36,7 @@ export function linkSignatureValid(key: Buffer, kind: LinkKind, id: string, form
 /** The query string schema every download route shares. */
 export const downloadQuery = {
   type: 'object',
+  additionalProperties: false,
   required: ['format', 'expires', 'sig'],
   properties: {
     format: { type: 'string', maxLength: 10 },

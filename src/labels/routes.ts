@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
-import { sendDownload } from '../http/downloads.ts';
+import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
@@ -67,8 +67,8 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
       params: labelDownloadParams,
       querystring: labelDownloadQuery,
       response: {
-        200: { description: 'The label document in its media type', content: documentContent },
-        304: { description: 'Not modified (If-None-Match)', type: 'null' },
+        200: { description: 'The label document in its media type', content: documentContent, headers: downloadHeaders },
+        304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },
         ...errors(400, 403, 404, 410),
       },
     },

@@ -39,6 +39,7 @@ export const createLabelBody = {
 
 export const labelFormatQuery = {
   type: 'object',
+  additionalProperties: false,
   properties: { format: { ...format, default: 'PDF' } },
 } as const;
 
@@ -51,6 +52,7 @@ export const labelDownloadParams = {
 
 export const labelDownloadQuery = {
   type: 'object',
+  additionalProperties: false,
   required: ['format', 'expires', 'sig'],
   properties: {
     format: { type: 'string', maxLength: 20, description: 'The format the link was signed for.' },

@@ -1,5 +1,8 @@
-import { CARRIERS } from '../carriers/services.ts';
+import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { dateTime, uuid } from '../http/schemas.ts';
+
+/** The e-mail addresses an address may carry (the document states this pattern, not a format). */
+export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 // Printable text: no control characters (they would corrupt ZPL and confuse printers).
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
@@ -20,7 +23,13 @@ export const addressSchema = {
     postalCode: { type: 'string', minLength: 2, maxLength: 16, pattern: '^[A-Za-z0-9][A-Za-z0-9 -]*$' },
     country: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
     phone: { type: 'string', maxLength: 30, pattern: '^[0-9+()./ -]*$' },
-    email: { type: 'string', maxLength: 254, format: 'email' },
+    email: {
+      type: 'string',
+      maxLength: 254,
+      // Exactly what is taken, rather than `format: email`, whose meaning differs between validators.
+      pattern: EMAIL_PATTERN,
+      description: 'A mailbox at a domain of two or more labels, e.g. ada@example.org: ASCII letters, digits and !#$%&\'*+/=?^_`{|}~.- before the @; labels of letters, digits and inner hyphens after it.',
+    },
   },
 } as const;
 
@@ -61,7 +70,13 @@ export const createShipmentBody = {
   required: ['carrier', 'service', 'from', 'to', 'parcel'],
   properties: {
     carrier: { type: 'string', enum: [...CARRIERS] },
-    service: { type: 'string', minLength: 1, maxLength: 40, description: 'One of the carrier\'s services, e.g. UPS ground, USPS priority_mail.' },
+    service: {
+      type: 'string',
+      enum: [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))],
+      description: `One of the carrier's services: ${CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ')}. Another carrier's service is 400.`,
+      // The same per carrier, for tools (JSON Schema if/then would say it too, but linters and generators read it poorly).
+      'x-services-by-carrier': Object.fromEntries(CARRIERS.map((c) => [c, SERVICES[c].map((s) => s.code)])),
+    },
     from: { $ref: 'Address#' },
     to: { $ref: 'Address#' },
     parcel: { $ref: 'Parcel#' },

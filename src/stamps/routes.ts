@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
-import { sendDownload } from '../http/downloads.ts';
+import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { downloadQuery } from '../http/signed-links.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { createStampBody, downloadParams, invalidQuery, stampFormatQuery, stampSchema, verificationSchema, verifyBody } from './schemas.ts';
@@ -86,8 +86,8 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
       params: downloadParams,
       querystring: downloadQuery,
       response: {
-        200: { description: 'The stamp in its media type', content: documentContent },
-        304: { description: 'Not modified (If-None-Match)', type: 'null' },
+        200: { description: 'The stamp in its media type', content: documentContent, headers: downloadHeaders },
+        304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },
         ...errors(400, 403, 404, 410),
       },
     },

@@ -5,7 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { uuidv7 } from '../../src/db/ids.ts';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import type { TestApp } from '../helpers.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -173,3 +178,43 @@ export async function sharedDatabaseUrl(t: TestApp): Promise<string> {
   url.searchParams.set('options', `-c search_path=${rows[0]!.schema}`);
   return url.toString();
 }
+
+/** Checks responses against the document: the status must be declared and the body match its schema. */
+export class Conformance {
+  readonly #doc: Record<string, any>;
+  readonly #ajv: Ajv2020;
+  checked = 0;
+  constructor(doc: Record<string, any>) {
+    this.#doc = doc;
+    this.#ajv = new Ajv2020({ strict: false, allErrors: true, formats: { password: true, binary: true } });
+    addFormats(this.#ajv);
+    this.#ajv.addSchema(doc, 'openapi');
+  }
+
+  check(method: string, routeUrl: string, res: LightMyRequestResponse): void {
+    const path = openApiPath(routeUrl);
+    const where = `${method} ${path} → ${res.statusCode}`;
+    const op = this.#doc.paths[path]?.[method.toLowerCase()];
+    assert.ok(op, `${method} ${path} is not in the document`);
+    const status = String(res.statusCode);
+    const declared = op.responses[status] ?? op.responses[`${status[0]}XX`] ?? op.responses.default;
+    assert.ok(declared, `${where} is not declared (declared: ${Object.keys(op.responses).join(', ')}); body ${res.body.slice(0, 200)}`);
+    const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if (!declared.content) {
+      assert.equal(res.body, '', `${where} declares no content but sent ${type}`);
+      return;
+    }
+    if (res.body === '' && res.statusCode === 204) return;
+    const media = Object.keys(declared.content).find((m) => m === type || m === '*/*' || (m.endsWith('/*') && type.startsWith(m.slice(0, -1))));
+    assert.ok(media, `${where} sent ${type}, declared ${Object.keys(declared.content).join(', ')}`);
+    if (!type.includes('json')) return;
+    const pointer = ['paths', path, method.toLowerCase(), 'responses', op.responses[status] ? status : op.responses[`${status[0]}XX`] ? `${status[0]}XX` : 'default', 'content', media, 'schema']
+      .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
+      .join('/');
+    const validate = this.#ajv.getSchema(`openapi#/${pointer}`) ?? this.#ajv.compile({ $ref: `openapi#/${pointer}` });
+    const ok = validate(res.json());
+    assert.ok(ok, `${where}: body does not match its declared schema: ${this.#ajv.errorsText(validate.errors)}\n${res.body.slice(0, 500)}`);
+    this.checked++;
+  }
+}
+

@@ -124,14 +124,14 @@ forEachDatabase((database) => {
     it('answers malformed text with 200 genuine:false, never 500', async () => {
       const s = await createStamp(t);
       const [h, p, sig] = segments(s.indicium);
-      const junk = ['', 'hello', 'a.b.c', '...', `${h}.${p}`, `${h}.${p}.${sig}.${sig}`, `${h}.${p}.${sig}=`, `${s.indicium} `, `\u0000${s.indicium}`,
+      const junk = ['', 'hello', 'a.b.c', '...', `${h}.${p}`, `${h}.${p}.${sig}.${sig}`, `${h}.${p}.${sig}=`, `${s.indicium} `,
         `${Buffer.from('{"alg":').toString('base64url')}.${p}.${sig}`, `${Buffer.from('[]').toString('base64url')}.${p}.${sig}`,
         `${h}.${Buffer.from('not json').toString('base64url')}.${sig}`, `${h}.${p}.${'A'.repeat(2000)}`, 'é.é.é'];
       for (const indicium of junk) await expectVerdict(indicium, NOT_GENUINE);
     });
 
-    it('answers 400 INVALID_INPUT when indicium is missing, not a string or longer than 4 KB', async () => {
-      for (const payload of [{}, { indicium: 42 }, { indicium: null }, { indicium: 'x'.repeat(4097) }, { indicium: 'a.b.c', extra: 1 }]) {
+    it('answers 400 INVALID_INPUT when indicium is missing, not a string, longer than 4 KB or holds a control character', async () => {
+      for (const payload of [{}, { indicium: 42 }, { indicium: null }, { indicium: 'x'.repeat(4097) }, { indicium: 'a.b.c', extra: 1 }, { indicium: '\u0000a.b.c' }]) {
         const res = await t.request({ method: 'POST', url: '/v1/stamps/verify', payload });
         assert.equal(res.statusCode, 400, JSON.stringify(payload));
         assert.equal(res.json().code, 'INVALID_INPUT');

@@ -34,12 +34,12 @@ forEachDatabase((database) => {
   describe('OpenAPI: tracking', () => {
     it('documents both routes with their scopes and every query parameter', () => {
       const get = doc.paths['/v1/labels/{id}/trackingnumber'].get;
-      assert.deepEqual(get.security.find((s: Record<string, string[]>) => s.bearer).bearer, ['read:labels']);
+      assert.deepEqual(get.security.find((s: Record<string, string[]>) => s.oauth2).oauth2, ['read:labels']);
       assert.deepEqual(get.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name).sort(), ['carrier', 'events_since', 'format', 'limit', 'sort']);
       const limit = get.parameters.find((p: { name: string }) => p.name === 'limit').schema;
       assert.deepEqual([limit.minimum, limit.maximum, limit.default], [1, 100, 10]);
       const post = doc.paths['/v1/tracking/events'].post;
-      assert.deepEqual(post.security.find((s: Record<string, string[]>) => s.bearer).bearer, ['write:tracking']);
+      assert.deepEqual(post.security.find((s: Record<string, string[]>) => s.oauth2).oauth2, ['write:tracking']);
       assert.ok(post.responses['202'] && post.responses['404'] && post.responses['400']);
     });
 

@@ -1,0 +1,123 @@
+// What an outside API tester (Schemathesis, Prism) found, each pinned by a test that fails without
+// its fix, on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EMAIL_PATTERN } from '../../src/shipments/schemas.ts';
+import { createShipment, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+
+function assertInvalid(res: { statusCode: number; json(): any }, field: string): void {
+  assert.equal(res.statusCode, 400, JSON.stringify(res.json()));
+  assert.equal(res.json().code, 'INVALID_INPUT');
+  assert.ok(res.json().details.some((d: { field: string }) => d.field === field), JSON.stringify(res.json()));
+}
+
+forEachDatabase((database) => {
+  const t = withTestApp(database);
+
+  describe('control characters never reach the database', () => {
+    it('NUL in a tracking number of POST /v1/tracking/events is 400 naming the field', async () => {
+      const res = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: { events: [{ trackingNumber: '1Z\u0000', status: 'in_transit', timestamp: '2026-01-01T00:00:00Z', location: 'X' }] } });
+      assertInvalid(res, 'events.0.trackingNumber');
+    });
+
+    it('in a query string, a path parameter and an OAuth form field too', async () => {
+      assertInvalid(await t.request({ method: 'GET', url: '/v1/shipments?cursor=%00' }), 'cursor');
+      const path = await t.request({ method: 'GET', url: '/v1/shipments/%00' });
+      assert.equal(path.statusCode, 400);
+      const token = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials&client_id=a%00&client_secret=b' });
+      assert.equal(token.statusCode, 400);
+      assert.equal(token.json().error, 'invalid_request');
+    });
+
+    it('and in a key of a JSON object', async () => {
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
+      assert.equal(res.statusCode, 400);
+    });
+  });
+
+  describe('methods', () => {
+    it('a method a path does not take is 405 with Allow (RFC 9110), an unknown path stays 404', async () => {
+      const res = await t.request({ method: 'DELETE', url: '/v1/shipments' });
+      assert.equal(res.statusCode, 405);
+      assert.equal(res.headers.allow, 'GET, HEAD, POST');
+      assert.equal(res.json().code, 'METHOD_NOT_ALLOWED');
+      const item = await t.request({ method: 'PUT', url: '/v1/shipments/01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' });
+      assert.equal(item.statusCode, 405);
+      assert.equal(item.headers.allow, 'GET, HEAD');
+      assert.equal((await t.request({ method: 'GET', url: '/v1/nothing-here' })).statusCode, 404);
+    });
+  });
+
+  describe('e-mail addresses: the document states what is taken', () => {
+    it('the service takes exactly what EMAIL_PATTERN matches', async () => {
+      const pattern = new RegExp(EMAIL_PATTERN);
+      for (const email of ['ada@example.org', 'a.b+c@x-y.co.uk', 'a@localhost', '0@com', 'a@-x.com', 'a b@x.com', 'ü@example.org']) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: { ...sampleShipment.to, email } } });
+        assert.equal(res.statusCode, pattern.test(email) ? 201 : 400, email);
+      }
+    });
+  });
+
+  describe('unknown query parameters are refused everywhere, downloads included', () => {
+    it('a download link with a parameter added is 400', async () => {
+      const shipment = await createShipment(t);
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'ZPL' } })).json();
+      const url = new URL(label.url);
+      assert.equal((await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` })).statusCode, 200);
+      assertInvalid(await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}&utm_source=mail` }), 'utm_source');
+      assertInvalid(await t.request({ method: 'GET', url: `/v1/labels/${label.id}?format=PDF&x=1` }), 'x');
+    });
+  });
+});
+
+describe('the document declares what the service does', () => {
+  const t = withTestApp();
+  let doc: Record<string, any>;
+  const op = (method: string, path: string) => doc.paths[path][method];
+
+  it('Idempotency-Key on every authenticated POST, Idempotent-Replayed on its 2xx answers', async () => {
+    doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    let posts = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      const post = item.post;
+      if (!post || post.security?.length === 0) continue;
+      posts++;
+      assert.ok(post.parameters?.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key'), `POST ${path}`);
+      for (const [status, response] of Object.entries(post.responses as Record<string, any>)) {
+        if (status.startsWith('2')) assert.ok(response.headers?.['idempotent-replayed'], `POST ${path} ${status}`);
+      }
+    }
+    assert.ok(posts >= 7, `${posts} authenticated POSTs`);
+  });
+
+  it('each carrier\'s services', () => {
+    const body = op('post', '/v1/shipments').requestBody.content['application/json'].schema;
+    assert.deepEqual(body.properties.service['x-services-by-carrier'].UPS, ['ground', '3_day_select', '2nd_day_air', 'next_day_air']);
+    assert.ok(body.properties.service.enum.includes('priority_mail'));
+    assert.match(body.properties.service.description, /USPS: ground_advantage, priority_mail, priority_mail_express/);
+  });
+
+  it('Link on lists, WWW-Authenticate on 401, ETag on downloads, x-request-id on every answer', () => {
+    assert.ok(op('get', '/v1/shipments').responses['200'].headers.link);
+    assert.ok(op('get', '/v1/webhooks').responses['200'].headers.link);
+    assert.ok(op('get', '/v1/shipments/{id}').responses['401'].headers['www-authenticate']);
+    assert.ok(op('get', '/v1/downloads/labels/{id}').responses['200'].headers.etag);
+    assert.ok(op('get', '/v1/downloads/stamps/{id}').responses['304'].headers.etag);
+    for (const item of Object.values(doc.paths as Record<string, Record<string, any>>)) {
+      for (const operation of Object.values(item)) {
+        for (const response of Object.values(operation.responses as Record<string, any>)) assert.ok(response.headers?.['x-request-id'], operation.operationId);
+      }
+    }
+  });
+
+  it('/v1/openapi.json and /v1/docs are in it', () => {
+    assert.equal(op('get', '/v1/openapi.json').operationId, 'getOpenApiDocument');
+    assert.equal(op('get', '/v1/docs').operationId, 'getApiReference');
+  });
+
+  it('the e-mail of an address is a pattern, not a format', () => {
+    const email = doc.components.schemas.Address.properties.email;
+    assert.equal(email.format, undefined);
+    assert.equal(email.pattern, EMAIL_PATTERN);
+  });
+});
