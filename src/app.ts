@@ -45,6 +45,11 @@ class AccessLog extends LogController {
   }
 }
 
+/** TRUST_PROXY as Fastify takes it: a hop count becomes "trust the first n hops". */
+function trustProxyOf(setting: false | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
@@ -58,6 +63,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // Slow clients: the whole request within REQUEST_TIMEOUT_MS (408), checked every second or sooner.
+    requestTimeout: ctx.config.requestTimeoutMs,
+    connectionTimeout: ctx.config.requestTimeoutMs,
+    http: { headersTimeout: Math.min(ctx.config.requestTimeoutMs, 60_000), connectionsCheckingInterval: Math.min(1000, Math.ceil(ctx.config.requestTimeoutMs / 2)) },
+    trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
 
   const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas, ...webhookSchemas];
@@ -74,6 +84,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     defaultJson(request, body as string, done);
   });
 
+  // More connections than this are refused (closed at once) until some close.
+  app.server.maxConnections = ctx.config.maxConnections;
   installErrorHandling(app);
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
@@ -85,6 +97,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(async (scope) => authRoutes(scope, ctx));
   await app.register(
     async (v1) => {
+      // Answers carry addresses and tokens of tenants: no shared cache keeps them, no browser sniffs
+      // them as something else. Downloads set their own Cache-Control (a label may be kept until its link expires).
+      v1.addHook('onSend', (_request, reply, payload, done) => {
+        reply.header('x-content-type-options', 'nosniff');
+        if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+        done(null, payload);
+      });
       healthRoutes(v1, ctx);
       openApiRoutes(v1);
       shipmentRoutes(v1, ctx);

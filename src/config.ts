@@ -41,6 +41,12 @@ export interface Config {
   renderStoreBytes: number;
   /** The in-process caches (src/cache.ts) are on. */
   caches: boolean;
+  /** A request (headers and body) must arrive within this many milliseconds, or it is answered 408. */
+  requestTimeoutMs: number;
+  /** Open connections this process accepts; more are refused until some close. */
+  maxConnections: number;
+  /** Which X-Forwarded-For hops to believe (TRUST_PROXY). */
+  trustProxy: false | number | string[];
   version: string;
 }
 
@@ -96,6 +102,35 @@ function looksLikeDevSecret(value: string): boolean {
   return value.length < 32 || KNOWN_DEV_SECRETS.has(value.toLowerCase()) || value.startsWith('sk_test_');
 }
 
+/** Bits of entropy a secret shows: its length times the Shannon entropy of its own characters. */
+export function secretStrengthBits(secret: string): number {
+  const counts = new Map<string, number>();
+  for (const c of secret) counts.set(c, (counts.get(c) ?? 0) + 1);
+  const n = [...secret].length;
+  let perChar = 0;
+  for (const k of counts.values()) perChar -= (k / n) * Math.log2(k / n);
+  return n * perChar;
+}
+
+/** A bootstrap secret outside development: at least 128 bits, as 22 random base64url characters give. */
+export const MIN_SECRET_BITS = 128;
+
+/**
+ * TRUST_PROXY: unset (the default) trusts no proxy, so the client address is the TCP peer's; a number
+ * trusts that many proxy hops of X-Forwarded-For; otherwise a comma-separated list of the proxies'
+ * addresses or CIDR ranges.
+ */
+function parseTrustProxy(value: string | undefined): false | number | string[] {
+  const v = (value ?? '').trim();
+  if (v === '' || v === '0' || v === 'false') return false;
+  if (/^\d+$/.test(v)) return parseInteger('TRUST_PROXY', v, 0, 1, 10);
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of list) {
+    if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(entry)) throw new ConfigError(`TRUST_PROXY must be a hop count or proxy addresses (IP or CIDR, comma-separated), got "${entry}"`);
+  }
+  return list;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env, version = '0.0.0'): Config {
   const appEnv = (env.APP_ENV || 'development') as AppEnv;
   if (!APP_ENVS.includes(appEnv)) throw new ConfigError(`APP_ENV must be one of ${APP_ENVS.join(', ')}, got "${env.APP_ENV}"`);
@@ -124,6 +159,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
   }
   const bootstrapApiKey = env.BOOTSTRAP_API_KEY || undefined;
+  if (appEnv !== 'development') {
+    // A guessable bootstrap credential is an open door anywhere reachable: staging included.
+    for (const [name, value] of [['BOOTSTRAP_API_KEY', bootstrapApiKey?.replace(/^sk_(live|test)_/, '')], ['BOOTSTRAP_CLIENT_SECRET', bootstrapClientSecret]] as const) {
+      if (value !== undefined && (secretStrengthBits(value) < MIN_SECRET_BITS || KNOWN_DEV_SECRETS.has(value.toLowerCase()))) {
+        throw new ConfigError(`${name} is too easy to guess for ${appEnv}: use at least ${MIN_SECRET_BITS} bits of randomness, e.g. $(openssl rand -base64 32)`);
+      }
+    }
+  }
   if (production) {
     if (bootstrapApiKey && (looksLikeDevSecret(bootstrapApiKey) || !bootstrapApiKey.startsWith('sk_live_'))) {
       throw new ConfigError('BOOTSTRAP_API_KEY must be a sk_live_ key of at least 32 characters in production');
@@ -165,6 +208,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
     renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
     caches: parseBool('CACHES', env.CACHES, true),
+    requestTimeoutMs: parseInteger('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
+    maxConnections: parseInteger('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 4096, 1, 1_000_000),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     version,
   };
 }

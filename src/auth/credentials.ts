@@ -166,22 +166,38 @@ export interface OAuthClient {
   redirectUris: string[];
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * A redirect URI a client may register: an absolute https URL without a fragment, or plain http to a
+ * loopback address (a native app's local listener, RFC 8252 §7.3); plain http elsewhere only when
+ * `allowPlainHttp` (development). `javascript:`, `data:` and every other scheme are refused.
+ */
+export function checkRedirectUri(uri: string, allowPlainHttp: boolean): void {
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    throw new InvalidInput(`redirect URI ${uri} is not an absolute URL`, [{ field: 'redirect_uri', message: 'is not an absolute URL' }]);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') {
+    throw new InvalidInput(`redirect URI ${uri} must be https (or http to a loopback address), not ${u.protocol}`, [{ field: 'redirect_uri', message: 'must be https' }]);
+  }
+  if (u.protocol === 'http:' && !LOOPBACK_HOSTS.has(u.hostname) && !allowPlainHttp) {
+    throw new InvalidInput(`redirect URI ${uri} must be https: plain http is for loopback addresses (and any host in development)`, [{ field: 'redirect_uri', message: 'must be https' }]);
+  }
+  if (u.hash) throw new InvalidInput(`redirect URI ${uri} must not have a fragment`, [{ field: 'redirect_uri', message: 'must not have a fragment' }]);
+  if (u.username || u.password) throw new InvalidInput(`redirect URI ${uri} must not carry credentials`, [{ field: 'redirect_uri', message: 'must not carry credentials' }]);
+}
+
 export async function createClient(
   db: Db,
   accountId: string,
-  options: { scopes: readonly Scope[]; redirectUris?: string[]; name?: string; clientId?: string; clientSecret?: string },
+  options: { scopes: readonly Scope[]; redirectUris?: string[]; name?: string; clientId?: string; clientSecret?: string; allowPlainHttp?: boolean },
 ): Promise<{ clientId: string; clientSecret: string }> {
   const clientId = options.clientId ?? `cl_${randomToken(20)}`;
   const clientSecret = options.clientSecret ?? `cs_${randomToken(40)}`;
-  for (const uri of options.redirectUris ?? []) {
-    let u: URL;
-    try {
-      u = new URL(uri);
-    } catch {
-      throw new InvalidInput(`redirect URI ${uri} is not an absolute URL`);
-    }
-    if (u.hash) throw new InvalidInput(`redirect URI ${uri} must not have a fragment`);
-  }
+  for (const uri of options.redirectUris ?? []) checkRedirectUri(uri, options.allowPlainHttp ?? false);
   await db
     .insertInto('oauth_clients')
     .values({

@@ -14,6 +14,8 @@ interface LoadedKey {
   publicKey: CryptoKey;
   publicJwk: JWK;
   retired: boolean;
+  /** When it stopped signing (ms since the epoch), for a retired key. */
+  retiredAt: number | null;
   createdAt: string;
 }
 
@@ -61,7 +63,7 @@ export class KeyRing {
     for (const row of rows) {
       const cached = this.#keys.get(row.kid);
       if (cached) {
-        keys.set(row.kid, { ...cached, retired: row.retired_at !== null });
+        keys.set(row.kid, { ...cached, retired: row.retired_at !== null, retiredAt: row.retired_at ? Date.parse(row.retired_at) : null });
         continue;
       }
       keys.set(row.kid, {
@@ -71,6 +73,7 @@ export class KeyRing {
         publicKey: (await importJWK(JSON.parse(row.public_jwk), row.alg)) as CryptoKey,
         publicJwk: JSON.parse(row.public_jwk),
         retired: row.retired_at !== null,
+        retiredAt: row.retired_at ? Date.parse(row.retired_at) : null,
         createdAt: row.created_at,
       });
     }
@@ -86,15 +89,21 @@ export class KeyRing {
     throw new Error(`no signing key for ${purpose}; call init() first`);
   }
 
-  /** A public key by id, reloading once from the database when another process added it. */
-  async publicKey(kid: string, purpose: KeyPurpose): Promise<CryptoKey | null> {
+  /**
+   * A public key by id, reloading once from the database when another process added it. With
+   * `retiredForMs`, a key retired longer ago than that no longer verifies (access tokens: nothing it
+   * signed can still be valid, so a leaked retired key is worthless).
+   */
+  async publicKey(kid: string, purpose: KeyPurpose, retiredForMs?: number): Promise<CryptoKey | null> {
     let key = this.#keys.get(kid);
     // Unknown ids trigger at most one reload a second, so forged tokens cannot hammer the database.
     if (!key && Date.now() - this.#lastReload > 1000) {
       await this.reload();
       key = this.#keys.get(kid);
     }
-    return key && key.purpose === purpose ? key.publicKey : null;
+    if (!key || key.purpose !== purpose) return null;
+    if (retiredForMs !== undefined && key.retiredAt !== null && Date.now() - key.retiredAt > retiredForMs) return null;
+    return key.publicKey;
   }
 
   /** The private JWK of a key (the ring keeps only non-extractable WebCrypto keys), for signers that need raw key material. */

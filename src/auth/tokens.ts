@@ -52,7 +52,8 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     return { ok: false, reason: 'the bearer token is not a JWT' };
   }
   if (!kid) return { ok: false, reason: 'the token has no key id' };
-  const key = await keys.publicKey(kid, 'access_token');
+  // A key retired longer ago than a token lives signed nothing that is still valid.
+  const key = await keys.publicKey(kid, 'access_token', settings.ttlSeconds * 1000);
   if (!key) return { ok: false, reason: 'the token was not signed by this service' };
   try {
     const { payload } = await jwtVerify(token, key, {
@@ -62,6 +63,10 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
       typ: 'at+jwt',
       requiredClaims: ['exp', 'iat', 'sub', 'jti'],
     });
+    // No token of ours lives longer than ACCESS_TOKEN_TTL: a longer one was not issued here.
+    if (typeof payload.exp === 'number' && typeof payload.iat === 'number' && payload.exp - payload.iat > settings.ttlSeconds) {
+      return { ok: false, reason: 'the token lives longer than this service issues tokens for' };
+    }
     const accountId = payload.account_id;
     if (typeof accountId !== 'string') return { ok: false, reason: 'the token has no account' };
     const scope = typeof payload.scope === 'string' ? payload.scope : '';

@@ -83,7 +83,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     }
     case 'client create': {
       const a = await account();
-      const c = await createClient(ctx.db, a.id, { scopes: resolveScopes(values.scopes), redirectUris: values['redirect-uri'] ?? [], name: values.name });
+      const c = await createClient(ctx.db, a.id, { scopes: resolveScopes(values.scopes), redirectUris: values['redirect-uri'] ?? [], name: values.name, allowPlainHttp: ctx.config.env === 'development' });
       return { json: { clientId: c.clientId, clientSecret: c.clientSecret }, text: `client_id:     ${c.clientId}\nclient_secret: ${c.clientSecret}  (shown once)` };
     }
     case 'user create': {

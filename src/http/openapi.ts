@@ -185,7 +185,7 @@ export function openApiRoutes(app: FastifyInstance): void {
     handler: async (_request, reply) =>
       reply
         .type('text/html; charset=utf-8')
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
         .send(referencePage(app.swagger() as Parameters<typeof referencePage>[0])),
   });
 }

@@ -170,10 +170,17 @@ export async function signIn(ctx: AppContext, form: Record<string, string>, brow
   const since = isoNow(now - SIGNIN_WINDOW_MS);
   const emailKey = `email:${normalizeEmail(email)}`;
   const addressKey = `ip:${clientAddress}`;
+  // Recorded first, counted after: concurrent attempts cannot all pass the count (see recordSignInAttempt).
+  const attempt = await store.recordSignInAttempt(ctx.db, [emailKey, addressKey]);
   const byEmail = await store.countSignInFailures(ctx.db, emailKey, since);
   const byAddress = await store.countSignInFailures(ctx.db, addressKey, since);
-  const limited = [byEmail.count >= MAX_FAILURES_PER_EMAIL ? byEmail : null, byAddress.count >= MAX_FAILURES_PER_ADDRESS ? byAddress : null].filter((x) => x !== null);
+  // This attempt is one of the counted; the limit allows MAX earlier failures, so MAX + 1 attempts in all.
+  const emailLimited = byEmail.count > MAX_FAILURES_PER_EMAIL;
+  // Behind a shared address (a proxy, an office), the address limit never stops a user who has not failed.
+  const addressLimited = byAddress.count > MAX_FAILURES_PER_ADDRESS && byEmail.count > 1;
+  const limited = [emailLimited ? byEmail : null, addressLimited ? byAddress : null].filter((x) => x !== null);
   if (limited.length) {
+    await store.forgetSignInAttempt(ctx.db, attempt);
     const retryAfter = Math.max(...limited.map((l) => retryAfterSeconds(l.oldest, now)));
     const minutes = Math.ceil(retryAfter / 60);
     return { kind: 'signin', view, status: 429, email, retryAfter, error: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` };
@@ -181,10 +188,10 @@ export async function signIn(ctx: AppContext, form: Record<string, string>, brow
 
   const user = await authenticateUser(ctx.db, email, password);
   if (!user) {
-    await store.recordSignInFailure(ctx.db, [emailKey, addressKey]);
     ctx.log.info({ client: view.client.clientId }, 'oauth sign-in failed');
     return { kind: 'signin', view, status: 400, email, error: WRONG_CREDENTIALS };
   }
+  await store.forgetSignInAttempt(ctx.db, attempt);
   await store.clearSignInFailures(ctx.db, emailKey);
   const account = await findAccount(ctx.db, user.accountId);
   // A fresh CSRF token after sign-in, so a token seen before it cannot answer the consent form.

@@ -107,9 +107,21 @@ export async function isFamilyRevoked(db: Db, familyId: string): Promise<boolean
   return !row || row.revoked_at !== null;
 }
 
-export async function recordSignInFailure(db: Db, keys: string[]): Promise<void> {
+/**
+ * Records a sign-in attempt under each key before its password is checked; returns the rows' ids. An
+ * attempt that succeeds (or is refused unchecked) is taken back with `forgetSignInAttempt`; one that
+ * fails stays, as a failure. Counting after recording makes the limit hold under concurrency: the
+ * n-th attempt to be recorded sees at least n.
+ */
+export async function recordSignInAttempt(db: Db, keys: string[]): Promise<string[]> {
   const now = isoNow();
-  await db.insertInto('signin_failures').values(keys.map((key) => ({ id: uuidv7(), key, created_at: now }))).execute();
+  const rows = keys.map((key) => ({ id: uuidv7(), key, created_at: now }));
+  await db.insertInto('signin_failures').values(rows).execute();
+  return rows.map((r) => r.id);
+}
+
+export async function forgetSignInAttempt(db: Db, ids: string[]): Promise<void> {
+  if (ids.length) await db.deleteFrom('signin_failures').where('id', 'in', ids).execute();
 }
 
 /** Failures of one key since `since`, and the oldest of them (which leaves the window first). */

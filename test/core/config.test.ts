@@ -8,7 +8,7 @@ import { randomToken } from '../../src/auth/secrets.ts';
 import { forEachDatabase, withTestApp } from '../helpers.ts';
 import { spawnChild, tokenRequest } from './support.ts';
 
-const LIVE_KEY = `sk_live_${'A1b2C3d4'.repeat(5)}`;
+const LIVE_KEY = 'sk_live_Zq8Lw3NvT1xK7pR2mB9cY4dH6fJ0gS5aEuWtQiOo';
 const STRONG_SECRET = 'x7Qp9LmZ2vR8kT4wN6yB3cH5jF1dS0gA';
 const PRODUCTION = { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://ship.example.com', DATABASE_URL: 'postgres://db.example/ship' };
 
@@ -94,6 +94,29 @@ describe('settings (README, Configuration)', () => {
       assert.throws(() => loadConfig(env), ConfigError);
     });
   }
+
+  it('outside development, weak bootstrap secrets stop the start with a message; random ones pass', () => {
+    for (const appEnv of ['staging', 'production']) {
+      const base = { APP_ENV: appEnv, PUBLIC_BASE_URL: 'https://api.example.org' };
+      for (const weak of ['x', 'a'.repeat(40), 'abababababababababababababababababab', 'A1b2C3d4'.repeat(5)]) {
+        assert.throws(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: weak }), /BOOTSTRAP_CLIENT_SECRET is too easy to guess/, `${appEnv} ${weak}`);
+        assert.throws(() => loadConfig({ ...base, BOOTSTRAP_API_KEY: `sk_live_${weak}` }), /BOOTSTRAP_API_KEY is too easy to guess/, `${appEnv} ${weak}`);
+      }
+      assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: randomToken(43), BOOTSTRAP_API_KEY: `sk_live_${randomToken(43)}` }));
+    }
+    // Development takes anything: a laptop's first start needs no ceremony.
+    assert.doesNotThrow(() => loadConfig({ BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: 'x' }));
+  });
+
+  it('REQUEST_TIMEOUT_MS, MAX_CONNECTIONS and TRUST_PROXY: defaults, values, refusals', () => {
+    const d = loadConfig({});
+    assert.deepEqual([d.requestTimeoutMs, d.maxConnections, d.trustProxy], [30_000, 4096, false]);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16' }).trustProxy, ['10.0.0.1', '10.1.0.0/16']);
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'everyone' }), ConfigError);
+    assert.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' }), ConfigError);
+    assert.throws(() => loadConfig({ MAX_CONNECTIONS: 'many' }), ConfigError);
+  });
 
   it('the process refuses to start on a bad setting: exit code 78 and the reason on stderr', async () => {
     const child = spawnChild(process.execPath, ['src/main.ts'], { APP_ENV: 'production', PUBLIC_BASE_URL: '', DATABASE_URL: 'sqlite::memory:' });

@@ -235,16 +235,37 @@ forEachDatabase((database) => {
       assert.equal((await signIn(t, b, victim.email, PASSWORD, '10.1.1.1')).statusCode, 200);
     });
 
-    it(`locks a client address out after ${MAX_FAILURES_PER_ADDRESS} failures, whatever the email`, async () => {
+    it(`after ${MAX_FAILURES_PER_ADDRESS} failures from one address, refuses there every email that failed, never a user who has not`, async () => {
       const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
       for (let i = 0; i < MAX_FAILURES_PER_ADDRESS; i++) {
         assert.equal((await signIn(t, b, `spray${i}@example.com`, 'password123', '10.2.0.1')).statusCode, 400);
       }
-      const locked = await signIn(t, b, setup.email, PASSWORD, '10.2.0.1');
-      assert.equal(locked.statusCode, 429);
-      assert.ok(Number(locked.headers['retry-after']) > 0);
-      // Another address is not affected.
-      assert.equal((await signIn(t, b, setup.email, PASSWORD, '10.2.0.2')).statusCode, 200);
+      // A sprayed email tries again from that address: refused unchecked.
+      const again = await signIn(t, b, 'spray0@example.com', 'password456', '10.2.0.1');
+      assert.equal(again.statusCode, 429);
+      assert.ok(Number(again.headers['retry-after']) > 0);
+      // The address may be a proxy or an office: a user who has not failed signs in with the right password.
+      assert.equal((await signIn(t, b, setup.email, PASSWORD, '10.2.0.1')).statusCode, 200);
+    });
+
+    it(`a burst of concurrent sign-ins checks at most ${MAX_FAILURES_PER_EMAIL} passwords of one email`, async () => {
+      const victim = await setupOAuth(t);
+      const b = await openAuthorize(t, authorizeQuery(victim, pkce().challenge));
+      const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn(t, b, victim.email, `guess ${i}`, `10.3.${i}.1`)));
+      let checked = burst.filter((r) => r.statusCode === 400).length;
+      // Concurrent attempts count each other, so a burst may even be refused whole: never more than the limit.
+      assert.ok(checked <= MAX_FAILURES_PER_EMAIL, `${checked} passwords checked`);
+      assert.equal(burst.filter((r) => r.statusCode === 429).length, 40 - checked);
+      // What the burst left of the budget, one by one: exactly MAX_FAILURES_PER_EMAIL checks in all.
+      for (let i = 0; ; i++) {
+        const res = await signIn(t, b, victim.email, `late guess ${i}`, `10.3.98.${i + 1}`);
+        if (res.statusCode === 429) break;
+        assert.equal(res.statusCode, 400);
+        checked++;
+      }
+      assert.equal(checked, MAX_FAILURES_PER_EMAIL);
+      // The right password is refused too: the lock holds.
+      assert.equal((await signIn(t, b, victim.email, PASSWORD, '10.3.99.1')).statusCode, 429);
     });
   });
 

@@ -1,0 +1,181 @@
+// What a security probe from outside found, each fixed and pinned here on both databases: slow bodies
+// are cut at REQUEST_TIMEOUT_MS, MAX_CONNECTIONS caps a process, TRUST_PROXY makes the forwarded client
+// the one the sign-in limits count.
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
+import { authorizeQuery, openAuthorize, pkce, setupOAuth, type OAuthSetup } from '../oauth/flow.ts';
+import { freePort, signWithServiceKey } from './support.ts';
+import { checkRedirectUri } from '../../src/auth/credentials.ts';
+
+/** Everything the server sends on a socket until it closes it (or `ms` pass). */
+function collect(socket: Socket, ms: number): Promise<{ data: string; closed: boolean; after: number }> {
+  const start = Date.now();
+  return new Promise((resolve) => {
+    let data = '';
+    socket.on('data', (c) => {
+      data += c.toString('latin1');
+    });
+    const timer = setTimeout(() => resolve({ data, closed: false, after: Date.now() - start }), ms);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ data, closed: true, after: Date.now() - start });
+    });
+    socket.on('error', () => {});
+  });
+}
+
+async function open(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return socket;
+}
+
+forEachDatabase((database) => {
+  describe('slow clients and too many connections', () => {
+    let t: TestApp;
+    let port: number;
+    before(async () => {
+      port = await freePort();
+      t = await startTestApp(database, { REQUEST_TIMEOUT_MS: '600', MAX_CONNECTIONS: '3', PORT: String(port) });
+      await t.app.listen({ host: '127.0.0.1', port });
+    });
+    after(async () => t.close());
+
+    it('a body trickled byte by byte to the public token endpoint is answered 408 and cut within the timeout', async () => {
+      const socket = await open(port);
+      socket.write('POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n');
+      const trickle = setInterval(() => socket.writable && socket.write('a'), 50);
+      const result = await collect(socket, 5000);
+      clearInterval(trickle);
+      assert.ok(result.closed, 'the connection was closed');
+      assert.match(result.data, /^HTTP\/1\.1 408/);
+      assert.ok(result.after < 2600, `cut after ${result.after} ms`);
+    });
+
+    it(`refuses connections beyond MAX_CONNECTIONS and takes new ones once some close`, async () => {
+      const held = [await open(port), await open(port), await open(port)];
+      const extra = await open(port).catch(() => null);
+      if (extra) {
+        const result = await collect(extra, 2000);
+        assert.ok(result.closed && result.data === '', 'the connection beyond the cap is closed unanswered');
+      }
+      for (const s of held) s.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      const res = await fetch(`http://127.0.0.1:${port}/v1/health`);
+      assert.equal(res.status, 200);
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    const PROXY = '10.9.0.1';
+    let trusting: TestApp;
+    let plain: TestApp;
+    let setupTrusting: OAuthSetup;
+    before(async () => {
+      trusting = await startTestApp(database, { TRUST_PROXY: PROXY });
+      plain = await startTestApp(database);
+      setupTrusting = await setupOAuth(trusting);
+    });
+    after(async () => {
+      await trusting.close();
+      await plain.close();
+    });
+
+    /** The address a failed sign-in is counted against, for a request from `peer` forwarding for `forwarded`. */
+    const countedAddress = async (t: TestApp, setup: OAuthSetup, peer: string, forwarded: string): Promise<string> => {
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      const email = `probe-${Math.random().toString(36).slice(2)}@example.com`;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/oauth/authorize/sign-in',
+        remoteAddress: peer,
+        headers: { 'x-forwarded-for': forwarded, cookie: b.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ request: b.request, csrf_token: b.csrf, email, password: 'wrong' }).toString(),
+      });
+      assert.equal(res.statusCode, 400);
+      const failures = await t.ctx.db.selectFrom('signin_failures').select('key').orderBy('id', 'desc').limit(2).execute();
+      return failures.map((f) => f.key).find((k) => k.startsWith('ip:'))!.slice(3);
+    };
+
+    it('believes X-Forwarded-For from the listed proxy only; without the setting the peer is the client', async () => {
+      assert.equal(await countedAddress(trusting, setupTrusting, PROXY, '203.0.113.5'), '203.0.113.5');
+      assert.equal(await countedAddress(plain, await setupOAuth(plain), PROXY, '203.0.113.5'), PROXY);
+      assert.equal(await countedAddress(trusting, setupTrusting, '198.51.100.7', '203.0.113.5'), '198.51.100.7', 'a header from a peer that is not the proxy is ignored');
+    });
+
+    it('failures from one forwarded client leave another alone', async () => {
+      const b = await openAuthorize(trusting, authorizeQuery(setupTrusting, pkce().challenge));
+      const from = (client: string) => ({ remoteAddress: PROXY, headers: { 'x-forwarded-for': client } });
+      const attempt = (email: string, password: string, client: string) =>
+        trusting.app.inject({
+          method: 'POST',
+          url: '/oauth/authorize/sign-in',
+          ...from(client),
+          headers: { ...from(client).headers, cookie: b.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ request: b.request, csrf_token: b.csrf, email, password }).toString(),
+        });
+      for (let i = 0; i < 20; i++) assert.equal((await attempt(`spray${i}@example.com`, 'guess', '203.0.113.50')).statusCode, 400);
+      assert.equal((await attempt('spray0@example.com', 'guess again', '203.0.113.50')).statusCode, 429);
+      // Another client behind the same proxy is not limited by the first one's failures.
+      assert.equal((await attempt('spray0@example.com', 'guess again', '203.0.113.60')).statusCode, 400);
+      const rows = await trusting.ctx.db.selectFrom('signin_failures').select('key').where('key', 'like', 'ip:%').execute();
+      assert.ok(rows.every((r) => r.key !== `ip:${PROXY}`), 'nothing is counted against the proxy itself');
+    });
+  });
+});
+
+forEachDatabase((database) => {
+  describe('token lifetimes and retired keys', () => {
+    const t = withTestApp(database);
+    const get = (token: string) => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } });
+
+    it('a token that lives longer than ACCESS_TOKEN_TTL is refused, even signed with the service key', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const ttl = t.ctx.config.accessTokenTtlSeconds;
+      assert.equal((await get(await signWithServiceKey(t, t.accountId, { iat: now, exp: now + ttl }))).statusCode, 200);
+      const long = await get(await signWithServiceKey(t, t.accountId, { iat: now, exp: now + ttl + 1 }));
+      assert.equal(long.statusCode, 401);
+      assert.match(String(long.headers['www-authenticate']), /invalid_token/);
+    });
+
+    it('a retired access-token key verifies only while a token it signed could still be valid', async () => {
+      // Two tokens of the old key; the second is first shown after the window (nothing remembers it).
+      const [early, late] = [await signWithServiceKey(t, t.accountId), await signWithServiceKey(t, t.accountId)];
+      await t.ctx.keys.rotate('access_token');
+      assert.equal((await get(early)).statusCode, 200, 'just retired: its tokens are still valid');
+      const longAgo = new Date(Date.now() - (t.ctx.config.accessTokenTtlSeconds + 5) * 1000).toISOString();
+      await t.ctx.db.updateTable('signing_keys').set({ retired_at: longAgo }).where('purpose', '=', 'access_token').where('retired_at', 'is not', null).execute();
+      await t.ctx.keys.reload();
+      assert.equal((await get(late)).statusCode, 401);
+    });
+  });
+});
+
+describe('redirect URIs at registration', () => {
+  it('https anywhere, http to loopback only (any host in development), no other scheme, fragment or credentials', () => {
+    for (const ok of ['https://app.example/cb', 'http://127.0.0.1:8123/cb', 'http://[::1]/cb', 'http://localhost:3000/cb']) assert.doesNotThrow(() => checkRedirectUri(ok, false), ok);
+    for (const bad of ['javascript:alert(1)', 'data:text/html,<script>', 'ftp://app.example/cb', 'com.example.app:/cb', 'http://app.example/cb', 'https://app.example/cb#x', 'https://u:p@app.example/cb', 'not a url']) {
+      assert.throws(() => checkRedirectUri(bad, false), /redirect URI/, bad);
+    }
+    assert.doesNotThrow(() => checkRedirectUri('http://app.example/cb', true));
+    assert.throws(() => checkRedirectUri('javascript:alert(1)', true), /redirect URI/);
+  });
+});
+
+describe('headers of API answers', () => {
+  const t = withTestApp();
+  it('JSON answers are no-store and nosniff; downloads keep their own caching; /v1/docs may not be framed', async () => {
+    for (const url of ['/v1/shipments', '/v1/health', '/v1/shipments/01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f']) {
+      const res = await t.request({ method: 'GET', url });
+      assert.equal(res.headers['cache-control'], 'no-store', url);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+    }
+    const docs = await t.app.inject({ method: 'GET', url: '/v1/docs' });
+    assert.match(String(docs.headers['content-security-policy']), /frame-ancestors 'none'/);
+  });
+});
