@@ -216,6 +216,29 @@ export async function createClient(
   return { clientId, clientSecret };
 }
 
+/** The OAuth clients (of one account), oldest first; never their secrets. */
+export async function listClients(db: Db, accountId?: string): Promise<{ clientId: string; name: string; scopes: string; redirectUris: string[]; createdAt: string; revokedAt: string | null }[]> {
+  let q = db.selectFrom('oauth_clients').select(['client_id', 'name', 'scopes', 'redirect_uris', 'created_at', 'revoked_at']);
+  if (accountId) q = q.where('account_id', '=', accountId);
+  const rows = await q.orderBy('created_at').execute();
+  return rows.map((r) => ({ clientId: r.client_id, name: r.name, scopes: r.scopes, redirectUris: JSON.parse(r.redirect_uris) as string[], createdAt: r.created_at, revokedAt: r.revoked_at }));
+}
+
+/** Revokes a client: the token endpoint refuses it from then on (idempotent). */
+export async function revokeClient(db: Db, clientId: string): Promise<void> {
+  const row = await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst();
+  if (!row) throw new NotFound('client', clientId);
+  await db.updateTable('oauth_clients').set({ revoked_at: isoNow() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+}
+
+/** Gives an active client a new secret, returned once; the old one stops working at once. */
+export async function rotateClientSecret(db: Db, clientId: string): Promise<string> {
+  const secret = `cs_${randomToken(40)}`;
+  const r = await db.updateTable('oauth_clients').set({ secret_hash: sha256Hex(secret) }).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) throw new NotFound('client', clientId);
+  return secret;
+}
+
 export async function ensureClient(db: Db, accountId: string, clientId: string, clientSecret: string): Promise<void> {
   const existing = await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst();
   if (existing) {

@@ -5,8 +5,9 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeContext, openContext } from '../bootstrap.ts';
 import { AppError } from '../errors.ts';
-import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, resolveScopes, revokeApiKey } from '../auth/credentials.ts';
-import { createUser } from '../oauth/users.ts';
+import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
+import { revokeGrants } from '../oauth/authorize.ts';
+import { createUser, disableUser } from '../oauth/users.ts';
 import type { AppContext } from '../context.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
@@ -18,8 +19,12 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   key revoke <prefix>                           revoke the key starting with <prefix>
   client create --account <id|name> [--scopes "…"] [--name <n>] [--redirect-uri <uri>]…
                                                 create an OAuth client; prints id and secret once
+  client list [--account <id|name>]             list OAuth clients (never their secrets)
+  client revoke <client_id>                     the client gets no more tokens; its grants end
+  client rotate-secret <client_id>              a new secret, printed once; the old one stops working
   user create --account <id|name> --email <e>   create a user who can sign in to the consent page;
                                                 the password is read from standard input
+  user disable --email <e>                      the user can no longer sign in; the grants they gave end
   keys rotate <access_token|stamp>              start signing with a new key (old ones stay published)
 
 Settings come from the environment (DATABASE_URL, APP_ENV, …) exactly as for npm start.`;
@@ -85,6 +90,30 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       const a = await account();
       const c = await createClient(ctx.db, a.id, { scopes: resolveScopes(values.scopes), redirectUris: values['redirect-uri'] ?? [], name: values.name, allowPlainHttp: ctx.config.env === 'development' });
       return { json: { clientId: c.clientId, clientSecret: c.clientSecret }, text: `client_id:     ${c.clientId}\nclient_secret: ${c.clientSecret}  (shown once)` };
+    }
+    case 'client list': {
+      const clients = await listClients(ctx.db, values.account ? (await account()).id : undefined);
+      return {
+        json: { clients },
+        text: clients.map((c) => `${c.clientId}  ${c.name}  ${c.scopes}${c.revokedAt ? `  revoked ${c.revokedAt}` : ''}`).join('\n'),
+      };
+    }
+    case 'client revoke': {
+      if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the client_id shown by client list');
+      await revokeClient(ctx.db, arg);
+      const grants = await revokeGrants(ctx, { clientId: arg }, 'client revoked');
+      return { json: { revoked: arg, grantsEnded: grants }, text: `revoked ${arg}; ${grants} grant(s) ended` };
+    }
+    case 'client rotate-secret': {
+      if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the client_id shown by client list');
+      const clientSecret = await rotateClientSecret(ctx.db, arg);
+      return { json: { clientId: arg, clientSecret }, text: `client_id:     ${arg}\nclient_secret: ${clientSecret}  (shown once; the old one no longer works)` };
+    }
+    case 'user disable': {
+      if (!values.email) throw new AppError(400, 'INVALID_INPUT', '--email is required');
+      const userId = await disableUser(ctx.db, values.email);
+      const grants = await revokeGrants(ctx, { userId }, 'user disabled');
+      return { json: { disabled: userId, grantsEnded: grants }, text: `disabled ${values.email}; ${grants} grant(s) ended` };
     }
     case 'user create': {
       const a = await account();

@@ -186,6 +186,8 @@ export interface UsersTable {
   /** scrypt: `scrypt$<salt b64>$<hash b64>`. */
   password_hash: string;
   created_at: string;
+  /** Set by `npm run admin -- user disable`: the user can no longer sign in. */
+  disabled_at: string | null;
 }
 
 export interface OAuthAuthorizationRequestsTable {

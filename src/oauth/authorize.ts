@@ -236,6 +236,11 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
   return redirectTo(ctx, pending.redirect_uri, { code, state });
 }
 
+/** Ends every grant a user gave or a client holds (their refresh tokens and code-flow access tokens stop working). */
+export function revokeGrants(ctx: AppContext, who: { userId?: string; clientId?: string }, reason: string): Promise<number> {
+  return store.revokeFamiliesOf(ctx.db, who, reason);
+}
+
 /** Whether the grant (token family) an access token came from has been revoked since it was issued. */
 export function isGrantRevoked(ctx: AppContext, familyId: string): Promise<boolean> {
   return store.isFamilyRevoked(ctx.db, familyId);

@@ -101,6 +101,15 @@ export async function revokeFamily(db: Db | Tx, familyId: string, reason: string
   await db.updateTable('oauth_token_families').set({ revoked_at: isoNow(), revoked_reason: reason }).where('id', '=', familyId).where('revoked_at', 'is', null).execute();
 }
 
+/** Revokes every grant a user gave, or every grant of a client. Returns how many. */
+export async function revokeFamiliesOf(db: Db, who: { userId?: string; clientId?: string }, reason: string): Promise<number> {
+  if (!who.userId && !who.clientId) throw new Error('revokeFamiliesOf needs a user or a client');
+  let q = db.updateTable('oauth_token_families').set({ revoked_at: isoNow(), revoked_reason: reason }).where('revoked_at', 'is', null);
+  if (who.userId) q = q.where('user_id', '=', who.userId);
+  if (who.clientId) q = q.where('client_id', '=', who.clientId);
+  return Number((await q.executeTakeFirst()).numUpdatedRows);
+}
+
 /** Checked for access tokens that carry a `fam` claim (authorization-code tokens only). */
 export async function isFamilyRevoked(db: Db, familyId: string): Promise<boolean> {
   const row = await db.selectFrom('oauth_token_families').select('revoked_at').where('id', '=', familyId).executeTakeFirst();

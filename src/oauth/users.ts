@@ -3,7 +3,7 @@ import { findAccount } from '../auth/credentials.ts';
 import type { Db } from '../db/index.ts';
 import { isUniqueViolation } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
-import { Conflict, InvalidInput } from '../errors.ts';
+import { Conflict, InvalidInput, NotFound } from '../errors.ts';
 import { DUMMY_SECRET_HASH, hashSecret, verifySecret } from '../auth/secrets.ts';
 
 export interface User {
@@ -51,7 +51,16 @@ export async function findUser(db: Db, id: string): Promise<(User & { accountNam
 
 /** The user when email and password match, else null; an unknown email costs the same scrypt work. */
 export async function authenticateUser(db: Db, email: string, password: string): Promise<User | null> {
-  const row = await db.selectFrom('users').select(['id', 'account_id', 'email', 'password_hash']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+  const row = await db.selectFrom('users').select(['id', 'account_id', 'email', 'password_hash', 'disabled_at']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+  // A disabled user costs the same scrypt work, so the answer's timing does not tell.
   const ok = await verifySecret(password, row?.password_hash ?? DUMMY_SECRET_HASH);
-  return row && ok ? { id: row.id, accountId: row.account_id, email: row.email } : null;
+  return row && ok && row.disabled_at === null ? { id: row.id, accountId: row.account_id, email: row.email } : null;
+}
+
+/** Disables the user with this email (idempotent); returns the user's id. */
+export async function disableUser(db: Db, email: string): Promise<string> {
+  const row = await db.selectFrom('users').select('id').where('email', '=', normalizeEmail(email)).executeTakeFirst();
+  if (!row) throw new NotFound('user', email);
+  await db.updateTable('users').set({ disabled_at: isoNow() }).where('id', '=', row.id).where('disabled_at', 'is', null).execute();
+  return row.id;
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fakeClock, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { API_KEY_CACHE_MS } from '../../src/auth/credentials.ts';
+import { authenticateUser, createUser } from '../../src/oauth/users.ts';
 import { runAdmin, sharedDatabaseUrl, spawnChild, tokenRequest } from './support.ts';
 
 /** stdout must be exactly one JSON object on one line. */
@@ -24,6 +25,7 @@ forEachDatabase((database) => {
   let t: TestApp;
   let dir: string | undefined;
   let revokedKey: string;
+  let listedClient: string;
   // The commands run as separate processes, all at once (each start costs about a second).
   const runs: Record<string, Promise<Run>> = {};
   const accountName = `acme-${Date.now()}`;
@@ -40,6 +42,14 @@ forEachDatabase((database) => {
     runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--json'], env);
     runs.client = runAdmin(['client', 'create', '--account', t.accountId, '--scopes', 'read:shipments write:shipments', '--json'], env);
     runs.error = runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
+    // OAuth clients and users: a client to list, rotate and revoke, a user to disable.
+    const { clientId } = await t.newClient(t.accountId, ['read:shipments']);
+    listedClient = clientId;
+    await createUser(t.ctx.db, t.accountId, `ops-${database.name}@example.com`, 'a long and secret passphrase');
+    runs.clients = runAdmin(['client', 'list', '--account', t.accountId, '--json'], env);
+    runs.rotate = runs.clients.then(() => runAdmin(['client', 'rotate-secret', clientId, '--json'], env));
+    runs.clientRevoke = runs.rotate.then(() => runAdmin(['client', 'revoke', clientId, '--json'], env));
+    runs.disable = runAdmin(['user', 'disable', '--email', `ops-${database.name}@example.com`, '--json'], env);
     // Through npm itself once (the command is the same on both databases); `-s` keeps npm's own banner
     // off stdout, so the output is the command's JSON alone.
     const revoke =
@@ -108,6 +118,28 @@ forEachDatabase((database) => {
       assert.equal(keys[0].prefix, revokedKey.slice(0, 16));
       assert.notEqual(keys[0].revokedAt, null);
       assert.ok(!list.stdout.includes(revokedKey), 'the key itself is never shown again');
+    });
+
+    it('client list, rotate-secret and revoke: secrets never listed, the new secret works once, a revoked client gets nothing', async () => {
+      const list = await runs.clients!;
+      assert.equal(list.code, 0, list.stderr);
+      const { clients } = oneJsonObject(list.stdout);
+      assert.ok(clients.some((c: { clientId: string }) => c.clientId === listedClient));
+      assert.ok(!list.stdout.includes('cs_'), 'no secret in the list');
+      const rotated = await runs.rotate!;
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const { clientSecret } = oneJsonObject(rotated.stdout);
+      assert.match(clientSecret, /^cs_/);
+      const revoked = await runs.clientRevoke!;
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const token = await tokenRequest(t, { grant_type: 'client_credentials', client_id: listedClient, client_secret: clientSecret });
+      assert.equal(token.statusCode, 401);
+    });
+
+    it('user disable: the user can no longer sign in', async () => {
+      const disabled = await runs.disable!;
+      assert.equal(disabled.code, 0, disabled.stderr);
+      assert.equal(await authenticateUser(t.ctx.db, `ops-${database.name}@example.com`, 'a long and secret passphrase'), null);
     });
 
     it('an error with --json: one JSON object {error} on stdout and exit code 2', async () => {

@@ -5,9 +5,11 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
-import { authorizeQuery, openAuthorize, pkce, setupOAuth, type OAuthSetup } from '../oauth/flow.ts';
+import { authorize, authorizeQuery, exchangeCode, openAuthorize, PASSWORD, pkce, postForm, setupOAuth, tokenRequest, type OAuthSetup } from '../oauth/flow.ts';
+import { disableUser } from '../../src/oauth/users.ts';
+import { revokeGrants } from '../../src/oauth/authorize.ts';
 import { freePort, signWithServiceKey } from './support.ts';
-import { checkRedirectUri } from '../../src/auth/credentials.ts';
+import { checkRedirectUri, revokeClient } from '../../src/auth/credentials.ts';
 
 /** Everything the server sends on a socket until it closes it (or `ms` pass). */
 function collect(socket: Socket, ms: number): Promise<{ data: string; closed: boolean; after: number }> {
@@ -177,5 +179,67 @@ describe('headers of API answers', () => {
     }
     const docs = await t.app.inject({ method: 'GET', url: '/v1/docs' });
     assert.match(String(docs.headers['content-security-policy']), /frame-ancestors 'none'/);
+  });
+});
+
+forEachDatabase((database) => {
+  describe('NUL in every OAuth parameter', () => {
+    const t = withTestApp(database);
+    it('is 4xx on the authorization page, the sign-in and consent forms and the token endpoint, and stores nothing', async () => {
+      const setup = await setupOAuth(t);
+      const before = Number((await t.ctx.db.selectFrom('oauth_authorization_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      for (const name of ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method']) {
+        const query = authorizeQuery(setup, pkce().challenge, { [name]: `x\u0000y` });
+        const res = await t.app.inject({ method: 'GET', url: `/oauth/authorize?${query}` });
+        assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${name}: ${res.statusCode}`);
+      }
+      const after = Number((await t.ctx.db.selectFrom('oauth_authorization_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      assert.equal(after, before);
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      for (const [url, fields] of [
+        ['/oauth/authorize/sign-in', { request: b.request, csrf_token: b.csrf, email: 'a\u0000@example.com', password: 'x' }],
+        ['/oauth/authorize/sign-in', { request: b.request, csrf_token: b.csrf, email: setup.email, password: 'pass\u0000word' }],
+        ['/oauth/authorize/consent', { request: b.request, csrf_token: b.csrf, decision: 'approve\u0000' }],
+      ] as const) {
+        const res = await postForm(t, url, fields, b.cookie);
+        assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url} ${JSON.stringify(fields)}: ${res.statusCode}`);
+      }
+      for (const name of ['grant_type', 'client_id', 'client_secret', 'scope', 'code', 'redirect_uri', 'code_verifier', 'refresh_token']) {
+        const fields: Record<string, string> = { grant_type: 'client_credentials', client_id: setup.clientId, client_secret: setup.clientSecret, [name]: 'x\u0000y' };
+        const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+        assert.equal(res.statusCode, 400, `${name}: ${res.body}`);
+        assert.equal(res.json().error, 'invalid_request');
+      }
+    });
+  });
+});
+
+forEachDatabase((database) => {
+  describe('disabling a user and revoking a client end their grants', () => {
+    const t = withTestApp(database);
+    const refresh = (setup: OAuthSetup, refreshToken: string) => tokenRequest(t, setup, { grant_type: 'refresh_token', refresh_token: refreshToken });
+
+    it('a disabled user cannot sign in, and the refresh tokens of the grants they gave stop working', async () => {
+      const setup = await setupOAuth(t);
+      const { code, verifier } = await authorize(t, setup);
+      const tokens = (await exchangeCode(t, setup, code, verifier)).json();
+      assert.ok(tokens.refresh_token);
+      const userId = await disableUser(t.ctx.db, setup.email);
+      assert.equal(await revokeGrants(t.ctx, { userId }, 'user disabled'), 1);
+      assert.equal((await refresh(setup, tokens.refresh_token)).statusCode, 400);
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      assert.equal((await postForm(t, '/oauth/authorize/sign-in', { request: b.request, csrf_token: b.csrf, email: setup.email, password: PASSWORD }, b.cookie)).statusCode, 400);
+    });
+
+    it('a revoked client gets no token, and its grants end', async () => {
+      const setup = await setupOAuth(t);
+      const { code, verifier } = await authorize(t, setup);
+      const tokens = (await exchangeCode(t, setup, code, verifier)).json();
+      await revokeClient(t.ctx.db, setup.clientId);
+      assert.equal(await revokeGrants(t.ctx, { clientId: setup.clientId }, 'client revoked'), 1);
+      assert.equal((await refresh(setup, tokens.refresh_token)).statusCode, 401);
+      const access = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${tokens.access_token}` } });
+      assert.equal(access.statusCode, 401, 'the code-flow access token of an ended grant is refused');
+    });
   });
 });
