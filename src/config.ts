@@ -28,6 +28,8 @@ export interface Config {
   webhookAllowedCidrs: string[];
   /** Private address ranges are reachable by webhooks (development only unless listed). */
   webhookAllowPrivate: boolean;
+  /** Ports webhook targets may use besides 80 and 443 (outside development). */
+  webhookAllowedPorts: number[];
   webhookTimeoutMs: number;
   accessTokenTtlSeconds: number;
   logLevel: string;
@@ -131,6 +133,14 @@ function parseTrustProxy(value: string | undefined): false | number | string[] {
   return list;
 }
 
+function parsePortList(value: string | undefined): number[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => parseInteger('WEBHOOK_ALLOWED_PORTS', s, 0, 1, 65535));
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env, version = '0.0.0'): Config {
   const appEnv = (env.APP_ENV || 'development') as AppEnv;
   if (!APP_ENVS.includes(appEnv)) throw new ConfigError(`APP_ENV must be one of ${APP_ENVS.join(', ')}, got "${env.APP_ENV}"`);
@@ -200,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetrySchedule,
     webhookAllowedCidrs: parseCidrList('WEBHOOK_ALLOWED_CIDRS', env.WEBHOOK_ALLOWED_CIDRS),
     webhookAllowPrivate: appEnv === 'development',
+    webhookAllowedPorts: parsePortList(env.WEBHOOK_ALLOWED_PORTS),
     webhookTimeoutMs: parseNumber('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15000, 100, 60000),
     accessTokenTtlSeconds: parseNumber('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
     logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),

@@ -73,19 +73,21 @@ const metadataList = METADATA.map((r) => ({ ...r, list: blockListOf([r]) }));
 const specialList = SPECIAL.map((r) => ({ ...r, list: blockListOf([r]) }));
 
 export interface OutboundPolicy {
-  /** Private ranges are reachable (development). */
+  /** Private ranges and every port are reachable (development). */
   allowPrivate: boolean;
   /** WEBHOOK_ALLOWED_CIDRS. */
   allowed: BlockList;
+  /** 80, 443 and WEBHOOK_ALLOWED_PORTS: the ports a target may use outside development. */
+  ports: Set<number>;
 }
 
-export function outboundPolicy(config: Pick<Config, 'webhookAllowPrivate' | 'webhookAllowedCidrs'>): OutboundPolicy {
+export function outboundPolicy(config: Pick<Config, 'webhookAllowPrivate' | 'webhookAllowedCidrs' | 'webhookAllowedPorts'>): OutboundPolicy {
   const allowed = new BlockList();
   for (const cidr of config.webhookAllowedCidrs) {
     const [net, bits] = cidr.split('/') as [string, string];
     allowed.addSubnet(net, Number(bits), familyOf(net));
   }
-  return { allowPrivate: config.webhookAllowPrivate, allowed };
+  return { allowPrivate: config.webhookAllowPrivate, allowed, ports: new Set([80, 443, ...config.webhookAllowedPorts]) };
 }
 
 /** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:7f00:1` → `127.0.0.1`), else null. */
@@ -135,6 +137,8 @@ export async function resolveTarget(rawUrl: string, policy: OutboundPolicy, sign
     throw new OutboundRefused(`refused: ${rawUrl} is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundRefused(`refused: ${url.protocol} is not http or https`);
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  if (!policy.allowPrivate && !policy.ports.has(port)) throw new OutboundRefused(`refused: port ${port} is not allowed (80, 443 and WEBHOOK_ALLOWED_PORTS are)`);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   if (isIP(host)) {
@@ -155,7 +159,8 @@ export async function resolveTarget(rawUrl: string, policy: OutboundPolicy, sign
   }
   for (const address of addresses) {
     const reason = refusalReason(address, policy);
-    if (reason) throw new OutboundRefused(host === address ? `refused: ${reason}` : `refused: ${host} resolves to ${reason}`);
+    // For a name, the message does not say what it resolves to: that would map a tenant the inside.
+    if (reason) throw new OutboundRefused(host === address ? `refused: ${reason}` : `refused: ${host} is not an allowed webhook target`);
   }
   const first = addresses[0]!;
   return { url, address: mappedIPv4(first) ?? first };

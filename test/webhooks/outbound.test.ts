@@ -13,8 +13,8 @@ import { webhookJobs } from '../../src/webhooks/jobs.ts';
 import { mappedIPv4, outboundPolicy, OutboundRefused, PinnedAgents, refusalReason, resolveTarget } from '../../src/webhooks/outbound.ts';
 import { eventually, startReceiver, type Receiver } from './receiver.ts';
 
-const strict = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: [] });
-const development = outboundPolicy({ webhookAllowPrivate: true, webhookAllowedCidrs: [] });
+const strict = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: [], webhookAllowedPorts: [9] });
+const development = outboundPolicy({ webhookAllowPrivate: true, webhookAllowedCidrs: [], webhookAllowedPorts: [] });
 
 const REFUSED: [string, RegExp][] = [
   ['127.0.0.1', /loopback/],
@@ -66,13 +66,13 @@ describe('refusalReason', () => {
     for (const a of ['169.254.169.254', 'fd00:ec2::254', '::ffff:169.254.169.254']) assert.match(String(refusalReason(a, development)), /metadata/, a);
   });
   it('allows exactly the ranges of WEBHOOK_ALLOWED_CIDRS, IPv4-mapped forms included', () => {
-    const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['10.20.0.0/16', 'fd00:1::/32'] });
+    const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['10.20.0.0/16', 'fd00:1::/32'], webhookAllowedPorts: [] });
     assert.equal(refusalReason('10.20.3.4', policy), null);
     assert.equal(refusalReason('::ffff:10.20.3.4', policy), null);
     assert.equal(refusalReason('fd00:1:2::3', policy), null);
     assert.ok(refusalReason('10.21.0.1', policy));
     assert.ok(refusalReason('127.0.0.1', policy));
-    assert.match(String(refusalReason('169.254.169.254', outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['169.254.0.0/16'] }))), /metadata/);
+    assert.match(String(refusalReason('169.254.169.254', outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['169.254.0.0/16'], webhookAllowedPorts: [] }))), /metadata/);
   });
 
   const octet = fc.integer({ min: 0, max: 255 });
@@ -125,16 +125,25 @@ describe('resolveTarget', () => {
     });
   }
 
-  it('names the hostname and the address it resolved to', async () => {
-    await assert.rejects(resolveTarget('http://localhost:9/x', strict), /^Error: refused: localhost resolves to 127\.0\.0\.1 is a loopback address/);
-    await assert.rejects(resolveTarget('http://hooks.localhost/', strict), /^Error: refused: hooks\.localhost resolves to 127\.0\.0\.1 is a loopback address/);
+  it('names the hostname, never the address it resolved to (that would map the inside for a tenant)', async () => {
+    await assert.rejects(resolveTarget('http://localhost:9/x', strict), /^Error: refused: localhost is not an allowed webhook target$/);
+    await assert.rejects(resolveTarget('http://hooks.localhost/', strict), /^Error: refused: hooks\.localhost is not an allowed webhook target$/);
   });
 
   it('returns the checked address to connect to, IPv4 for an IPv4-mapped literal', async () => {
-    const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['127.0.0.1/32'] });
+    const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['127.0.0.1/32'], webhookAllowedPorts: [8080] });
     assert.equal((await resolveTarget('http://[::ffff:127.0.0.1]:8080/', policy)).address, '127.0.0.1');
     assert.equal((await resolveTarget('http://2130706433/', policy)).address, '127.0.0.1');
     assert.equal((await resolveTarget('http://93.184.216.34/', strict)).address, '93.184.216.34');
+  });
+
+  it('outside development, only ports 80, 443 and WEBHOOK_ALLOWED_PORTS', async () => {
+    const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: [], webhookAllowedPorts: [8443] });
+    for (const url of ['http://93.184.216.34/', 'https://93.184.216.34/', 'https://93.184.216.34:8443/']) assert.ok(await resolveTarget(url, policy), url);
+    for (const url of ['http://93.184.216.34:22/', 'https://93.184.216.34:6379/', 'http://93.184.216.34:8080/']) {
+      await assert.rejects(resolveTarget(url, policy), /port \d+ is not allowed/, url);
+    }
+    assert.ok(await resolveTarget('http://127.0.0.1:6379/', development), 'development allows any port');
   });
 
   it('reports a name that does not resolve', async () => {
@@ -186,7 +195,9 @@ forEachDatabase((database) => {
     });
 
     async function run(env: Record<string, string>, urls: string[], check: (t: TestApp, deliveries: { url: string; delivery: any }[]) => void | Promise<void>): Promise<void> {
-      const t = await startTestApp(database, { APP_ENV: 'staging', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_TIMEOUT_MS: '2000', ...env });
+      // The listeners' ports are allowed, so what is tested here is the address alone.
+      const ports = [...new Set(urls.map((u) => new URL(u).port).filter(Boolean))].join(',');
+      const t = await startTestApp(database, { APP_ENV: 'staging', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_ALLOWED_PORTS: ports, ...env });
       const worker: Worker = startWorker(t.ctx, webhookJobs());
       try {
         const hooks: { url: string; id: string }[] = [];
@@ -234,7 +245,7 @@ forEachDatabase((database) => {
             assert.match(a.error, /^refused: /, url);
           }
         }
-        assert.match(deliveries.find((d) => d.url.includes('localhost'))!.delivery.attempts[0].error, /localhost resolves to 127\.0\.0\.1 is a loopback address/);
+        assert.match(deliveries.find((d) => d.url.includes('localhost'))!.delivery.attempts[0].error, /localhost is not an allowed webhook target/);
         assert.match(deliveries.find((d) => d.url.includes('169.254'))!.delivery.attempts[0].error, /metadata/);
       });
     });
