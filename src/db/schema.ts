@@ -207,6 +207,8 @@ export interface OAuthAuthorizationRequestsTable {
   created_at: string;
   expires_at: string;
   completed_at: string | null;
+  /** The client address that opened it (null for rows older than that column). */
+  client_address: string | null;
 }
 
 export interface OAuthTokenFamiliesTable {

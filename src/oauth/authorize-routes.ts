@@ -132,7 +132,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
       response: { ...pageResponses, 302: redirect('Back to the client with `code` and `state`, or with `error`') },
     },
     // The handler checks the parameters itself, so that errors become pages or redirects, never JSON.
-    handler: async (request, reply) => render(reply, await startAuthorization(ctx, request.query as Query, readCookie(request, COOKIE))),
+    handler: async (request, reply) => render(reply, await startAuthorization(ctx, request.query as Query, readCookie(request, COOKIE), request.ip)),
   });
 
   app.post(`${base}/sign-in`, {

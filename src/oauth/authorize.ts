@@ -11,6 +11,8 @@ import * as store from './store.ts';
 
 /** A pending request lives this long between the first page and the consent answer. */
 export const REQUEST_TTL_MS = 10 * 60 * 1000;
+/** Authorization pages one client address may open a minute: each is a row until it expires. */
+export const MAX_REQUESTS_PER_ADDRESS_PER_MINUTE = 30;
 export const CODE_TTL_MS = 60 * 1000;
 export const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
 /** Failed sign-ins allowed per window: per email address, and per client address. */
@@ -62,7 +64,7 @@ export function s256(verifier: string): string {
 }
 
 /** Validates every parameter before anything else happens, then starts a pending request. */
-export async function startAuthorization(ctx: AppContext, query: Query, browserCookie: string | undefined): Promise<Outcome> {
+export async function startAuthorization(ctx: AppContext, query: Query, browserCookie: string | undefined, clientAddress: string): Promise<Outcome> {
   const clientId = param(query, 'client_id');
   if (clientId.repeated) return errorPage(400, 'Invalid request', 'The client_id parameter is repeated.');
   if (!clientId.value) return errorPage(400, 'Invalid request', 'The request names no client (client_id is missing).');
@@ -111,8 +113,11 @@ export async function startAuthorization(ctx: AppContext, query: Query, browserC
   }
   if (scopes.length === 0) return fail('invalid_scope', 'no scope requested');
 
-  const cookie = browserCookie && /^[A-Za-z0-9]{32,64}$/.test(browserCookie) ? browserCookie : randomToken(43);
   const now = Date.now();
+  if ((await store.countRequestsFrom(ctx.db, clientAddress, isoNow(now - 60_000))) >= MAX_REQUESTS_PER_ADDRESS_PER_MINUTE) {
+    return errorPage(429, 'Too many requests', 'Too many sign-in pages were opened from your address. Wait a minute, then go back to the application and start again.');
+  }
+  const cookie = browserCookie && /^[A-Za-z0-9]{32,64}$/.test(browserCookie) ? browserCookie : randomToken(43);
   const pending: store.PendingRequest = {
     id: uuidv7(now),
     client_id: client.clientId,
@@ -127,6 +132,7 @@ export async function startAuthorization(ctx: AppContext, query: Query, browserC
     created_at: isoNow(now),
     expires_at: isoNow(now + REQUEST_TTL_MS),
     completed_at: null,
+    client_address: clientAddress,
   };
   await store.insertPendingRequest(ctx.db, pending);
   return { kind: 'signin', view: { client, pending, scopes }, status: 200, setBrowserCookie: cookie === browserCookie ? undefined : cookie };

@@ -10,6 +10,17 @@ export async function insertPendingRequest(db: Db, row: PendingRequest): Promise
   await db.insertInto('oauth_authorization_requests').values(row).execute();
 }
 
+/** Pending requests one client address opened since `since`. */
+export async function countRequestsFrom(db: Db, clientAddress: string, since: string): Promise<number> {
+  const row = await db
+    .selectFrom('oauth_authorization_requests')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('client_address', '=', clientAddress)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function findPendingRequest(db: Db, id: string): Promise<PendingRequest | null> {
   return (await db.selectFrom('oauth_authorization_requests').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }
@@ -158,7 +169,7 @@ export async function purgeAuthorizationState(db: Db, now = Date.now(), failureW
   let n = 0;
   const count = (r: { numDeletedRows: bigint }) => (n += Number(r.numDeletedRows));
   count(await db.deleteFrom('signin_failures').where('created_at', '<=', at(failureWindowMs)).executeTakeFirst());
-  count(await db.deleteFrom('oauth_authorization_requests').where('expires_at', '<', at(3600_000)).executeTakeFirst());
+  count(await db.deleteFrom('oauth_authorization_requests').where('expires_at', '<', at(0)).executeTakeFirst());
   count(await db.deleteFrom('oauth_authorization_codes').where('expires_at', '<', at(86_400_000)).executeTakeFirst());
   count(await db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<', at(0)).executeTakeFirst());
   count(

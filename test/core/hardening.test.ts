@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
 import { authorize, authorizeQuery, exchangeCode, openAuthorize, PASSWORD, pkce, postForm, setupOAuth, tokenRequest, type OAuthSetup } from '../oauth/flow.ts';
 import { disableUser } from '../../src/oauth/users.ts';
-import { revokeGrants } from '../../src/oauth/authorize.ts';
+import { MAX_REQUESTS_PER_ADDRESS_PER_MINUTE, purgeAuthorizationState, revokeGrants } from '../../src/oauth/authorize.ts';
 import { freePort, signWithServiceKey } from './support.ts';
 import { checkRedirectUri, revokeClient } from '../../src/auth/credentials.ts';
 
@@ -240,6 +240,27 @@ forEachDatabase((database) => {
       assert.equal((await refresh(setup, tokens.refresh_token)).statusCode, 401);
       const access = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${tokens.access_token}` } });
       assert.equal(access.statusCode, 401, 'the code-flow access token of an ended grant is refused');
+    });
+  });
+});
+
+forEachDatabase((database) => {
+  describe('anonymous authorization pages', () => {
+    const t = withTestApp(database);
+    it(`one address opens at most ${MAX_REQUESTS_PER_ADDRESS_PER_MINUTE} a minute; the next is 429 and writes nothing; expired ones go at the next clean-up`, async () => {
+      const setup = await setupOAuth(t);
+      const count = async () => Number((await t.ctx.db.selectFrom('oauth_authorization_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      const open = (address: string) => t.app.inject({ method: 'GET', url: `/oauth/authorize?${authorizeQuery(setup, pkce().challenge)}`, remoteAddress: address });
+      const before = await count();
+      for (let i = 0; i < MAX_REQUESTS_PER_ADDRESS_PER_MINUTE; i++) assert.equal((await open('10.7.0.1')).statusCode, 200);
+      const refused = await open('10.7.0.1');
+      assert.equal(refused.statusCode, 429);
+      assert.equal(await count(), before + MAX_REQUESTS_PER_ADDRESS_PER_MINUTE);
+      assert.equal((await open('10.7.0.2')).statusCode, 200, 'another address is not affected');
+      // Expired requests are deleted at the next clean-up, not an hour later.
+      await t.ctx.db.updateTable('oauth_authorization_requests').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+      await purgeAuthorizationState(t.ctx);
+      assert.equal(await count(), 0);
     });
   });
 });

@@ -43,7 +43,9 @@ forEachDatabase((database) => {
   });
   after(async () => t.close());
 
-  const get = (query: string) => t.app.inject({ method: 'GET', url: `/oauth/authorize?${query}` });
+  let opened = 0;
+  // An address per page: one address may open only so many a minute.
+  const get = (query: string) => t.app.inject({ method: 'GET', url: `/oauth/authorize?${query}`, remoteAddress: `10.251.${(opened >> 8) & 255}.${opened++ & 255}` });
 
   describe('GET {auth_url}/oauth/authorize: client and redirect URI', () => {
     it('shows an error page for an unknown client, and never redirects', async () => {

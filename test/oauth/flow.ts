@@ -60,8 +60,13 @@ export interface Browser {
 }
 
 /** GET /oauth/authorize; returns the sign-in page's cookie and hidden fields. */
+let pagesOpened = 0;
+
 export async function openAuthorize(t: TestApp, query: string, cookie?: string): Promise<Browser> {
-  const page = await t.app.inject({ method: 'GET', url: `/oauth/authorize?${query}`, headers: cookie ? { cookie } : {} });
+  // Each page from an address of its own: one address may open only so many a minute.
+  const n = pagesOpened++;
+  const remoteAddress = `10.250.${(n >> 8) & 255}.${n & 255}`;
+  const page = await t.app.inject({ method: 'GET', url: `/oauth/authorize?${query}`, remoteAddress, headers: cookie ? { cookie } : {} });
   assert.equal(page.statusCode, 200, page.body);
   const set = page.headers['set-cookie'];
   const jar = cookie ?? String(set).split(';')[0]!;
