@@ -1,6 +1,7 @@
 // Access tokens: ES256 JWTs with the claims listed in docs/authentication.md, verifiable offline through the JWKS.
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import type { AppContext } from '../context.ts';
+import { hasLowS, withLowS } from './ecdsa.ts';
 import type { KeyRing } from './keyring.ts';
 import { SIGNING_ALG } from './keyring.ts';
 import { uuidv7 } from '../db/ids.ts';
@@ -35,7 +36,8 @@ export async function issueAccessToken(
     .setIssuedAt()
     .setExpirationTime(`${settings.ttlSeconds}s`)
     .setJti(uuidv7())
-    .sign(privateKey);
+    .sign(privateKey)
+    .then(withLowS);
   return { accessToken, expiresIn: settings.ttlSeconds, scope };
 }
 
@@ -52,6 +54,7 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     return { ok: false, reason: 'the bearer token is not a JWT' };
   }
   if (!kid) return { ok: false, reason: 'the token has no key id' };
+  if (!hasLowS(token)) return { ok: false, reason: 'the token signature is not in its canonical (low-S) form' };
   // A key retired longer ago than a token lives signed nothing that is still valid.
   const key = await keys.publicKey(kid, 'access_token', settings.ttlSeconds * 1000);
   if (!key) return { ok: false, reason: 'the token was not signed by this service' };

@@ -2,6 +2,7 @@
 // with the service's stamp key. Anyone holding the published JWKS can verify it offline.
 import { createPrivateKey, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { hasLowS, lowS } from '../auth/ecdsa.ts';
 import type { KeyRing } from '../auth/keyring.ts';
 import { SIGNING_ALG } from '../auth/keyring.ts';
 import { CARRIERS } from '../carriers/services.ts';
@@ -71,7 +72,7 @@ export function derToJose(der: Buffer): Buffer {
 export function signIndicium(signer: IndiciumSigner, claims: Indicium): string {
   const { jti, sn, sub, car, org, dst, iat } = claims;
   const input = `${b64url({ alg: SIGNING_ALG, kid: signer.kid, typ: INDICIUM_TYP })}.${b64url({ jti, sn, sub, car, org, dst, iat })}`;
-  const signature = derToJose(sign('sha256', Buffer.from(input), signer.key));
+  const signature = lowS(derToJose(sign('sha256', Buffer.from(input), signer.key)));
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -100,6 +101,8 @@ export async function verifyIndicium(keys: KeyRing, token: string): Promise<Indi
   // non-canonical base64url so that no other spelling of a genuine indicium verifies.
   const signature = token.slice(token.lastIndexOf('.') + 1);
   if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) return null;
+  // Nor the other valid form of the same ECDSA signature (high S).
+  if (!hasLowS(token)) return null;
   try {
     const header = decodeProtectedHeader(token);
     if (header.alg !== SIGNING_ALG || header.typ !== INDICIUM_TYP || typeof header.kid !== 'string' || header.kid.length > 100) return null;

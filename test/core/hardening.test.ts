@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
+import { createShipment, forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
+import { hasLowS } from '../../src/auth/ecdsa.ts';
+import { issueAccessToken, tokenSettings } from '../../src/auth/tokens.ts';
 import { authorize, authorizeQuery, exchangeCode, openAuthorize, PASSWORD, pkce, postForm, setupOAuth, tokenRequest, type OAuthSetup } from '../oauth/flow.ts';
 import { disableUser } from '../../src/oauth/users.ts';
 import { MAX_REQUESTS_PER_ADDRESS_PER_MINUTE, purgeAuthorizationState, revokeGrants } from '../../src/oauth/authorize.ts';
@@ -261,6 +263,38 @@ forEachDatabase((database) => {
       await t.ctx.db.updateTable('oauth_authorization_requests').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
       await purgeAuthorizationState(t.ctx);
       assert.equal(await count(), 0);
+    });
+  });
+});
+
+/** The other valid form of an ES256 JWS signature: (r, n − s). */
+function highS(jws: string): string {
+  const n = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+  const dot = jws.lastIndexOf('.');
+  const sig = Buffer.from(jws.slice(dot + 1), 'base64url');
+  const s = BigInt(`0x${sig.subarray(32).toString('hex')}`);
+  const flipped = Buffer.concat([sig.subarray(0, 32), Buffer.from((n - s).toString(16).padStart(64, '0'), 'hex')]);
+  return `${jws.slice(0, dot)}.${flipped.toString('base64url')}`;
+}
+
+forEachDatabase((database) => {
+  describe('ECDSA signatures in one form only (low S)', () => {
+    const t = withTestApp(database);
+    it('tokens and indicia the service issues are low-S; their high-S twins are refused', async () => {
+      const { accessToken } = await issueAccessToken(t.ctx.keys, tokenSettings(t.ctx), { accountId: t.accountId, subject: 'x', clientId: 'x', scopes: ['read:shipments'] });
+      assert.ok(hasLowS(accessToken));
+      const twin = highS(accessToken);
+      assert.notEqual(twin, accessToken);
+      const get = (token: string) => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await get(twin)).statusCode, 401);
+      assert.equal((await get(accessToken)).statusCode, 200);
+
+      const shipment = await createShipment(t);
+      const stamp = (await t.request({ method: 'POST', url: '/v1/stamps', payload: { shipmentId: shipment.id } })).json();
+      assert.ok(hasLowS(stamp.indicium));
+      const verify = (indicium: string) => t.request({ method: 'POST', url: '/v1/stamps/verify', payload: { indicium } });
+      assert.equal((await verify(stamp.indicium)).json().genuine, true);
+      assert.equal((await verify(highS(stamp.indicium))).json().genuine, false);
     });
   });
 });

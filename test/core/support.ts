@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
+import { withLowS } from '../../src/auth/ecdsa.ts';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { uuidv7 } from '../../src/db/ids.ts';
 import assert from 'node:assert/strict';
@@ -92,7 +93,8 @@ export async function signWithServiceKey(t: TestApp, accountId: string, claims: 
     client_id: 'cl_forged',
     ...claims,
   };
-  return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt', ...header } as { alg: string }).sign(privateKey);
+  // In the low-S form the service signs and accepts (src/auth/ecdsa.ts).
+  return withLowS(await new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt', ...header } as { alg: string }).sign(privateKey));
 }
 
 export const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
