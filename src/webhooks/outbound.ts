@@ -111,11 +111,12 @@ export function refusalReason(address: string, policy: OutboundPolicy): string |
     const metadata = metadataList.find((r) => r.list.check(address, family))!;
     return `${address} is ${metadata.reason}`;
   }
-  if (!specialAll.check(address, family)) return null;
-  if (policy.allowPrivate || policy.allowed.check(address, family)) return null;
-  const special = specialList.find((r) => r.list.check(address, family))!;
   const v4 = mappedIPv4(address);
-  const what = v4 ? `${address} (IPv4-mapped ${v4}) is ${special.reason}` : `${address} is ${special.reason}`;
+  // IPv4-mapped IPv6 (::ffff:0:0/96) is refused like the other special ranges, whatever IPv4 address it carries.
+  if (!specialAll.check(address, family) && !v4) return null;
+  if (policy.allowPrivate || policy.allowed.check(address, family)) return null;
+  const special = specialList.find((r) => r.list.check(address, family));
+  const what = !special ? `${address} is an IPv4-mapped address (give ${v4} itself)` : v4 ? `${address} (IPv4-mapped ${v4}) is ${special.reason}` : `${address} is ${special.reason}`;
   return `${what}, and WEBHOOK_ALLOWED_CIDRS does not allow it`;
 }
 

@@ -298,3 +298,24 @@ forEachDatabase((database) => {
     });
   });
 });
+
+describe('downloads', () => {
+  const t = withTestApp();
+  it('label and stamp downloads carry the same locked-down headers (CSP, nosniff)', async () => {
+    const shipment = await createShipment(t);
+    const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'SVG' } })).json();
+    const stamp = (await t.request({ method: 'POST', url: '/v1/stamps', payload: { shipmentId: shipment.id, format: 'PDF' } })).json();
+    const headersOf = async (link: string) => {
+      const u = new URL(link);
+      const res = await t.app.inject({ method: 'GET', url: `${u.pathname}${u.search}` });
+      assert.equal(res.statusCode, 200);
+      return res.headers;
+    };
+    const [l, s] = [await headersOf(label.url), await headersOf(stamp.url)];
+    assert.ok(l['content-security-policy']);
+    assert.equal(s['content-security-policy'], l['content-security-policy']);
+    assert.match(String(l['content-security-policy']), /sandbox/);
+    assert.equal(s['x-content-type-options'], 'nosniff');
+    assert.equal(l['x-content-type-options'], 'nosniff');
+  });
+});

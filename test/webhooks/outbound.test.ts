@@ -58,6 +58,13 @@ describe('refusalReason', () => {
       assert.match(reason, why);
     });
   }
+  it('refuses a public IPv4 address in its IPv4-mapped IPv6 spelling (::ffff:0:0/96), unless listed', () => {
+    assert.match(String(refusalReason('::ffff:93.184.216.34', strict)), /IPv4-mapped address \(give 93\.184\.216\.34 itself\)/);
+    assert.match(String(refusalReason('::ffff:5db8:d822', strict)), /IPv4-mapped/);
+    assert.equal(refusalReason('93.184.216.34', strict), null);
+    assert.equal(refusalReason('::ffff:93.184.216.34', outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['93.184.216.0/24'], webhookAllowedPorts: [] })), null);
+  });
+
   it('allows public addresses', () => {
     for (const a of PUBLIC) assert.equal(refusalReason(a, strict), null, a);
   });
