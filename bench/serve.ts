@@ -66,6 +66,8 @@ async function serveApp(options: ServeOptions): Promise<{ ready: ServeReady; sto
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'info',
+    // The benchmarks measure throughput from one credential: rate limits would be the measurement.
+    RATE_LIMIT_PER_SECOND: '0',
     ...options.env,
   };
   const config = loadConfig(env, 'bench');

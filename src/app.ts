@@ -8,6 +8,7 @@ import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
+import { databaseLimiter, installRateLimits, memoryLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './oauth/routes.ts';
@@ -50,6 +51,13 @@ function trustProxyOf(setting: false | number | string[]): boolean | string[] | 
   return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
 }
 
+/** RATE_LIMIT_PER_SECOND's limiter: in memory on SQLite (one process), shared through PostgreSQL otherwise; none at 0. */
+function rateLimiterOf(ctx: AppContext): RateLimiter | null {
+  const { rateLimitPerSecond: rate, rateLimitBurst: burst } = ctx.config;
+  if (rate <= 0) return null;
+  return ctx.storage.dialect === 'postgres' ? databaseLimiter(ctx.db, rate, burst) : memoryLimiter(rate, burst);
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
@@ -77,6 +85,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   // A PUT or POST with `Content-Type: application/json` and no body (common from HTTP clients on
   // routes that take none, like invalidate) is an absent body, not malformed JSON.
+  // JSON only: a text/plain body is 415 like any other type a route does not take (Fastify parses text by default).
+  app.removeContentTypeParser('text/plain');
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -89,7 +99,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
-  installAuth(app, ctx, (familyId) => isGrantRevoked(ctx, familyId));
+  const limiter = rateLimiterOf(ctx);
+  installAuth(app, ctx, (familyId) => isGrantRevoked(ctx, familyId), limiter);
+  // After installAuth, so each route's limit runs once its caller is known.
+  if (limiter) installRateLimits(app, limiter);
   installIdempotency(app, ctx);
   installInputChecks(app);
   await installOpenApi(app, ctx);

@@ -47,6 +47,9 @@ export interface Config {
   requestTimeoutMs: number;
   /** Open connections this process accepts; more are refused until some close. */
   maxConnections: number;
+  /** Tokens a second per credential (0: no limits), and the bucket's size. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
   /** Which X-Forwarded-For hops to believe (TRUST_PROXY). */
   trustProxy: false | number | string[];
   version: string;
@@ -222,6 +225,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestTimeoutMs: parseInteger('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     maxConnections: parseInteger('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 4096, 1, 1_000_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    rateLimitPerSecond: parseNumber('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, 100, 0, 1_000_000),
+    rateLimitBurst: parseNumber('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 200, 1, 10_000_000),
     version,
   };
 }

@@ -59,7 +59,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
   // database has no read connection); a file URL given by the test is used as it is.
   const dir = database.url === 'sqlite::memory:' ? mkdtempSync(join(tmpdir(), 'shipping-test-')) : undefined;
   const url = dir ? `sqlite:${join(dir, 'test.db')}` : database.url;
-  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: url, PUBLIC_BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', ...env }, '0.0.0-test');
+  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: url, PUBLIC_BASE_URL: 'http://localhost:8080', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', RATE_LIMIT_PER_SECOND: '0', ...env }, '0.0.0-test');
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {

@@ -329,7 +329,16 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   rendered_documents: RenderedDocumentsTable;
+  rate_limit_buckets: RateLimitBucketsTable;
 }
 
 // Kept so later tables can use generated columns without a new import.
 export type { Generated };
+
+/** Token buckets of the rate limits, on PostgreSQL (src/http/rate-limit.ts). */
+export interface RateLimitBucketsTable {
+  key: string;
+  tokens: number;
+  updated_ms: string;
+  allowed: boolean;
+}

@@ -1,6 +1,7 @@
 // Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (docs/authentication.md).
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
+import { RateLimited, type RateLimiter } from './rate-limit.ts';
 import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
 import { tokenSettings, type TokenCheck } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
@@ -45,7 +46,7 @@ export function principalOf(request: FastifyRequest): Principal {
  * API key or JWT verification), so the common request pays no promise round trip. `grantRevoked`
  * tells whether the OAuth grant behind an authorization-code token was revoked (the OAuth server's answer).
  */
-export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked: (familyId: string) => Promise<boolean>): void {
+export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked: (familyId: string) => Promise<boolean>, limiter: RateLimiter | null = null): void {
   const verifiedTokens = new VerifiedTokens(ctx.keys, tokenSettings(ctx));
   const { db } = ctx;
 
@@ -68,7 +69,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
     };
     return function authenticateRequest(request, reply, done) {
       reply.header('x-request-id', request.id);
-      let pending: Promise<void>;
+      let check: () => Promise<void>;
       try {
         const apiKey = request.headers['x-api-key'];
         const authorization = request.headers.authorization;
@@ -78,7 +79,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
             admit(request, principal);
             return done();
           }
-          pending = withKey(request, apiKey);
+          check = () => withKey(request, apiKey);
         } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
           const token = authorization.slice(7).trim();
           const known = verifiedTokens.cached(token);
@@ -86,14 +87,33 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
             admit(request, known.principal);
             return done();
           }
-          pending = withToken(request, token, known);
+          check = () => withToken(request, token, known);
         } else {
           throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');
         }
       } catch (err) {
         return done(err as Error);
       }
-      pending.then(() => done(), done);
+      if (!limiter) {
+        check().then(() => done(), done);
+        return;
+      }
+      // Failed authentications are charged to the client address, so guessing keys or tokens is slow:
+      // once its bucket is empty, credentials from there are not even checked.
+      const failures = `authfail:${request.ip}`;
+      limiter.take(failures, 0).then(
+        (look) => {
+          if (!look.allowed) return done(new RateLimited(look.retryAfterSeconds));
+          check().then(
+            () => done(),
+            (err: unknown) => {
+              if (!(err instanceof Unauthorized)) return done(err as Error);
+              limiter.take(failures).then((d) => done(d.allowed ? err : new RateLimited(d.retryAfterSeconds)), done);
+            },
+          );
+        },
+        done,
+      );
     };
   }
 

@@ -78,7 +78,7 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
 function oauthShape(err: AppError): AppError {
   if (err instanceof OAuthError) return err;
   if (err.status === 401) return new OAuthError('invalid_client', err.message);
-  if (err.status >= 500) return err;
+  if (err.status >= 500 || err.status === 429) return err;
   return new OAuthError('invalid_request', err.message);
 }
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { AppContext } from '../context.ts';
 import { SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
+import { errors } from './schemas.ts';
 
 export const API_VERSION = '3.0.0';
 
@@ -55,7 +56,7 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null };
+      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean };
       const out = { ...(schema as Record<string, unknown>) };
       if (cfg.public) out.security = [];
       else if (cfg.scope !== undefined) {
@@ -66,7 +67,10 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // What src/http/idempotency.ts does for every authenticated POST.
       const idempotent = route.method === 'POST' && !cfg.public && cfg.scope !== undefined;
       if (idempotent) out.headers = { type: 'object', properties: { 'idempotency-key': IDEMPOTENCY_KEY } };
-      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out) });
+      // What src/http/rate-limit.ts limits: every authenticated route, and the token endpoint, the sign-in form and downloads by address.
+      const limited = (!cfg.public && cfg.scope !== undefined) || Boolean(cfg.oauth) || url.endsWith('/oauth/authorize/sign-in') || url.includes('/downloads/');
+      if (out.response && limited && !(out.response as Record<string, unknown>)['429']) out.response = { ...(out.response as object), ...errors(429) };
+      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited });
       return { schema: out as typeof schema, url };
     },
   });
@@ -88,12 +92,20 @@ function isList(schema: Record<string, unknown>): boolean {
 }
 
 /** The headers each answer carries, declared beside its body. */
-function withHeaders(responses: Record<string, Record<string, unknown>>, route: { idempotent: boolean; list: boolean }): Record<string, Record<string, unknown>> {
+const RATE_LIMIT_HEADERS = {
+  'ratelimit-limit': { type: 'string', description: 'The size of the caller\'s token bucket (RATE_LIMIT_BURST).' },
+  'ratelimit-remaining': { type: 'string', description: 'Requests the caller may still send at once.' },
+  'ratelimit-reset': { type: 'string', description: 'Seconds until the bucket is full again.' },
+};
+
+function withHeaders(responses: Record<string, Record<string, unknown>>, route: { idempotent: boolean; list: boolean; limited: boolean }): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [status, response] of Object.entries(responses)) {
     const headers: Record<string, unknown> = { ...((response.headers as Record<string, unknown> | undefined) ?? {}), 'x-request-id': REQUEST_ID };
     if (status === '401') headers['www-authenticate'] = { type: 'string', description: 'The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused.' };
     if (route.idempotent && status.startsWith('2')) headers['idempotent-replayed'] = { type: 'string', enum: ['true'], description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' };
+    if (route.limited) Object.assign(headers, RATE_LIMIT_HEADERS);
+    if (route.limited && status === '429') headers['retry-after'] = { type: 'string', description: 'Seconds until the next request may be sent.' };
     if (route.list && status === '200') headers.link = { type: 'string', description: 'The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page.' };
     out[status] = { ...response, headers };
   }
