@@ -1,7 +1,7 @@
 // Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (docs/authentication.md).
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
-import { RateLimited, type RateLimiter } from './rate-limit.ts';
+import { RateLimited, setRateLimitHeaders, type RateLimiter } from './rate-limit.ts';
 import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
 import { tokenSettings, type TokenCheck } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
@@ -103,12 +103,19 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
       const failures = `authfail:${request.ip}`;
       limiter.take(failures, 0).then(
         (look) => {
-          if (!look.allowed) return done(new RateLimited(look.retryAfterSeconds));
+          if (!look.allowed) {
+            setRateLimitHeaders(reply, limiter, look);
+            return done(new RateLimited(look.retryAfterSeconds));
+          }
           check().then(
             () => done(),
             (err: unknown) => {
               if (!(err instanceof Unauthorized)) return done(err as Error);
-              limiter.take(failures).then((d) => done(d.allowed ? err : new RateLimited(d.retryAfterSeconds)), done);
+              limiter.take(failures).then((d) => {
+                // A refused credential is limited by its address's bucket: say so as every limited answer does.
+                setRateLimitHeaders(reply, limiter, d);
+                done(d.allowed ? err : new RateLimited(d.retryAfterSeconds));
+              }, done);
             },
           );
         },

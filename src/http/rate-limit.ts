@@ -98,7 +98,8 @@ export function databaseLimiter(db: Db, rate: number, burst: number, clock: () =
   };
 }
 
-function setHeaders(reply: FastifyReply, limiter: RateLimiter, decision: Decision): void {
+/** The IETF RateLimit header fields of a decision. */
+export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, decision: Decision): void {
   reply.header('ratelimit-limit', String(limiter.burst));
   reply.header('ratelimit-remaining', String(decision.remaining));
   reply.header('ratelimit-reset', String(decision.resetSeconds));
@@ -107,7 +108,7 @@ function setHeaders(reply: FastifyReply, limiter: RateLimiter, decision: Decisio
 /** Takes a token for `key` and sets the RateLimit headers; throws 429 when there is none. */
 export async function charge(limiter: RateLimiter, reply: FastifyReply, key: string, cost = 1): Promise<void> {
   const decision = await limiter.take(key, cost);
-  setHeaders(reply, limiter, decision);
+  setRateLimitHeaders(reply, limiter, decision);
   if (!decision.allowed) throw new RateLimited(decision.retryAfterSeconds);
 }
 

@@ -80,6 +80,11 @@ forEachDatabase((database) => {
       const statuses = [];
       for (let i = 0; i < 5; i++) statuses.push((await guess(i)).statusCode);
       assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+      // A refused credential's answer carries the address bucket's RateLimit fields too.
+      const refused = await t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.3', headers: { 'x-api-key': 'sk_test_nope' } });
+      assert.equal(refused.statusCode, 401);
+      assert.equal(refused.headers['ratelimit-limit'], '3');
+      assert.equal(refused.headers['ratelimit-remaining'], '2');
       // A valid key from another address is not affected.
       const other = await t.newAccount();
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.2', headers: { 'x-api-key': other.apiKey } })).statusCode, 200);
