@@ -19,8 +19,14 @@ export const addressSchema = {
     street1: text(100, 1),
     street2: text(100),
     city: text(60, 1),
-    state: text(40),
-    postalCode: { type: 'string', minLength: 2, maxLength: 16, pattern: '^[A-Za-z0-9][A-Za-z0-9 -]*$' },
+    state: { ...text(40), description: 'Required for US, CA and AU: the ISO 3166-2 subdivision code without the country prefix (NY, DC, PR, ON, NSW; for the US also AA, AE, AP).' },
+    postalCode: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 16,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9 -]*$',
+      description: "In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. For a country without postal codes any value of the pattern is kept as sent.",
+    },
     country: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
     phone: { type: 'string', maxLength: 30, pattern: '^[0-9+()./ -]*$' },
     email: {

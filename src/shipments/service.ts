@@ -3,7 +3,7 @@ import type { Db, Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
-import { isCountryCode } from '../countries.ts';
+import { addressProblems } from '../addresses/service.ts';
 import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
@@ -73,11 +73,8 @@ function checkShipment(input: NewShipment): void {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
     throw new InvalidInput(`service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: 'service', message: `must be one of ${known}` }]);
   }
-  for (const side of ['from', 'to'] as const) {
-    if (!isCountryCode(input[side].country)) {
-      throw new InvalidInput(`${side}.country ${input[side].country} is not an ISO 3166-1 alpha-2 country code`, [{ field: `${side}.country`, message: 'is not a country code' }]);
-    }
-  }
+  const problems = [...addressProblems(input.from, 'from'), ...addressProblems(input.to, 'to')];
+  if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
   const p = input.parcel;
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) {

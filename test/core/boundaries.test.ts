@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 /** The rooms that hold one capability each: routes, service, store. */
-const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health'];
+const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses'];
 /** The shared layers every capability stands on. */
 const SHARED = ['db', 'carriers', 'render', 'http', 'auth', 'errors', 'countries', 'cache', 'log', 'config', 'job'];
 /** The modules that assemble the rest into processes (they may import anything). */

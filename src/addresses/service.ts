@@ -1,0 +1,61 @@
+// The checks every address the service takes must pass (docs/addresses.md): an assigned country, a
+// postal code in that country's format, a state where the post needs one, and a US ZIP code that
+// exists and lies in its state. The data comes from maintained packages (docs/decisions.md).
+import { createRequire } from 'node:module';
+import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator';
+import { countryName, isCountryCode } from '../countries.ts';
+import type { Address } from '../carriers/types.ts';
+import type { FieldProblem } from '../errors.ts';
+
+const require = createRequire(import.meta.url);
+// CommonJS data packages: US ZIP codes (zip → city, state) and ISO 3166-2 subdivisions by country.
+const zipcodes = require('zipcodes') as { lookup(zip: string): { city: string; state: string } | undefined };
+const regions = require('country-region-data') as Record<string, [string, string, [string, string][]]>;
+
+/** Countries whose post needs the state (ISO 3166-2 code without the country prefix). */
+export const STATE_REQUIRED = ['US', 'CA', 'AU'] as const;
+/** USPS's codes of the armed forces' post (APO/FPO): not ISO 3166-2 subdivisions, but US states to the post. */
+const US_MILITARY = ['AA', 'AE', 'AP'];
+
+const subdivisions = new Map<string, Set<string>>(
+  STATE_REQUIRED.map((country) => [country, new Set([...(regions[country]?.[2] ?? []).map(([, code]) => code), ...(country === 'US' ? US_MILITARY : [])])]),
+);
+
+/** The postal code in its canonical spelling for the check: capitals, single spaces, trimmed. */
+export function canonicalPostalCode(code: string): string {
+  return code.trim().toUpperCase().replace(/\s+/g, ' ');
+}
+
+/** Whether the country's post uses postal codes at all. */
+export function hasPostalCodes(country: string): boolean {
+  return postcodeValidatorExistsForCountry(country);
+}
+
+/** What is wrong with an address, each problem naming its field under `prefix` (`to`, `from`). */
+export function addressProblems(address: Partial<Address>, prefix: string): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const field = (name: string) => `${prefix}.${name}`;
+  const country = address.country ?? '';
+  if (!isCountryCode(country)) {
+    problems.push({ field: field('country'), message: `${country} is not an assigned ISO 3166-1 alpha-2 country code` });
+    return problems;
+  }
+  const postal = address.postalCode === undefined ? '' : canonicalPostalCode(address.postalCode);
+  if (postal === '') {
+    if (hasPostalCodes(country)) problems.push({ field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
+  } else if (hasPostalCodes(country) && !postcodeValidator(postal, country)) {
+    problems.push({ field: field('postalCode'), message: `${address.postalCode} is not a postal code of ${countryName(country)}` });
+  }
+  const known = subdivisions.get(country);
+  const state = address.state?.trim().toUpperCase() ?? '';
+  if (known) {
+    if (state === '') problems.push({ field: field('state'), message: `is required for ${countryName(country)}` });
+    else if (!known.has(state)) problems.push({ field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
+  }
+  if (country === 'US' && postal !== '' && problems.length === 0) {
+    const zip = zipcodes.lookup(postal.slice(0, 5));
+    if (!zip) problems.push({ field: field('postalCode'), message: `ZIP code ${postal} does not exist` });
+    else if (zip.state !== state) problems.push({ field: field('postalCode'), message: `ZIP code ${postal} is in ${zip.state}, not ${state}` });
+  }
+  return problems;
+}

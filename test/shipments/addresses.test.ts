@@ -1,0 +1,65 @@
+// Every address a shipment takes is checked (docs/addresses.md): 400 INVALID_INPUT naming the field,
+// and nothing created, on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+
+const US = { name: 'A B', street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' };
+
+forEachDatabase((database) => {
+  describe('address checks on POST /v1/shipments', () => {
+    const t = withTestApp(database);
+    const post = (to: Record<string, unknown>, from: Record<string, unknown> = sampleShipment.from) =>
+      t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from, to } });
+
+    const refused: [string, Record<string, unknown>, string][] = [
+      ['a ZIP code of another state (94105 is San Francisco)', { ...US, postalCode: '94105' }, 'to.postalCode'],
+      ['a ZIP code of letters', { ...US, postalCode: 'ABCDE' }, 'to.postalCode'],
+      ['a ZIP code that does not exist', { ...US, postalCode: '00000' }, 'to.postalCode'],
+      ['a US address without a state', { ...US, state: undefined }, 'to.state'],
+      ['a US state that does not exist', { ...US, state: 'XX' }, 'to.state'],
+      ['a Canadian address without a province', { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', postalCode: 'K1M 1M4', country: 'CA' }, 'to.state'],
+      ['an Australian state that does not exist', { name: 'A', street1: '1 Macquarie St', city: 'Sydney', state: 'XYZ', postalCode: '2000', country: 'AU' }, 'to.state'],
+      ['a German postal code of four digits', { name: 'A', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '7017', country: 'DE' }, 'to.postalCode'],
+      ['a British postcode that is not one', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'SW1A', country: 'GB' }, 'to.postalCode'],
+      ['a Japanese postal code of the wrong shape', { name: 'A', street1: '1-1 Marunouchi', city: 'Tokyo', postalCode: '1000-05', country: 'JP' }, 'to.postalCode'],
+      ['an unassigned country', { ...US, country: 'ZZ' }, 'to.country'],
+    ];
+    for (const [name, to, field] of refused) {
+      it(`refuses ${name}: 400 naming ${field}, nothing created`, async () => {
+        const before = await countRows(t.ctx, 'shipments');
+        const res = await post(to);
+        assert.equal(res.statusCode, 400, res.body);
+        assert.equal(res.json().code, 'INVALID_INPUT');
+        assert.ok(res.json().details.some((d: { field: string }) => d.field === field), res.body);
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+      });
+    }
+
+    it('names the sender\'s fields as from.*', async () => {
+      const res = await post(US, { ...US, postalCode: '10118' });
+      assert.equal(res.statusCode, 400);
+      assert.ok(res.json().details.some((d: { field: string }) => d.field === 'from.postalCode'));
+    });
+
+    const accepted: [string, Record<string, unknown>][] = [
+      ['the White House', US],
+      ['a ZIP+4', { ...US, postalCode: '20500-0003' }],
+      ['Puerto Rico', { name: 'A', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'US' }],
+      ['an APO address (armed forces Europe)', { name: 'A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' }],
+      ['a British postcode in lower case without its space', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }],
+      ['Ontario', { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }],
+      ['New South Wales', { name: 'A', street1: '1 Macquarie St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' }],
+      ['a Japanese address with its prefecture in the city', { name: 'A', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' }],
+      ['the Netherlands', { name: 'A', street1: 'Dam 1', city: 'Amsterdam', postalCode: '1012 JS', country: 'NL' }],
+      ['Hong Kong, which has no postal codes (any value kept)', { name: 'A', street1: '1 Queen\'s Rd', city: 'Central', postalCode: '000', country: 'HK' }],
+    ];
+    for (const [name, to] of accepted) {
+      it(`takes ${name}, and keeps the address as sent`, async () => {
+        const res = await post(to);
+        assert.equal(res.statusCode, 201, res.body);
+        assert.equal(res.json().to.postalCode, to.postalCode);
+      });
+    }
+  });
+});
