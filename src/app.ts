@@ -15,6 +15,7 @@ import { authRoutes } from './oauth/routes.ts';
 import { isGrantRevoked } from './oauth/authorize.ts';
 import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
+import { addressRoutes, addressSchemas } from './addresses/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
@@ -78,7 +79,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas, ...webhookSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       healthRoutes(v1, ctx);
       openApiRoutes(v1);
       shipmentRoutes(v1, ctx);
+      addressRoutes(v1, ctx);
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
       trackingRoutes(v1, ctx);

@@ -6,6 +6,7 @@ import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-v
 import { countryName, isCountryCode } from '../countries.ts';
 import type { Address } from '../carriers/types.ts';
 import type { FieldProblem } from '../errors.ts';
+import { standardise } from './standard.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS data packages: US ZIP codes (zip → city, state) and ISO 3166-2 subdivisions by country.
@@ -31,31 +32,66 @@ export function hasPostalCodes(country: string): boolean {
   return postcodeValidatorExistsForCountry(country);
 }
 
-/** What is wrong with an address, each problem naming its field under `prefix` (`to`, `from`). */
-export function addressProblems(address: Partial<Address>, prefix: string): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  const field = (name: string) => `${prefix}.${name}`;
+export type AddressProblemCode = 'country_invalid' | 'postal_code_invalid' | 'postal_code_state_mismatch' | 'state_required' | 'state_invalid';
+
+export interface AddressProblem extends FieldProblem {
+  code: AddressProblemCode;
+}
+
+/** What is wrong with an address, each problem naming its field under `prefix` (`to`, `from`; '' for none). */
+export function addressProblems(address: Partial<Address>, prefix: string): AddressProblem[] {
+  const problems: AddressProblem[] = [];
+  const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
   const country = address.country ?? '';
   if (!isCountryCode(country)) {
-    problems.push({ field: field('country'), message: `${country} is not an assigned ISO 3166-1 alpha-2 country code` });
+    problems.push({ code: 'country_invalid', field: field('country'), message: `${country} is not an assigned ISO 3166-1 alpha-2 country code` });
     return problems;
   }
   const postal = address.postalCode === undefined ? '' : canonicalPostalCode(address.postalCode);
   if (postal === '') {
-    if (hasPostalCodes(country)) problems.push({ field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
+    if (hasPostalCodes(country)) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
   } else if (hasPostalCodes(country) && !postcodeValidator(postal, country)) {
-    problems.push({ field: field('postalCode'), message: `${address.postalCode} is not a postal code of ${countryName(country)}` });
+    problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `${address.postalCode} is not a postal code of ${countryName(country)}` });
   }
   const known = subdivisions.get(country);
   const state = address.state?.trim().toUpperCase() ?? '';
   if (known) {
-    if (state === '') problems.push({ field: field('state'), message: `is required for ${countryName(country)}` });
-    else if (!known.has(state)) problems.push({ field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
+    if (state === '') problems.push({ code: 'state_required', field: field('state'), message: `is required for ${countryName(country)}` });
+    else if (!known.has(state)) problems.push({ code: 'state_invalid', field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
   }
   if (country === 'US' && postal !== '' && problems.length === 0) {
     const zip = zipcodes.lookup(postal.slice(0, 5));
-    if (!zip) problems.push({ field: field('postalCode'), message: `ZIP code ${postal} does not exist` });
-    else if (zip.state !== state) problems.push({ field: field('postalCode'), message: `ZIP code ${postal} is in ${zip.state}, not ${state}` });
+    if (!zip) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `ZIP code ${postal} does not exist` });
+    else if (zip.state !== state) problems.push({ code: 'postal_code_state_mismatch', field: field('postalCode'), message: `ZIP code ${postal} is in ${zip.state}, not ${state}` });
   }
   return problems;
+}
+
+export interface ValidationMessage {
+  type: 'error' | 'warning' | 'info';
+  code: AddressProblemCode | 'city_changed' | 'standardized' | 'street_unchecked';
+  field: string | null;
+  message: string;
+}
+
+export interface Validation {
+  status: 'verified' | 'warning' | 'error';
+  original: Address;
+  matched: Address | null;
+  messages: ValidationMessage[];
+}
+
+/** `POST /v1/addresses/validate` for one address: the checks, then the standardised form. */
+export function validateAddress(original: Address): Validation {
+  const problems = addressProblems(original, '');
+  if (problems.length) {
+    return { status: 'error', original, matched: null, messages: problems.map((p) => ({ type: 'error', code: p.code, field: p.field, message: p.message })) };
+  }
+  const { address: matched, cityChanged, unchecked } = standardise(original);
+  const messages: ValidationMessage[] = [];
+  if (cityChanged) messages.push({ type: 'warning', code: 'city_changed', field: 'city', message: `the city of ZIP code ${matched.postalCode} is ${matched.city}` });
+  for (const field of unchecked) messages.push({ type: 'warning', code: 'street_unchecked', field, message: 'could not be read as a street address, so it was only tidied' });
+  const changed = (Object.keys(matched) as (keyof Address)[]).some((k) => matched[k] !== original[k]) || Object.keys(original).length !== Object.keys(matched).length;
+  if (changed && !cityChanged) messages.push({ type: 'info', code: 'standardized', field: null, message: 'spelling standardised' });
+  return { status: messages.some((m) => m.type === 'warning') ? 'warning' : 'verified', original, matched, messages };
 }

@@ -11,6 +11,7 @@ export const API_VERSION = '3.0.0';
 /** The document's tags, in the order the reference page shows them. */
 export const TAGS = [
   { name: 'shipments', description: 'Shipments: who sends what to whom, with which carrier and service.' },
+  { name: 'addresses', description: 'Addresses checked and standardised before a label is bought.' },
   { name: 'labels', description: 'Shipping labels of a shipment in every print format, with download links valid for 24 hours.' },
   { name: 'stamps', description: 'Postage stamps with a signed indicium anyone can verify.' },
   { name: 'tracking', description: 'Tracking events reported by carriers and the tracking of a label.' },

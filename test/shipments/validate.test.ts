@@ -1,0 +1,78 @@
+// POST /v1/addresses/validate on real addresses of twelve countries, on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { countRows, forEachDatabase, withTestApp } from '../helpers.ts';
+
+const a = (fields: Record<string, string>) => ({ name: 'Recipient', ...fields });
+
+const CASES: { address: Record<string, string>; status: string; matched?: Record<string, string>; codes: string[] }[] = [
+  {
+    address: a({ name: 'The White House', street1: '1600 pennsylvania avenue northwest', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' }),
+    status: 'verified',
+    matched: { name: 'THE WHITE HOUSE', street1: '1600 PENNSYLVANIA AVE NW', city: 'WASHINGTON', state: 'DC', postalCode: '20500' },
+    codes: ['standardized'],
+  },
+  {
+    address: a({ street1: '500 Market Street', street2: 'Suite 200', city: 'SF', state: 'CA', postalCode: '94105', country: 'US' }),
+    status: 'warning',
+    matched: { street1: '500 MARKET ST', street2: 'STE 200', city: 'SAN FRANCISCO' },
+    codes: ['city_changed'],
+  },
+  { address: a({ street1: '1 Main St', city: 'Washington', state: 'DC', postalCode: '94105', country: 'US' }), status: 'error', codes: ['postal_code_state_mismatch'] },
+  { address: a({ street1: '1 Main St', city: 'Nowhere', state: 'XX', postalCode: '20500', country: 'US' }), status: 'error', codes: ['state_invalid'] },
+  { address: a({ street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }), status: 'verified', matched: { postalCode: 'SW1A 2AA' }, codes: ['standardized'] },
+  { address: a({ street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' }), status: 'verified', matched: { postalCode: '70173', city: 'Stuttgart' }, codes: [] },
+  { address: a({ street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '7017', country: 'DE' }), status: 'error', codes: ['postal_code_invalid'] },
+  { address: a({ street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'k1m1m4', country: 'CA' }), status: 'verified', matched: { postalCode: 'K1M 1M4' }, codes: ['standardized'] },
+  { address: a({ street1: '24 Sussex Dr', city: 'Ottawa', postalCode: 'K1M 1M4', country: 'CA' }), status: 'error', codes: ['state_required'] },
+  { address: a({ street1: 'Dam  1', city: 'Amsterdam', postalCode: '1012js', country: 'NL' }), status: 'verified', matched: { street1: 'Dam 1', postalCode: '1012 JS' }, codes: ['standardized'] },
+  { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' }), status: 'verified', matched: { postalCode: '100-0005' }, codes: [] },
+  { address: a({ street1: '55 Rue du Faubourg Saint-Honoré', city: 'Paris', postalCode: '75008', country: 'FR' }), status: 'verified', codes: [] },
+  { address: a({ street1: '1 Macquarie St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' }), status: 'verified', codes: [] },
+  { address: a({ street1: 'Piazza del Colosseo 1', city: 'Roma', postalCode: '00184', country: 'IT' }), status: 'verified', codes: [] },
+  { address: a({ street1: 'Plaza Mayor 1', city: 'Madrid', postalCode: '28012', country: 'ES' }), status: 'verified', codes: [] },
+  { address: a({ street1: 'Bahnhofstrasse 1', city: 'Zürich', postalCode: '8001', country: 'CH' }), status: 'verified', codes: [] },
+  { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100-048', country: 'PT' }), status: 'verified', codes: [] },
+];
+
+forEachDatabase((database) => {
+  describe('POST /v1/addresses/validate', () => {
+    const t = withTestApp(database);
+    const validate = (addresses: unknown[]) => t.request({ method: 'POST', url: '/v1/addresses/validate', payload: { addresses } });
+
+    it('answers every address in order: verified, warning or error, the standardised form, messages naming the field', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const res = await validate(CASES.map((c) => c.address));
+      assert.equal(res.statusCode, 200, res.body);
+      const results = res.json();
+      assert.equal(results.length, CASES.length);
+      CASES.forEach((c, i) => {
+        const r = results[i];
+        const where = `${i}: ${JSON.stringify(c.address)} → ${JSON.stringify(r)}`;
+        assert.equal(r.status, c.status, where);
+        assert.deepEqual(r.original, c.address, where);
+        assert.deepEqual(r.messages.map((m: { code: string }) => m.code), c.codes, where);
+        if (c.status === 'error') {
+          assert.equal(r.matched, null, where);
+          assert.ok(r.messages.every((m: { field: string | null }) => m.field), where);
+        } else {
+          for (const [k, v] of Object.entries(c.matched ?? {})) assert.equal(r.matched[k], v, `${where} ${k}`);
+        }
+      });
+      assert.equal(await countRows(t.ctx, 'shipments'), before, 'nothing is stored');
+    });
+
+    it('takes 250 addresses, refuses 251 and an empty list', async () => {
+      const one = CASES[5]!.address;
+      assert.equal((await validate(Array(250).fill(one))).json().length, 250);
+      assert.equal((await validate(Array(251).fill(one))).statusCode, 400);
+      assert.equal((await validate([])).statusCode, 400);
+    });
+
+    it('a malformed element is 400 naming its index', async () => {
+      const res = await validate([CASES[0]!.address, CASES[5]!.address, { ...CASES[5]!.address, country: 'de' }]);
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().details[0].field, 'addresses.2.country');
+    });
+  });
+});
