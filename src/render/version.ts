@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { findPackageJSON } from 'node:module';
 
-const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf'];
+const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@fragaria/address-formatter'];
 
 /** The version of the renderer whose code is in `dir` (this folder). */
 export function rendererVersion(dir: URL = new URL('./', import.meta.url)): string {
