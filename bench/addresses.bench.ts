@@ -1,0 +1,73 @@
+// Addresses: what the checks cost a shipment, and validating 250 addresses in one request against one.
+// In-process (app.inject) on a SQLite file, so the numbers are the service's own work: the median of
+// POST /v1/shipments beside the median of the two address checks it runs, and the median of
+// POST /v1/addresses/validate with 1 and with 250 addresses (the data is loaded once per process).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/app.ts';
+import { addressProblems } from '../src/addresses/service.ts';
+import { createAccount, createApiKey } from '../src/auth/credentials.ts';
+import { ALL_SCOPES } from '../src/auth/scopes.ts';
+import { closeContext, openContext } from '../src/bootstrap.ts';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { fmtMs, progress, table, time } from './lib.ts';
+
+const FROM = { name: 'Lager Süd GmbH', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
+const TO = { name: 'Ada Lovelace', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' };
+const SHIPMENT = { carrier: 'UPS', service: 'ground', from: FROM, to: TO, parcel: { weight: { value: 1.2, unit: 'kg' } } };
+const MIX = [TO, FROM, { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }, { name: 'A', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' }, { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }];
+
+export async function run(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-addresses-'));
+  const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: `sqlite:${join(dir, 'a.db')}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' }, 'bench');
+  const ctx = await openContext(config, createLogger('silent'));
+  const app = await buildApp(ctx);
+  try {
+    const account = await createAccount(ctx.db, 'bench');
+    const { key } = await createApiKey(ctx.db, account.id, ALL_SCOPES, false);
+    const headers = { 'x-api-key': key };
+    const inject = async (url: string, payload: unknown, status: number) => {
+      const res = await app.inject({ method: 'POST', url, headers, payload: payload as object });
+      if (res.statusCode !== status) throw new Error(`${url} answered ${res.statusCode}: ${res.body.slice(0, 200)}`);
+    };
+    progress('POST /v1/shipments and the checks it runs');
+    const shipment = await time(() => inject('/v1/shipments', SHIPMENT, 201), 400, 50);
+    const checks = await time(() => addressProblems(FROM, 'from').length + addressProblems(TO, 'to').length, 4000, 200);
+    progress('POST /v1/addresses/validate with 1 and with 250 addresses');
+    const one = await time(() => inject('/v1/addresses/validate', { addresses: [TO] }, 200), 400, 50);
+    const many = Array.from({ length: 250 }, (_, i) => MIX[i % MIX.length]);
+    const all = await time(() => inject('/v1/addresses/validate', { addresses: many }, 200), 60, 10);
+    const share = checks.median / shipment.median;
+    const ratio = all.median / one.median;
+    return [
+      '## Addresses',
+      '',
+      'In-process (`app.inject`) on a SQLite file: medians of sequential requests.',
+      '',
+      table(
+        ['scenario', 'runs', 'median', 'p99'],
+        [
+          ['POST /v1/shipments (US → US)', shipment.runs, fmtMs(shipment.median), fmtMs(shipment.p99)],
+          ['the two address checks it runs (addressProblems × 2)', checks.runs, fmtMs(checks.median), fmtMs(checks.p99)],
+          ['POST /v1/addresses/validate, 1 address', one.runs, fmtMs(one.median), fmtMs(one.p99)],
+          ['POST /v1/addresses/validate, 250 addresses (US, GB, DE, CA)', all.runs, fmtMs(all.median), fmtMs(all.p99)],
+        ],
+      ),
+      '',
+      table(
+        ['target', 'measured', 'target', 'met'],
+        [
+          ['the checks\' share of POST /v1/shipments (measured in the same run, not against a revision)', `${(share * 100).toFixed(2)} %`, '≤ 5 %', share <= 0.05 ? 'yes' : '**no**'],
+          ['250 addresses in one request vs one', `${ratio.toFixed(1)} ×`, '≤ 20 ×', ratio <= 20 ? 'yes' : '**no**'],
+        ],
+      ),
+      '',
+    ].join('\n');
+  } finally {
+    await app.close();
+    await closeContext(ctx);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
