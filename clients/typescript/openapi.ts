@@ -590,8 +590,8 @@ export interface components {
             /** @description Person or company to deliver to; UTF-8. */
             name: string;
             phone?: string;
-            /** @description In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. For a country without postal codes any value of the pattern is kept as sent. */
-            postalCode: string;
+            /** @description In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent). */
+            postalCode?: string;
             /** @description Required for US, CA and AU: the ISO 3166-2 subdivision code without the country prefix (NY, DC, PR, ON, NSW; for the US also AA, AE, AP). */
             state?: string;
             street1: string;

@@ -66,7 +66,7 @@ export function standardise(a: Address): Standardised {
     ...(tidy(a.street2) ? { street2: tidy(a.street2)! } : {}),
     city: tidy(a.city)!,
     ...(tidy(a.state) ? { state: tidy(a.state)!.toUpperCase() } : {}),
-    postalCode: canonicalPostal(country, a.postalCode),
+    ...(a.postalCode !== undefined ? { postalCode: canonicalPostal(country, a.postalCode) } : {}),
     country,
     ...(tidy(a.phone) ? { phone: tidy(a.phone)! } : {}),
     ...(tidy(a.email) ? { email: tidy(a.email)! } : {}),
@@ -86,7 +86,7 @@ export function standardise(a: Address): Standardised {
       const word = unit ? UNIT_WORDS[unit[1]!.toUpperCase()] : undefined;
       if (unit && word) out.street2 = `${word} ${unit[2]!.toUpperCase()}`;
     }
-    const zip = zipcodes.lookup(out.postalCode.slice(0, 5));
+    const zip = zipcodes.lookup((out.postalCode ?? '').slice(0, 5));
     if (zip) {
       const city = zip.city.toUpperCase();
       cityChanged = city !== out.city;

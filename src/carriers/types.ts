@@ -9,7 +9,8 @@ export interface Address {
   street2?: string;
   city: string;
   state?: string;
-  postalCode: string;
+  /** Absent only for a country without postal codes (docs/addresses.md). */
+  postalCode?: string;
   /** ISO 3166-1 alpha-2. */
   country: string;
   phone?: string;

@@ -36,7 +36,7 @@ export function normalPostalCode(postalCode: string): string {
 
 /** Whether the destination is a US ZIP code (5 or 9 digits). */
 export function isUsZip(data: LabelData): boolean {
-  return data.to.country.toUpperCase() === 'US' && /^\d{5}(\d{4})?$/.test(normalPostalCode(data.to.postalCode));
+  return data.to.country.toUpperCase() === 'US' && /^\d{5}(\d{4})?$/.test(normalPostalCode(data.to.postalCode ?? ""));
 }
 
 function hash32(s: string): number {
@@ -55,7 +55,7 @@ function hash32(s: string): number {
  */
 export function routingCodeFor(data: LabelData): string {
   const country = data.to.country.toUpperCase();
-  const postal = normalPostalCode(data.to.postalCode);
+  const postal = normalPostalCode(data.to.postalCode ?? "");
   const region = country === 'US' && data.to.state ? asciiText(data.to.state).toUpperCase().replace(/[^A-Z]/g, '').slice(0, 2) || country : country;
   const h = hash32(`${data.carrier}|${country}|${postal}`);
   const sort = (h % 9) + 1;
@@ -123,7 +123,7 @@ function field(s: string | undefined, max: number): string {
  */
 export function maxiCodeMessage(data: LabelData, addressChars = 40): { mode: 2 | 3; message: string; postal: string } {
   const zip = isUsZip(data);
-  const postalRaw = normalPostalCode(data.to.postalCode);
+  const postalRaw = normalPostalCode(data.to.postalCode ?? "");
   const postal = zip ? postalRaw.padEnd(9, '0') : (postalRaw || '0').slice(0, 6);
   const weight = String(Math.max(1, Math.ceil(weightInPounds(data.parcel.weight))));
   const street = field(data.to.street1, addressChars);
@@ -150,7 +150,7 @@ export function maxiCodeMessage(data: LabelData, addressChars = 40): { mode: 2 |
 /** The FedEx PDF417 message, in the same MH10.8.3 shape as the UPS one (format 01, version 02). */
 export function fedexPdf417Message(data: LabelData): string {
   const parts = [
-    normalPostalCode(data.to.postalCode),
+    normalPostalCode(data.to.postalCode ?? ""),
     countryNumeric(data.to.country),
     serviceClass(data),
     field(data.trackingNumber, 20),
@@ -173,7 +173,7 @@ export function fedexPdf417Message(data: LabelData): string {
 export function dhlDataMatrixMessage(data: LabelData): string {
   const parts = [
     `J${field(data.trackingNumber, 20)}`,
-    `2L${data.to.country.toUpperCase().slice(0, 2)}${normalPostalCode(data.to.postalCode).slice(0, 12)}`,
+    `2L${data.to.country.toUpperCase().slice(0, 2)}${normalPostalCode(data.to.postalCode ?? "").slice(0, 12)}`,
     `9D${julianDay(data.shipDate)}`,
     `7Q${Math.max(0.1, Math.round(weightInPounds(data.parcel.weight) * 0.45359237 * 10) / 10)}KG`,
     `1V${field(data.serviceCode, 20)}`,
@@ -187,7 +187,7 @@ export function dhlDataMatrixMessage(data: LabelData): string {
  * digits (92–95) are read as a GS1 internal application identifier.
  */
 export function uspsImpbElementString(data: LabelData): string {
-  const postal = normalPostalCode(data.to.postalCode);
+  const postal = normalPostalCode(data.to.postalCode ?? "");
   const dest = isUsZip(data) ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(data.to.country)}${postal.slice(0, 9)}`;
   const t = data.trackingNumber.replace(/\D/g, '');
   return `${dest}(${t.slice(0, 2)})${t.slice(2)}`;

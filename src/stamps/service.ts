@@ -125,8 +125,9 @@ export async function createStamp(ctx: AppContext, accountId: string, input: New
         sn: serial,
         sub: shipment.id,
         car: shipment.carrier,
-        org: shipment.from.postalCode,
-        dst: shipment.to.postalCode,
+        // Where a country has no postal codes, the country code stands in for one.
+        org: shipment.from.postalCode ?? shipment.from.country,
+        dst: shipment.to.postalCode ?? shipment.to.country,
         iat: Math.floor(now / 1000),
       });
       const row: store.StampRow = {

@@ -165,7 +165,7 @@ describe('what each carrier prints', () => {
         assert.ok(t.some((x) => x.includes(s)), `${d.carrier}: ${s}`);
       }
       assert.ok(t.some((x) => x.includes('12 x 10 x 8 IN')), `${d.carrier}: dimensions`);
-      assert.ok(t.some((x) => x.includes(d.to.postalCode)), `${d.carrier}: destination postal code`);
+      assert.ok(t.some((x) => x.includes(d.to.postalCode!)), `${d.carrier}: destination postal code`);
     }
     assert.ok(texts(DHL_LABEL).includes('GREECE'), 'country name on international labels');
   });

@@ -7,11 +7,11 @@ import type { Scanned } from './scan.ts';
 const GS = '\x1d';
 
 function zip5(d: LabelData): string {
-  return d.to.postalCode.replace(/\D/g, '').slice(0, 5);
+  return (d.to.postalCode ?? '').replace(/\D/g, '').slice(0, 5);
 }
 
 function postal(d: LabelData): string {
-  return d.to.postalCode.toUpperCase().replace(/[^A-Z0-9]/g, '');
+  return (d.to.postalCode ?? '').toUpperCase().replace(/[^A-Z0-9]/g, '');
 }
 
 export interface Expected {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+import { SUPPORTED_FORMATS } from '../../src/render/index.ts';
 
 const US = { name: 'A B', street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' };
 
@@ -35,6 +36,29 @@ forEachDatabase((database) => {
         assert.equal(await countRows(t.ctx, 'shipments'), before);
       });
     }
+
+    it('a postal code may be left out only where the country has none: Hong Kong yes, Germany no', async () => {
+      const hk = { name: 'A', street1: '1 Queen\'s Road Central', city: 'Central', country: 'HK' };
+      const res = await post(hk);
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().to.postalCode, undefined);
+      const shipment = res.json();
+      // Its label draws in every format, and its stamp verifies (the country code stands in for the postal code).
+      const label = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'PDF' } });
+      assert.equal(label.statusCode, 201, label.body);
+      for (const format of SUPPORTED_FORMATS) {
+        const link = await t.request({ method: 'GET', url: `/v1/labels/${label.json().id}?format=${format}` });
+        const u = new URL(link.json().url);
+        assert.equal((await t.app.inject({ method: 'GET', url: `${u.pathname}${u.search}` })).statusCode, 200, format);
+      }
+      const stamp = await t.request({ method: 'POST', url: '/v1/stamps', payload: { shipmentId: shipment.id } });
+      assert.equal(stamp.statusCode, 201, stamp.body);
+      const verdict = await t.request({ method: 'POST', url: '/v1/stamps/verify', payload: { indicium: stamp.json().indicium } });
+      assert.equal(verdict.json().genuine, true);
+      const de = await post({ name: 'A', street1: 'Königstraße 1', city: 'Stuttgart', country: 'DE' });
+      assert.equal(de.statusCode, 400);
+      assert.ok(de.json().details.some((d: { field: string }) => d.field === 'to.postalCode'));
+    });
 
     it('names the sender\'s fields as from.*', async () => {
       const res = await post(US, { ...US, postalCode: '10118' });

@@ -181,7 +181,7 @@ function trackingBarcode(d: LabelData, area: Area): BarcodePrimitive {
 function routingBlock(s: Sheet, d: LabelData, area: Area): void {
   const code = routingCodeFor(d);
   s.text(area.x, area.y + 20, code, 20, { bold: true, maxWidth: area.w, minSize: 9 });
-  const postal = normalPostalCode(d.to.postalCode);
+  const postal = normalPostalCode(d.to.postalCode ?? "");
   const barcodeArea = { x: area.x, y: area.y + 30, w: area.w, h: Math.max(16, area.h - 42) };
   if (d.carrier === 'UPS' && postal) {
     const isZip = cleanText(d.to.country).toUpperCase() === 'US' && /^\d{5}/.test(postal);
