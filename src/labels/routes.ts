@@ -5,7 +5,9 @@ import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
-import { createLabel, getLabel, invalidateLabel, openDownload, type DownloadRequest, type NewLabel } from './service.ts';
+import { createLabel, getLabel, invalidateLabel, listLabels, openDownload, type DownloadRequest, type LabelQuery, type NewLabel } from './service.ts';
+import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
+import { CARRIERS } from '../carriers/services.ts';
 
 export const labelSchemas = [labelSchema];
 
@@ -25,6 +27,33 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request, reply) => {
       const label = await createLabel(ctx, principalOf(request).accountId, request.body);
       return reply.code(201).send(label);
+    },
+  });
+
+  app.get<{ Querystring: LabelQuery & { limit?: number; cursor?: string } }>('/labels', {
+    config: { scope: 'read:labels' },
+    schema: {
+      tags: ['labels'],
+      operationId: 'listLabels',
+      summary: 'List labels, newest first',
+      description: 'A bare array of labels as `GET /v1/labels/{id}` shows them (format PDF); the next page is in the `Link: <…>; rel="next"` header.',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...paginationQuery,
+          status: { type: 'string', enum: ['active', 'invalidated'], description: 'Only labels in this state.' },
+          carrier: { type: 'string', enum: [...CARRIERS], description: 'Only labels of this carrier.' },
+          created_after: { type: 'string', maxLength: 40, description: 'Only labels created after this instant (RFC 3339 with an offset).' },
+          created_before: { type: 'string', maxLength: 40, description: 'Only labels created before this instant (RFC 3339 with an offset).' },
+        },
+      },
+      response: { 200: { type: 'array', items: { $ref: 'Label#' } }, ...errors(400, 401, 403) },
+    },
+    handler: async (request, reply) => {
+      const page = pageOf(request.query);
+      const labels = await listLabels(ctx, principalOf(request).accountId, page, request.query);
+      return sendPage(request, reply, ctx.config.publicBaseUrl, page, labels);
     },
   });
 

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
+import type { Page } from '../db/page.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
@@ -114,6 +115,34 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
     throw alreadyLabelled(shipment.id, winner?.id);
   }
   return toLabel(ctx, row, input.format);
+}
+
+export interface LabelQuery {
+  status?: 'active' | 'invalidated';
+  carrier?: Carrier;
+  created_after?: string;
+  created_before?: string;
+}
+
+/** An RFC 3339 bound of a list as stored (UTC with milliseconds), or 400 naming the parameter. */
+function bound(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/[zZ]|[+-]\d{2}:\d{2}$/.test(value) || !Number.isFinite(ms)) {
+    throw new InvalidInput(`querystring ${name} must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [{ field: name, message: 'is not an RFC 3339 date-time with an offset' }]);
+  }
+  return new Date(ms).toISOString();
+}
+
+/** `GET /v1/labels`: this account's labels, newest first, each as `GET /v1/labels/{id}` shows it in PDF. */
+export async function listLabels(ctx: AppContext, accountId: string, page: Page, query: LabelQuery): Promise<Label[]> {
+  const rows = await store.listLabels(ctx.db, accountId, page, {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.carrier ? { carrier: query.carrier } : {}),
+    ...(query.created_after !== undefined ? { createdAfter: bound('created_after', query.created_after) } : {}),
+    ...(query.created_before !== undefined ? { createdBefore: bound('created_before', query.created_before) } : {}),
+  });
+  return rows.map((row) => toLabel(ctx, row, 'PDF'));
 }
 
 export async function getLabel(ctx: AppContext, accountId: string, id: string, format: LabelFormat): Promise<Label> {

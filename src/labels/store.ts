@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../db/index.ts';
 import type { LabelsTable } from '../db/schema.ts';
+import type { Page } from '../db/page.ts';
 
 export type LabelRow = LabelsTable;
 
@@ -56,4 +57,23 @@ export async function findLabelRecord(db: Db | Tx, accountId: string | null, id:
 
 export async function activeLabelsAfter(db: Db, afterId: string, limit: number): Promise<LabelRecord[]> {
   return db.selectFrom('labels').select(recordColumns).where('id', '>', afterId).where('status', '=', 'active').orderBy('id').limit(limit).execute();
+}
+
+export interface LabelFilter {
+  status?: string;
+  carrier?: string;
+  /** UTC ISO, exclusive bounds on created_at. */
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+/** This account's labels, newest first (ids sort by creation time), one page plus one to tell there is more. */
+export async function listLabels(db: Db, accountId: string, page: Page, filter: LabelFilter): Promise<LabelRow[]> {
+  let q = db.selectFrom('labels').selectAll().where('account_id', '=', accountId);
+  if (page.before) q = q.where('id', '<', page.before);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.carrier) q = q.where('carrier', '=', filter.carrier);
+  if (filter.createdAfter) q = q.where('created_at', '>', filter.createdAfter);
+  if (filter.createdBefore) q = q.where('created_at', '<', filter.createdBefore);
+  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }

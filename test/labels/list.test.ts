@@ -1,0 +1,55 @@
+// GET /v1/labels: the account's labels, newest first, with filters and cursor pagination, on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+
+forEachDatabase((database) => {
+  describe('GET /v1/labels', () => {
+    const t = withTestApp(database);
+
+    it("lists this account's labels newest first, as GET /v1/labels/{id} shows them, filtered and paginated", async () => {
+      const acct = await t.newAccount();
+      const as = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers: { 'x-api-key': acct.apiKey }, ...(payload ? { payload } : {}) });
+      const made: { id: string; carrier: string; createdAt: string }[] = [];
+      for (const [carrier, service] of [['UPS', 'ground'], ['USPS', 'priority_mail'], ['UPS', 'next_day_air'], ['FedEx', 'ground']] as const) {
+        const shipment = (await as('POST', '/v1/shipments', { ...sampleShipment, carrier, service })).json();
+        const label = await as('POST', '/v1/labels', { shipmentId: shipment.id, format: 'ZPL' });
+        assert.equal(label.statusCode, 201, label.body);
+        made.push(label.json());
+      }
+      await as('PUT', `/v1/labels/${made[0]!.id}/invalidate`);
+      // Another account's label is never listed.
+      const other = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
+      await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: other.id } });
+
+      const all = await as('GET', '/v1/labels');
+      assert.equal(all.statusCode, 200);
+      assert.deepEqual(all.json().map((l: { id: string }) => l.id), made.map((l) => l.id).reverse());
+      const one = (await as('GET', `/v1/labels/${made[1]!.id}`)).json();
+      assert.deepEqual({ ...all.json()[2], url: undefined }, { ...one, url: undefined });
+      assert.equal(all.json()[2].format, 'PDF');
+
+      const ids = async (query: string) => (await as('GET', `/v1/labels?${query}`)).json().map((l: { id: string }) => l.id);
+      assert.deepEqual(await ids('status=invalidated'), [made[0]!.id]);
+      assert.deepEqual(await ids('status=active&carrier=UPS'), [made[2]!.id]);
+      assert.deepEqual(await ids(`created_after=${encodeURIComponent(made[1]!.createdAt)}`), [made[3]!.id, made[2]!.id].filter((id) => made.find((m) => m.id === id)!.createdAt > made[1]!.createdAt));
+      assert.deepEqual(await ids(`created_before=${encodeURIComponent('2000-01-01T00:00:00+01:00')}`), []);
+
+      // Pages of 3 and 1, through the Link header.
+      const first = await as('GET', '/v1/labels?limit=3');
+      assert.equal(first.json().length, 3);
+      const next = /<([^>]+)>; rel="next"/.exec(String(first.headers.link))![1]!;
+      const second = await as('GET', new URL(next).pathname + new URL(next).search);
+      assert.deepEqual(second.json().map((l: { id: string }) => l.id), [made[0]!.id]);
+      assert.equal(second.headers.link, undefined);
+    });
+
+    it('refuses bad filters with 400 naming them', async () => {
+      for (const [query, field] of [['status=lost', 'status'], ['carrier=TNT', 'carrier'], ['created_after=yesterday', 'created_after'], ['created_before=2026-01-01T00:00:00', 'created_before'], ['limit=0', 'limit'], ['x=1', 'x']]) {
+        const res = await t.request({ method: 'GET', url: `/v1/labels?${query}` });
+        assert.equal(res.statusCode, 400, query);
+        assert.ok(res.json().details.some((d: { field: string }) => d.field === field), `${query}: ${res.body}`);
+      }
+    });
+  });
+});
