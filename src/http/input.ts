@@ -6,29 +6,48 @@ import { InvalidInput } from '../errors.ts';
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** The field path of the first string under `value` holding a control character, or null. */
+/** Deeper JSON than this is refused: no request of this API needs it, and walking it must not overflow. */
+export const MAX_DEPTH = 64;
+
+export class TooDeep extends Error {}
+
+/**
+ * The field path of the first string under `value` holding a control character, or null. Walks with
+ * its own stack (a deeply nested body cannot overflow the call stack) and throws TooDeep past MAX_DEPTH.
+ */
 export function controlCharacterAt(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return CONTROL.test(value) ? path : null;
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = controlCharacterAt(value[i], `${path}.${i}`);
-      if (found) return found;
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    const v = item.value;
+    if (typeof v === 'string') {
+      if (CONTROL.test(v)) return item.path;
+      continue;
     }
-    return null;
-  }
-  for (const [key, v] of Object.entries(value)) {
-    const where = path ? `${path}.${key}` : key;
-    if (CONTROL.test(key)) return where;
-    const found = controlCharacterAt(v, where);
-    if (found) return found;
+    if (v === null || typeof v !== 'object') continue;
+    if (item.depth >= MAX_DEPTH) throw new TooDeep(item.path);
+    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    // Reversed onto the stack, so the first field is looked at first.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const where = item.path ? `${item.path}.${key}` : key;
+      if (!Array.isArray(v) && CONTROL.test(key)) return where;
+      stack.push({ value: child, path: where, depth: item.depth + 1 });
+    }
   }
   return null;
 }
 
 const refuseControlCharacters: preValidationHookHandler = (request, _reply, done) => {
   for (const [where, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
-    const field = controlCharacterAt(value, '');
+    let field: string | null;
+    try {
+      field = controlCharacterAt(value, '');
+    } catch (err) {
+      if (!(err instanceof TooDeep)) throw err;
+      done(new InvalidInput(`${where} is nested more than ${MAX_DEPTH} levels deep`, [{ field: err.message || where, message: `is nested more than ${MAX_DEPTH} levels deep` }]));
+      return;
+    }
     if (field !== null) {
       const name = field || where;
       done(new InvalidInput(`${where === 'body' ? '' : `${where} `}${name} must not contain control characters`.trim(), [{ field: name, message: 'must not contain control characters' }]));

@@ -18,6 +18,12 @@ export const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
 /** Failed sign-ins allowed per window: per email address, and per client address. */
 export const MAX_FAILURES_PER_EMAIL = 5;
 export const MAX_FAILURES_PER_ADDRESS = 20;
+/**
+ * Failures from one address after which every attempt from there is refused unchecked, whatever the
+ * email: the bound on one password tried against many accounts. Ten times the per-address limit, so
+ * an office or a proxy (set TRUST_PROXY) is not locked out by a few people's typos.
+ */
+export const MAX_FAILURES_PER_ADDRESS_ANY_EMAIL = 10 * MAX_FAILURES_PER_ADDRESS;
 const MAX_STATE_LENGTH = 1024;
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -180,10 +186,11 @@ export async function signIn(ctx: AppContext, form: Record<string, string>, brow
   const attempt = await store.recordSignInAttempt(ctx.db, [emailKey, addressKey]);
   const byEmail = await store.countSignInFailures(ctx.db, emailKey, since);
   const byAddress = await store.countSignInFailures(ctx.db, addressKey, since);
-  // This attempt is one of the counted; the limit allows MAX earlier failures, so MAX + 1 attempts in all.
+  // This attempt is one of the counted, so MAX attempts pass and the next is refused.
   const emailLimited = byEmail.count > MAX_FAILURES_PER_EMAIL;
-  // Behind a shared address (a proxy, an office), the address limit never stops a user who has not failed.
-  const addressLimited = byAddress.count > MAX_FAILURES_PER_ADDRESS && byEmail.count > 1;
+  // Behind a shared address (a proxy, an office), the address limit does not stop a user who has not
+  // failed; past the much higher bound for any email, nothing from that address is checked any more.
+  const addressLimited = (byAddress.count > MAX_FAILURES_PER_ADDRESS && byEmail.count > 1) || byAddress.count > MAX_FAILURES_PER_ADDRESS_ANY_EMAIL;
   const limited = [emailLimited ? byEmail : null, addressLimited ? byAddress : null].filter((x) => x !== null);
   if (limited.length) {
     await store.forgetSignInAttempt(ctx.db, attempt);

@@ -29,6 +29,13 @@ forEachDatabase((database) => {
       assert.equal(token.json().error, 'invalid_request');
     });
 
+    it('a body nested deeper than any request needs is 400, never a stack overflow', async () => {
+      const deep = `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: deep });
+      assert.equal(res.statusCode, 400, res.body.slice(0, 200));
+      assert.equal(res.json().code, 'INVALID_INPUT');
+    });
+
     it('and in a key of a JSON object', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
       assert.equal(res.statusCode, 400);

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { countRows, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { WRONG_CREDENTIALS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS } from '../../src/oauth/authorize.ts';
+import { WRONG_CREDENTIALS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS, MAX_FAILURES_PER_ADDRESS_ANY_EMAIL } from '../../src/oauth/authorize.ts';
 import { authorize, authorizeQuery, hiddenField, openAuthorize, PASSWORD, pkce, postForm, REDIRECT_URI, setupOAuth, signIn, type OAuthSetup } from './flow.ts';
 
 function assertPageHeaders(res: LightMyRequestResponse): void {
@@ -248,6 +248,18 @@ forEachDatabase((database) => {
       assert.ok(Number(again.headers['retry-after']) > 0);
       // The address may be a proxy or an office: a user who has not failed signs in with the right password.
       assert.equal((await signIn(t, b, setup.email, PASSWORD, '10.2.0.1')).statusCode, 200);
+    });
+
+    it(`spraying one password over many emails from one address stops after ${MAX_FAILURES_PER_ADDRESS_ANY_EMAIL} failures, new emails included`, async () => {
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      // Recorded directly: the bound, not the cost of hundreds of password checks, is the point here.
+      await t.ctx.db
+        .insertInto('signin_failures')
+        .values(Array.from({ length: MAX_FAILURES_PER_ADDRESS_ANY_EMAIL }, (_, i) => ({ id: `0190a0a0-0000-7000-8000-${String(i).padStart(12, '0')}`, key: 'ip:10.9.9.9', created_at: new Date().toISOString() })))
+        .execute();
+      assert.equal((await signIn(t, b, 'never-tried@example.com', 'password123', '10.9.9.9')).statusCode, 429);
+      assert.equal((await signIn(t, b, setup.email, PASSWORD, '10.9.9.9')).statusCode, 429, 'unchecked, even the right password');
+      assert.equal((await signIn(t, b, setup.email, PASSWORD, '10.9.9.10')).statusCode, 200, 'another address is not affected');
     });
 
     it(`a burst of concurrent sign-ins checks at most ${MAX_FAILURES_PER_EMAIL} passwords of one email`, async () => {
