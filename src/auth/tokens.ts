@@ -54,7 +54,11 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     return { ok: false, reason: 'the bearer token is not a JWT' };
   }
   if (!kid) return { ok: false, reason: 'the token has no key id' };
-  if (!hasLowS(token)) return { ok: false, reason: 'the token signature is not in its canonical (low-S) form' };
+  // One spelling per token: no high-S twin, and no base64url whose unused low bits were changed.
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  if (Buffer.from(signature, 'base64url').toString('base64url') !== signature || !hasLowS(token)) {
+    return { ok: false, reason: 'the token signature is not in its canonical form' };
+  }
   // A key retired longer ago than a token lives signed nothing that is still valid.
   const key = await keys.publicKey(kid, 'access_token', settings.ttlSeconds * 1000);
   if (!key) return { ok: false, reason: 'the token was not signed by this service' };

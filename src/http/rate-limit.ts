@@ -84,7 +84,8 @@ export function databaseLimiter(db: Db, rate: number, burst: number, clock: () =
           allowed = least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate}) >= greatest(${cost}::float8, 1),
           tokens = least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate})
             - case when least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate}) >= greatest(${cost}::float8, 1) then ${cost}::float8 else 0 end,
-          updated_ms = ${now}
+          -- Processes' clocks may differ a little: time never runs backwards for a bucket.
+          updated_ms = greatest(b.updated_ms, ${now}::bigint)
         returning tokens, allowed`.execute(db);
       const row = result.rows[0]!;
       const tokens = Number(row.tokens);

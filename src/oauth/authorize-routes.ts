@@ -105,7 +105,10 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
       appErr.status >= 500 ? 'Something went wrong on our side. Go back to the application and try again.'
       : appErr.status === 415 ? 'The form must be sent as application/x-www-form-urlencoded.'
       : appErr.message;
-    return render(reply, { kind: 'error', status: Math.min(appErr.status , 500), title: appErr.status >= 500 ? 'Something went wrong' : 'Invalid request', message });
+    // A limit's Retry-After (and the other headers an error carries) reach the browser too.
+    reply.headers(appErr.headers);
+    const title = appErr.status >= 500 ? 'Something went wrong' : appErr.status === 429 ? 'Too many requests' : 'Invalid request';
+    return render(reply, { kind: 'error', status: Math.min(appErr.status, 500), title, message });
   });
 
   app.get(base, {

@@ -287,6 +287,13 @@ forEachDatabase((database) => {
       assert.notEqual(twin, accessToken);
       const get = (token: string) => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } });
       assert.equal((await get(twin)).statusCode, 401);
+      // Another base64url spelling of the same signature bytes (a changed unused low bit) is refused too.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = accessToken.at(-1)!;
+      const respelled = `${accessToken.slice(0, -1)}${alphabet[alphabet.indexOf(last) ^ 1]}`;
+      const sig = (tok: string) => Buffer.from(tok.slice(tok.lastIndexOf('.') + 1), 'base64url');
+      assert.deepEqual(sig(respelled), sig(accessToken));
+      assert.equal((await get(respelled)).statusCode, 401);
       assert.equal((await get(accessToken)).statusCode, 200);
 
       const shipment = await createShipment(t);
