@@ -117,8 +117,31 @@ export function secretStrengthBits(secret: string): number {
   return n * perChar;
 }
 
-/** A bootstrap secret outside development: at least 128 bits, as 22 random base64url characters give. */
-export const MIN_SECRET_BITS = 128;
+/**
+ * A bootstrap secret outside development: at least 32 characters whose own spread shows 112 bits or
+ * more, not a repetition of a shorter piece, and without a run of 8 neighbouring characters in order
+ * (`abcdefgh`, `12345678`). `openssl rand -base64 32` or `-hex 24` pass; `aaaa…`, `abab…` and a typed
+ * alphabet do not.
+ */
+export const MIN_SECRET_BITS = 112;
+export const MIN_SECRET_LENGTH = 32;
+
+export function weakSecret(secret: string): boolean {
+  if ([...secret].length < MIN_SECRET_LENGTH || secretStrengthBits(secret) < MIN_SECRET_BITS) return true;
+  // A repetition of a shorter piece (`A1b2C3d4A1b2C3d4…`).
+  for (let period = 1; period <= secret.length / 2; period++) {
+    if (secret.length % period === 0 && secret.slice(0, period).repeat(secret.length / period) === secret) return true;
+  }
+  // A run of 8 characters counting up or down (`abcdefgh`, `98765432`).
+  let run = 1;
+  for (let i = 1; i < secret.length; i++) {
+    const step = secret.charCodeAt(i) - secret.charCodeAt(i - 1);
+    const before = i > 1 ? secret.charCodeAt(i - 1) - secret.charCodeAt(i - 2) : 0;
+    run = Math.abs(step) === 1 && (run === 1 || step === before) ? run + 1 : 1;
+    if (run >= 8) return true;
+  }
+  return false;
+}
 
 /**
  * TRUST_PROXY: unset (the default) trusts no proxy, so the client address is the TCP peer's; a number
@@ -175,8 +198,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (appEnv !== 'development') {
     // A guessable bootstrap credential is an open door anywhere reachable: staging included.
     for (const [name, value] of [['BOOTSTRAP_API_KEY', bootstrapApiKey?.replace(/^sk_(live|test)_/, '')], ['BOOTSTRAP_CLIENT_SECRET', bootstrapClientSecret]] as const) {
-      if (value !== undefined && (secretStrengthBits(value) < MIN_SECRET_BITS || KNOWN_DEV_SECRETS.has(value.toLowerCase()))) {
-        throw new ConfigError(`${name} is too easy to guess for ${appEnv}: use at least ${MIN_SECRET_BITS} bits of randomness, e.g. $(openssl rand -base64 32)`);
+      if (value !== undefined && (weakSecret(value) || KNOWN_DEV_SECRETS.has(value.toLowerCase()))) {
+        throw new ConfigError(`${name} is too easy to guess for ${appEnv}: use ${MIN_SECRET_LENGTH} or more random characters, e.g. $(openssl rand -base64 32)`);
       }
     }
   }

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ensureBootstrapCredentials } from '../../src/bootstrap.ts';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { randomToken } from '../../src/auth/secrets.ts';
+import { randomBytes } from 'node:crypto';
 import { forEachDatabase, withTestApp } from '../helpers.ts';
 import { spawnChild, tokenRequest } from './support.ts';
 
@@ -98,11 +99,16 @@ describe('settings (README, Configuration)', () => {
   it('outside development, weak bootstrap secrets stop the start with a message; random ones pass', () => {
     for (const appEnv of ['staging', 'production']) {
       const base = { APP_ENV: appEnv, PUBLIC_BASE_URL: 'https://api.example.org' };
-      for (const weak of ['x', 'a'.repeat(40), 'abababababababababababababababababab', 'A1b2C3d4'.repeat(5)]) {
+      for (const weak of ['x', 'a'.repeat(40), 'abababababababababababababababababab', 'A1b2C3d4'.repeat(5), 'abcdefghijklmnopqrstuvwxyz0123456789', randomToken(21)]) {
         assert.throws(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: weak }), /BOOTSTRAP_CLIENT_SECRET is too easy to guess/, `${appEnv} ${weak}`);
         assert.throws(() => loadConfig({ ...base, BOOTSTRAP_API_KEY: `sk_live_${weak}` }), /BOOTSTRAP_API_KEY is too easy to guess/, `${appEnv} ${weak}`);
       }
       assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: randomToken(43), BOOTSTRAP_API_KEY: `sk_live_${randomToken(43)}` }));
+      // What the README suggests: openssl rand -base64 32 (44 characters) and -hex 24 (48).
+      for (let i = 0; i < 50; i++) {
+        assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: randomBytes(32).toString('base64') }));
+        assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: randomBytes(24).toString('hex') }));
+      }
     }
     // Development takes anything: a laptop's first start needs no ceremony.
     assert.doesNotThrow(() => loadConfig({ BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: 'x' }));
