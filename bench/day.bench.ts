@@ -32,16 +32,17 @@
 // and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
-import { execFile, execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
+import { freePort } from './ports.ts';
+import { ChildReceiver } from './child-receiver.ts';
 import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
 
 const env = process.env;
@@ -115,39 +116,12 @@ function runReceiver(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-class Receiver {
-  readonly child: ChildProcess;
-  port = 0;
+class Receiver extends ChildReceiver {
   constructor() {
-    this.child = fork(fileURLToPath(import.meta.url), ['--day-receiver'], { execArgv: ['--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  }
-  #ask<T>(message: string, key: string): Promise<T> {
-    return new Promise((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (key in m) {
-          this.child.off('message', on);
-          resolve(m[key] as T);
-        }
-      };
-      this.child.on('message', on);
-      this.child.send(message);
-    });
-  }
-  async ready(): Promise<void> {
-    this.port = await new Promise<number>((resolve) => this.child.once('message', (m: { port: number }) => resolve(m.port)));
+    super(fileURLToPath(import.meta.url), '--day-receiver');
   }
   count(): Promise<{ unique: number; requests: number }> {
-    return this.#ask('count', 'count');
-  }
-  reset(): Promise<void> {
-    return this.#ask('reset', 'reset');
-  }
-  stop(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve();
-      this.child.once('exit', () => resolve());
-      this.child.send('stop');
-    });
+    return this.ask('count');
   }
 }
 
@@ -228,16 +202,6 @@ interface Service {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 function randomAlnum(n: number): string {

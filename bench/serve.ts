@@ -3,10 +3,10 @@
 // the DATABASE_URL given), with an account, an all-scope API key and an OAuth client ready.
 // Started by bench/lib.ts through child_process.fork; reports over IPC, stops on "stop".
 import Fastify from 'fastify';
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, serviceDestination } from '../src/log.ts';
 import { closeContext, openContext } from '../src/bootstrap.ts';
@@ -38,17 +38,6 @@ function send(message: unknown): void {
   process.send!(message);
 }
 
-/** A free port, so PUBLIC_BASE_URL can name it before the app listens (links must point back here). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function serveBaseline(): Promise<{ ready: ServeReady; stop: () => Promise<void> }> {
   const app = Fastify();

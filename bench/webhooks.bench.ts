@@ -4,7 +4,7 @@
 // fresh SQLite file): shipments created through the API → domain event → fan-out → signed POST →
 // attempt recorded. Targets: ≥ 0.3 × the baseline's deliveries/s with 100 subscribers; at a steady
 // 200 events/s (one subscriber), event-to-delivery p50 ≤ 50 ms and p99 ≤ 250 ms.
-import { fork, type ChildProcess } from 'node:child_process';
+import { ChildReceiver } from './child-receiver.ts';
 import { createServer } from 'node:http';
 import { DatabaseSync } from 'node:sqlite';
 import { Agent, request } from 'undici';
@@ -56,41 +56,15 @@ function runReceiver(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-class ReceiverProcess {
-  readonly child: ChildProcess;
-  port = 0;
+class ReceiverProcess extends ChildReceiver {
   constructor() {
-    this.child = fork(new URL(import.meta.url).pathname, ['--webhook-receiver'], { execArgv: ['--disable-warning=ExperimentalWarning'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  }
-  #ask<T>(message: string, key: string): Promise<T> {
-    return new Promise((resolve) => {
-      const on = (m: Record<string, unknown>) => {
-        if (key in m) {
-          this.child.off('message', on);
-          resolve(m[key] as T);
-        }
-      };
-      this.child.on('message', on);
-      this.child.send(message);
-    });
-  }
-  async ready(): Promise<void> {
-    this.port = await new Promise<number>((resolve) => this.child.once('message', (m: { port: number }) => resolve(m.port)));
+    super(new URL(import.meta.url).pathname, '--webhook-receiver');
   }
   stats(): Promise<ReceiverStats> {
-    return this.#ask('stats', 'stats');
+    return this.ask('stats');
   }
   count(): Promise<number> {
-    return this.#ask('count', 'count');
-  }
-  reset(): Promise<void> {
-    return this.#ask('reset', 'reset');
-  }
-  stop(): Promise<void> {
-    return new Promise((resolve) => {
-      this.child.once('exit', () => resolve());
-      this.child.send('stop');
-    });
+    return this.ask('count');
   }
 }
 
