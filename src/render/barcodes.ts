@@ -7,6 +7,11 @@ import type { BarcodePrimitive, Symbology } from './model.ts';
 /** One printer dot at 203 dpi, in points: module widths are whole dots so thermal prints are sharp. */
 export const DOT = 72 / 203;
 
+/** The nearest point on the 203 dpi dot grid (from the page's top-left corner). */
+export function onDots(v: number): number {
+  return Math.round(v / DOT) * DOT;
+}
+
 export interface Area {
   x: number;
   y: number;
@@ -59,8 +64,9 @@ export function linearBarcode(symbology: 'code128' | 'gs1-128', data: string, ar
   const w = modules * module;
   return {
     kind: 'barcode',
-    x: area.x + (area.w - w) / 2,
-    y: area.y,
+    // On the 203 dpi dot grid, so every bar edge of a whole-dot module falls between two dots.
+    x: onDots(area.x + (area.w - w) / 2),
+    y: onDots(area.y),
     w,
     h: area.h,
     symbology,
@@ -77,8 +83,8 @@ function matrixPrimitive(symbology: Symbology, data: string, m: RawMatrix, area:
   const h = rows * rowHeight * module;
   return {
     kind: 'barcode',
-    x: align === 'center' ? area.x + (area.w - w) / 2 : area.x,
-    y: area.y + (area.h - h) / 2,
+    x: onDots(align === 'center' ? area.x + (area.w - w) / 2 : area.x),
+    y: onDots(area.y + (area.h - h) / 2),
     w,
     h,
     symbology,
@@ -148,8 +154,8 @@ export function maxiCode(message: string, mode: 2 | 3 | 4, area: Area, align: 'c
   const h = MAXICODE_HEIGHT * module;
   return {
     kind: 'barcode',
-    x: align === 'center' ? area.x + (area.w - w) / 2 : area.x,
-    y: area.y + (area.h - h) / 2,
+    x: onDots(align === 'center' ? area.x + (area.w - w) / 2 : area.x),
+    y: onDots(area.y + (area.h - h) / 2),
     w,
     h,
     symbology: 'maxicode',

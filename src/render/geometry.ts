@@ -1,6 +1,6 @@
 // Barcode geometry shared by the backends: bars, matrix runs and MaxiCode hexagons as rectangles
 // and polygons, either in points (vector formats) or snapped to whole pixels (raster formats).
-import { MAXICODE_BULLSEYE, hexagonCorners } from './barcodes.ts';
+import { DOT, MAXICODE_BULLSEYE, hexagonCorners } from './barcodes.ts';
 import type { BarcodePrimitive } from './model.ts';
 
 export interface Rect {
@@ -16,6 +16,9 @@ export interface BarcodeShapes {
   /** Bullseye rings: dark between inner and outer radius. */
   rings: { cx: number; cy: number; inner: number; outer: number }[];
 }
+
+/** What a bar of a vector document gives up on each side: a quarter of a 203 dpi dot. */
+const BAR_INSET = DOT / 4;
 
 /** MaxiCode's bullseye: three dark rings. */
 export function bullseyeRings(b: BarcodePrimitive, scale = 1): BarcodeShapes['rings'] {
@@ -67,11 +70,15 @@ export function barcodeShapes(b: BarcodePrimitive, pxPerPt?: number): BarcodeSha
       height = Math.round(height);
     }
   }
+  // In points, each bar (and each run of dark modules) gives up a quarter dot on either side (bar
+  // width reduction): a printer or reader that blackens every dot a shape touches then prints it
+  // exactly on its whole dots.
+  const inset = pxPerPt ? 0 : BAR_INSET;
   if (m.shape === 'bars') {
     let x = x0;
     for (let i = 0; i < m.widths.length; i++) {
       const w = m.widths[i]! * mod;
-      if (i % 2 === 0) out.rects.push({ x, y: y0, w, h: height });
+      if (i % 2 === 0) out.rects.push({ x: x + inset, y: y0, w: w - 2 * inset, h: height });
       x += w;
     }
   } else {
@@ -83,7 +90,7 @@ export function barcodeShapes(b: BarcodePrimitive, pxPerPt?: number): BarcodeSha
         if (!m.dark[row + c]) { c++; continue; }
         const start = c;
         while (c < m.columns && m.dark[row + c]) c++;
-        out.rects.push({ x: x0 + start * mod, y: y0 + r * rowH, w: (c - start) * mod, h: rowH });
+        out.rects.push({ x: x0 + start * mod + inset, y: y0 + r * rowH, w: (c - start) * mod - 2 * inset, h: rowH });
       }
     }
   }

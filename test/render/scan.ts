@@ -81,26 +81,35 @@ export async function scan(image: Buffer, opts: ScanOptions = {}): Promise<Scann
   return results.filter((r) => r.isValid).map((r) => ({ format: r.format, text: r.text }));
 }
 
-/** Rasterises the first page of a PDF with poppler's `pdftoppm -r <dpi> -png`. */
-export async function rasterizePdf(pdf: Buffer, dpi = 203): Promise<Buffer> {
+/**
+ * Rasterises the first page (or `page`) of a PDF with poppler's `pdftoppm -r <dpi> -png`; with
+ * `aliased`, without anti-aliasing, as a thermal printer prints it.
+ */
+export async function rasterizePdf(pdf: Buffer, dpi = 203, opts: { aliased?: boolean; page?: number } = {}): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'render-test-'));
   try {
     const input = join(dir, 'in.pdf');
     await writeFile(input, pdf);
-    await run('pdftoppm', ['-r', String(dpi), '-png', '-singlefile', input, join(dir, 'out')]);
+    const page = opts.page ? ['-f', String(opts.page), '-l', String(opts.page)] : [];
+    await run('pdftoppm', ['-r', String(dpi), ...(opts.aliased ? ['-aa', 'no', '-aaVector', 'no'] : []), ...page, '-png', '-singlefile', input, join(dir, 'out')]);
     return await readFile(join(dir, 'out.png'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** Rasterises the first page of a PDF with Ghostscript (`gs -sDEVICE=pnggray`), a second, independent reader. */
-export async function rasterizePdfWithGhostscript(pdf: Buffer, dpi = 203): Promise<Buffer> {
+/**
+ * Rasterises the first page (or `page`) of a PDF, PostScript or EPS file with Ghostscript
+ * (`gs -sDEVICE=pnggray`, no anti-aliasing: Ghostscript's default), a second, independent reader.
+ */
+export async function rasterizePdfWithGhostscript(pdf: Buffer, dpi = 203, opts: { page?: number; kind?: 'pdf' | 'ps' | 'eps' } = {}): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'render-test-'));
   try {
-    const input = join(dir, 'in.pdf');
+    const kind = opts.kind ?? 'pdf';
+    const input = join(dir, `in.${kind}`);
     await writeFile(input, pdf);
-    await run('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pnggray', `-r${dpi}`, '-dFirstPage=1', '-dLastPage=1', `-sOutputFile=${join(dir, 'out.png')}`, input]);
+    const page = opts.page ?? 1;
+    await run('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...(kind === 'eps' ? ['-dEPSCrop'] : []), '-sDEVICE=pnggray', `-r${dpi}`, '-dTextAlphaBits=1', '-dGraphicsAlphaBits=1', `-dFirstPage=${page}`, `-dLastPage=${page}`, `-sOutputFile=${join(dir, 'out.png')}`, input]);
     return await readFile(join(dir, 'out.png'));
   } finally {
     await rm(dir, { recursive: true, force: true });
