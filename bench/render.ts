@@ -136,7 +136,7 @@ function pdfkitAsDocumented(drawing: Drawing, regular: Buffer, bold: Buffer): Pr
         doc.rect(p.x, p.y, p.w, p.h);
         if (p.fill) doc.fill();
         else doc.lineWidth(p.stroke ?? 1).stroke();
-      } else {
+      } else if (p.kind === 'barcode') {
         const sh = barcodeShapes(p);
         for (const r of sh.rects) doc.rect(r.x, r.y, r.w, r.h);
         for (const poly of sh.polygons) doc.polygon(...poly);

@@ -140,6 +140,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the account's logo
+         * @description A PNG or JPEG of at most 256 KiB, printed 1-bit in a box of at most 1 x 1 inch on every label of the account created afterwards, in every format (labels already created keep what they had). Another type is 415, a body that does not decode as its type 400.
+         */
+        put: operations["setAccountLogo"];
+        post?: never;
+        /**
+         * Remove the account's logo
+         * @description Labels created afterwards carry no logo; labels already created keep theirs. Also 204 when there was none.
+         */
+        delete: operations["deleteAccountLogo"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/addresses/validate": {
         parameters: {
             query?: never;
@@ -151,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Check and standardise addresses
-         * @description 1 to 250 addresses; answers one result per address, in order. A malformed element is 400 naming its index (`addresses.7.postalCode`). Nothing is stored.
+         * @description 1 to 250 addresses; answers one result per address, in order. A malformed element is 400 naming its index (`addresses[7].postalCode`). Nothing is stored.
          */
         post: operations["validateAddresses"];
         delete?: never;
@@ -690,6 +714,7 @@ export interface components {
                 id: string;
                 trackingNumber: string;
             };
+            messages?: string[];
             parcel: components["schemas"]["Parcel"];
             reference?: string;
             service: string;
@@ -793,7 +818,7 @@ export interface components {
             active: boolean;
             /** Format: date-time */
             createdAt: string;
-            events: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception")[];
+            events: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception" | "batch.completed")[];
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -829,7 +854,7 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             /** @enum {string} */
-            type: "shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception";
+            type: "shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception" | "batch.completed";
         };
     };
     responses: never;
@@ -1333,6 +1358,224 @@ export interface operations {
                         error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
                         error_description: string;
                     };
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setAccountLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/jpeg": string;
+                "image/png": string;
+            };
+        };
+        responses: {
+            /** @description Stored */
+            204: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAccountLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limited */
@@ -2781,6 +3024,8 @@ export interface operations {
                     /** @enum {string} */
                     carrier: "UPS" | "USPS" | "FedEx" | "DHL";
                     from: components["schemas"]["Address"];
+                    /** @description Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note). */
+                    messages?: string[];
                     parcel: components["schemas"]["Parcel"];
                     /** @description Free text printed on the label. */
                     reference?: string;
@@ -4016,7 +4261,7 @@ export interface operations {
                     /** @default true */
                     active?: boolean;
                     /** @description The event kinds this webhook receives. */
-                    events: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception")[];
+                    events: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception" | "batch.completed")[];
                     /** @description Write-only signing secret, never returned. `whsec_<base64>` signs with the decoded bytes (Standard Webhooks), any other string with its UTF-8 bytes. Without one, deliveries are not signed. */
                     secret?: string;
                     /**
@@ -4427,7 +4672,7 @@ export interface operations {
                 "application/json": {
                     active?: boolean;
                     /** @description The event kinds this webhook receives. */
-                    events?: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception")[];
+                    events?: ("shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception" | "batch.completed")[];
                     /** @description Write-only signing secret, never returned. `whsec_<base64>` signs with the decoded bytes (Standard Webhooks), any other string with its UTF-8 bytes. Without one, deliveries are not signed. null removes it. */
                     secret?: string | null;
                     /**

@@ -45,7 +45,7 @@ export function addressRoutes(app: FastifyInstance, _ctx: AppContext): void {
       tags: ['addresses'],
       operationId: 'validateAddresses',
       summary: 'Check and standardise addresses',
-      description: `1 to ${MAX_ADDRESSES_PER_VALIDATION} addresses; answers one result per address, in order. A malformed element is 400 naming its index (\`addresses.7.postalCode\`). Nothing is stored.`,
+      description: `1 to ${MAX_ADDRESSES_PER_VALIDATION} addresses; answers one result per address, in order. A malformed element is 400 naming its index (\`addresses[7].postalCode\`). Nothing is stored.`,
       body: {
         type: 'object',
         examples: [{ addresses: [{ name: 'The White House', street1: '1600 pennsylvania avenue northwest', city: 'washington', state: 'dc', postalCode: '20500', country: 'US' }] }],

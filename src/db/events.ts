@@ -3,7 +3,7 @@
 import type { DialectName, Db, Tx } from './index.ts';
 import { isoNow, uuidv7 } from './ids.ts';
 
-export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'] as const;
+export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception', 'batch.completed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const written = new EventTarget();
@@ -22,11 +22,11 @@ export function announceDomainEventWritten(): void {
   written.dispatchEvent(new Event('written'));
 }
 
-export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string; type: EventType; shipmentId: string; data: unknown; at?: string }): Promise<string> {
+export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string; type: EventType; subjectId: string; data: unknown; at?: string }): Promise<string> {
   const id = uuidv7();
   await tx
     .insertInto('domain_events')
-    .values({ id, account_id: event.accountId, type: event.type, shipment_id: event.shipmentId, data: JSON.stringify(event.data), created_at: event.at ?? isoNow(), dispatched_at: null })
+    .values({ id, account_id: event.accountId, type: event.type, shipment_id: event.subjectId, data: JSON.stringify(event.data), created_at: event.at ?? isoNow(), dispatched_at: null })
     .execute();
   announceDomainEventWritten();
   return id;

@@ -71,6 +71,7 @@ export interface DomainEventsTable {
   id: string;
   account_id: string;
   type: string;
+  /** The id of what the event is about: the shipment, or for `batch.completed` the batch. */
   shipment_id: string;
   /** JSON: the event's `data` as delivered to webhooks. */
   data: string;
@@ -88,6 +89,8 @@ export interface ShipmentsTable {
   to_address: string;
   parcel: string;
   reference: string | null;
+  /** JSON array of the label messages (§10), or null. */
+  messages: string | null;
   status: string;
   /** The active label, kept here so the shipment shows it without a join (labels set these). */
   label_id: string | null;
@@ -330,6 +333,58 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   rendered_documents: RenderedDocumentsTable;
   rate_limit_buckets: RateLimitBucketsTable;
+  account_logos: AccountLogosTable;
+  batches: BatchesTable;
+  batch_items: BatchItemsTable;
+  print_files: PrintFilesTable;
+}
+
+/** An account's logo, 1-bit (src/labels/logo.ts): JSON of the renderer's Logo. */
+export interface AccountLogosTable {
+  account_id: string;
+  logo: string;
+  updated_at: string;
+}
+
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  /** `processing` or `completed`. */
+  status: string;
+  format: string;
+  size: string;
+  total: number;
+  succeeded: number;
+  failed: number;
+  /** Items below this index are done (each exactly once). */
+  next_index: number;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface BatchItemsTable {
+  batch_id: string;
+  idx: number;
+  /** JSON: `{shipmentId}` or `{shipment}` as sent. */
+  request: string;
+  shipment_id: string | null;
+  label_id: string | null;
+  tracking_number: string | null;
+  /** JSON `{code, message}` of a failed item. */
+  error: string | null;
+}
+
+export interface PrintFilesTable {
+  id: string;
+  account_id: string;
+  format: string;
+  layout: string;
+  start: number;
+  batch_id: string | null;
+  /** JSON array of label ids in print order. */
+  label_ids: string;
+  created_at: string;
+  expires_at: string;
 }
 
 // Kept so later tables can use generated columns without a new import.

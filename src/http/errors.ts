@@ -5,11 +5,11 @@ import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, Payload
 import { JSON_UTF8 } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
-  const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
+  // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
   const missing = params && typeof params.missingProperty === 'string' ? params.missingProperty : undefined;
   const extra = params && typeof params.additionalProperty === 'string' ? params.additionalProperty : undefined;
-  const leaf = missing ?? extra;
-  const full = [path, leaf].filter(Boolean).join('.');
+  const segments = [...instancePath.split('/').slice(1), ...[missing ?? extra].filter((s): s is string => Boolean(s))];
+  const full = segments.map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : `${i ? '.' : ''}${s}`)).join('');
   return full || where;
 }
 
@@ -42,7 +42,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new PayloadTooLarge('request body is larger than the limit of 1 MiB');
+      return new PayloadTooLarge(`request body is larger than the limit of ${sizeOf(request.routeOptions.bodyLimit ?? 1024 * 1024)}`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new UnsupportedMediaType(`content type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -109,4 +109,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     const err = allowed.size > 0 ? new MethodNotAllowed(request.method, path, [...allowed].sort()) : new NotFound('route', `${request.method} ${path}`);
     return reply.header('x-request-id', request.id).headers(err.headers).status(err.status).type(JSON_UTF8).send(err.body());
   });
+}
+
+/** 1 MiB, 256 KiB: a body limit as people write it. */
+function sizeOf(bytes: number): string {
+  return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }

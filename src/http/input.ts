@@ -26,11 +26,12 @@ export function controlCharacterAt(value: unknown, path: string): string | null 
     }
     if (v === null || typeof v !== 'object') continue;
     if (item.depth >= MAX_DEPTH) throw new TooDeep(item.path);
-    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [`[${i}]`, x]) : Object.entries(v);
     // Reversed onto the stack, so the first field is looked at first.
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!;
-      const where = item.path ? `${item.path}.${key}` : key;
+      // A JavaScript path, as validation errors name fields: `items[7].shipment.to.name`.
+      const where = Array.isArray(v) || !item.path ? `${item.path}${key}` : `${item.path}.${key}`;
       if (!Array.isArray(v) && CONTROL.test(key)) return where;
       stack.push({ value: child, path: where, depth: item.depth + 1 });
     }

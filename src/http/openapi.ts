@@ -57,8 +57,10 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean };
+      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; bodyTypes?: string[] };
       const out = { ...(schema as Record<string, unknown>) };
+      // A body that is not JSON (a logo's image) is described here; the route reads it as bytes.
+      if (cfg.bodyTypes) out.body = { content: Object.fromEntries(cfg.bodyTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])) };
       if (cfg.public) out.security = [];
       else if (cfg.scope !== undefined) {
         const scopes = cfg.scope ? [cfg.scope] : [];

@@ -5,7 +5,8 @@ import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
-import { createLabel, getLabel, invalidateLabel, listLabels, openDownload, type DownloadRequest, type LabelQuery, type NewLabel } from './service.ts';
+import { LOGO_MAX_BYTES, LOGO_MEDIA_TYPES } from './logo.ts';
+import { createLabel, deleteLogo, setLogo, getLabel, invalidateLabel, listLabels, openDownload, type DownloadRequest, type LabelQuery, type NewLabel } from './service.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { CARRIERS } from '../carriers/services.ts';
 
@@ -81,6 +82,42 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     handler: async (request, reply) => {
       await invalidateLabel(ctx, principalOf(request).accountId, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  // The logo's body is an image, read as bytes in a scope of its own: elsewhere an image stays 415.
+  app.register(async (scope) => {
+    scope.addContentTypeParser(LOGO_MEDIA_TYPES as unknown as string[], { parseAs: 'buffer', bodyLimit: LOGO_MAX_BYTES }, (_request, body, done) => done(null, body));
+    scope.put('/account/logo', {
+      config: { scope: 'write:labels', bodyTypes: [...LOGO_MEDIA_TYPES] },
+      bodyLimit: LOGO_MAX_BYTES,
+      schema: {
+        tags: ['labels'],
+        operationId: 'setAccountLogo',
+        summary: "Set the account's logo",
+        description: 'A PNG or JPEG of at most 256 KiB, printed 1-bit in a box of at most 1 x 1 inch on every label of the account created afterwards, in every format (labels already created keep what they had). Another type is 415, a body that does not decode as its type 400.',
+        response: { 204: { description: 'Stored', type: 'null' }, ...errors(400, 401, 403, 413, 415) },
+      },
+      handler: async (request, reply) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        await setLogo(ctx, principalOf(request).accountId, body, request.headers['content-type'] ?? '');
+        return reply.code(204).send();
+      },
+    });
+  });
+
+  app.delete('/account/logo', {
+    config: { scope: 'write:labels' },
+    schema: {
+      tags: ['labels'],
+      operationId: 'deleteAccountLogo',
+      summary: "Remove the account's logo",
+      description: 'Labels created afterwards carry no logo; labels already created keep theirs. Also 204 when there was none.',
+      response: { 204: { description: 'Removed', type: 'null' }, ...errors(401, 403) },
+    },
+    handler: async (request, reply) => {
+      await deleteLogo(ctx, principalOf(request).accountId);
       return reply.code(204).send();
     },
   });

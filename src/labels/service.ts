@@ -7,9 +7,10 @@ import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts'
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
-import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize } from '../render/index.ts';
+import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import { documentKey, etagOf } from '../render/renderer.ts';
-import { attachLabel, getShipment } from '../shipments/service.ts';
+import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
+import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
 export const DOWNLOAD_VALIDITY_MS = 24 * 3600 * 1000;
@@ -60,54 +61,9 @@ function alreadyLabelled(shipmentId: string, labelId: string | undefined): Confl
 export async function createLabel(ctx: AppContext, accountId: string, input: NewLabel): Promise<Label> {
   // Shipments never change carrier, service, addresses or parcel, so reading one outside the transaction is safe.
   const shipment = await getShipment(ctx.db, accountId, input.shipmentId);
-  // The shipment carries its active label (written in the same transaction as the label itself).
-  if (shipment.label) throw alreadyLabelled(shipment.id, shipment.label.id);
-  const service = findService(shipment.carrier, shipment.service);
-  if (!service) throw new InvalidInput(`shipment ${shipment.id} has service ${shipment.service}, which ${shipment.carrier} no longer offers`);
-
-  const now = Date.now();
-  const id = uuidv7(now);
-  const createdAt = isoNow(now);
-  const expiresAt = isoNow(now + DOWNLOAD_VALIDITY_MS);
   let row: store.LabelRow;
   try {
-    row = await ctx.db.transaction().execute(async (tx) => {
-      // The counter is the first write, so the transaction takes its lock before anything else; a
-      // rollback (the 409 below) gives the serial back unused, and a committed one is never issued again.
-      const serial = await nextCounter(tx, `tracking:${shipment.carrier}`);
-      const trackingNumber = trackingNumberFor(shipment.carrier, BigInt(serial), shipment.service);
-      const data: LabelData = {
-        labelId: id,
-        carrier: shipment.carrier,
-        serviceCode: service.code,
-        serviceName: service.name,
-        trackingNumber,
-        size: input.size,
-        shipDate: createdAt,
-        from: shipment.from,
-        to: shipment.to,
-        parcel: shipment.parcel,
-        ...(shipment.reference !== undefined ? { reference: shipment.reference } : {}),
-      };
-      const r: store.LabelRow = {
-        id,
-        account_id: accountId,
-        shipment_id: shipment.id,
-        carrier: shipment.carrier,
-        service: shipment.service,
-        tracking_number: trackingNumber,
-        format: input.format,
-        size: input.size,
-        status: 'active',
-        label_data: JSON.stringify(data),
-        created_at: createdAt,
-        expires_at: expiresAt,
-        invalidated_at: null,
-      };
-      await store.insertLabel(tx, r);
-      await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
-      return r;
-    });
+    row = await ctx.db.transaction().execute((tx) => insertLabelFor(tx, accountId, shipment, input));
   } catch (err) {
     // The partial unique index decided a race between two requests for the same shipment.
     if (!isUniqueViolation(err)) throw err;
@@ -115,6 +71,72 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
     throw alreadyLabelled(shipment.id, winner?.id);
   }
   return toLabel(ctx, row, input.format);
+}
+
+/**
+ * Issues the label of `shipment` inside the caller's transaction (the API's own, or a batch item's):
+ * 409 if it has an active label, 400 if its service is gone. A race with another label for the same
+ * shipment ends in a unique violation that rolls the transaction back.
+ */
+export async function insertLabelFor(tx: Tx, accountId: string, shipment: Shipment, input: Omit<NewLabel, 'shipmentId'>): Promise<store.LabelRow> {
+  // The shipment carries its active label (written in the same transaction as the label itself).
+  if (shipment.label) throw alreadyLabelled(shipment.id, shipment.label.id);
+  const service = findService(shipment.carrier, shipment.service);
+  if (!service) throw new InvalidInput(`shipment ${shipment.id} has service ${shipment.service}, which ${shipment.carrier} no longer offers`);
+  const now = Date.now();
+  const id = uuidv7(now);
+  const createdAt = isoNow(now);
+  // The counter is the first write, so the transaction takes its lock before anything else; a
+  // rollback (a 409) gives the serial back unused, and a committed one is never issued again.
+  const serial = await nextCounter(tx, `tracking:${shipment.carrier}`);
+  const trackingNumber = trackingNumberFor(shipment.carrier, BigInt(serial), shipment.service);
+  const logo = await store.findLogo(tx, accountId);
+  const data: LabelData = {
+    labelId: id,
+    carrier: shipment.carrier,
+    serviceCode: service.code,
+    serviceName: service.name,
+    trackingNumber,
+    size: input.size,
+    shipDate: createdAt,
+    from: shipment.from,
+    to: shipment.to,
+    parcel: shipment.parcel,
+    ...(shipment.reference !== undefined ? { reference: shipment.reference } : {}),
+    ...(shipment.messages?.length ? { messages: shipment.messages } : {}),
+    ...(logo ? { logo: JSON.parse(logo) as Logo } : {}),
+  };
+  const row: store.LabelRow = {
+    id,
+    account_id: accountId,
+    shipment_id: shipment.id,
+    carrier: shipment.carrier,
+    service: shipment.service,
+    tracking_number: trackingNumber,
+    format: input.format,
+    size: input.size,
+    status: 'active',
+    label_data: JSON.stringify(data),
+    created_at: createdAt,
+    expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
+    invalidated_at: null,
+  };
+  await store.insertLabel(tx, row);
+  await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
+  return row;
+}
+
+// ---- the account's logo ----
+
+/** `PUT /v1/account/logo`: printed on every label of the account created from now on. */
+export async function setLogo(ctx: AppContext, accountId: string, body: Buffer, mediaType: string): Promise<void> {
+  const logo = await logoFromImage(body, mediaType);
+  await store.upsertLogo(ctx.db, accountId, JSON.stringify(logo), isoNow());
+}
+
+/** `DELETE /v1/account/logo`: labels created from now on have none (earlier labels keep theirs). */
+export async function deleteLogo(ctx: AppContext, accountId: string): Promise<void> {
+  await store.deleteLogo(ctx.db, accountId);
 }
 
 export interface LabelQuery {

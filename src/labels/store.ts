@@ -77,3 +77,21 @@ export async function listLabels(db: Db, accountId: string, page: Page, filter: 
   if (filter.createdBefore) q = q.where('created_at', '<', filter.createdBefore);
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
+
+// ---- the account's logo ----
+
+export async function findLogo(db: Db | Tx, accountId: string): Promise<string | undefined> {
+  return (await db.selectFrom('account_logos').select('logo').where('account_id', '=', accountId).executeTakeFirst())?.logo;
+}
+
+export async function upsertLogo(db: Db, accountId: string, logo: string, at: string): Promise<void> {
+  await db
+    .insertInto('account_logos')
+    .values({ account_id: accountId, logo, updated_at: at })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ logo, updated_at: at }))
+    .execute();
+}
+
+export async function deleteLogo(db: Db, accountId: string): Promise<void> {
+  await db.deleteFrom('account_logos').where('account_id', '=', accountId).execute();
+}

@@ -4,7 +4,7 @@
 // more time allocating, clearing and handing over a full RGBA page than this takes to draw the
 // whole label; see docs/rendering.md for the measurements.
 import { glyphOutline, placeText } from './fonts.ts';
-import { barcodeShapes } from './geometry.ts';
+import { barcodeShapes, imageRuns } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
 export interface Bitmap {
@@ -256,6 +256,9 @@ export function drawBitmap(drawing: Drawing, dpi: number): Bitmap {
         for (const ring of sh.rings) fillRing(bm, ring.cx, ring.cy, ring.inner, ring.outer);
         break;
       }
+      case 'image':
+        for (const r of imageRuns(p, scale)) fillRect(bm, r.x, r.y, r.w, r.h);
+        break;
     }
   }
   return bm;

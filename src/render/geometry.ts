@@ -1,7 +1,7 @@
 // Barcode geometry shared by the backends: bars, matrix runs and MaxiCode hexagons as rectangles
 // and polygons, either in points (vector formats) or snapped to whole pixels (raster formats).
 import { DOT, MAXICODE_BULLSEYE, hexagonCorners } from './barcodes.ts';
-import type { BarcodePrimitive } from './model.ts';
+import type { BarcodePrimitive, ImagePrimitive } from './model.ts';
 
 export interface Rect {
   x: number;
@@ -92,6 +92,26 @@ export function barcodeShapes(b: BarcodePrimitive, pxPerPt?: number): BarcodeSha
         while (c < m.columns && m.dark[row + c]) c++;
         out.rects.push({ x: x0 + start * mod + inset, y: y0 + r * rowH, w: (c - start) * mod - 2 * inset, h: rowH });
       }
+    }
+  }
+  return out;
+}
+
+/** The dark runs of a 1-bit image as rectangles, in points or (with `pxPerPt`) in pixels. */
+export function imageRuns(p: ImagePrimitive, pxPerPt = 1): Rect[] {
+  const bits = Buffer.from(p.bits, 'base64');
+  const rowBytes = (p.columns + 7) >> 3;
+  const cw = (p.w / p.columns) * pxPerPt;
+  const ch = (p.h / p.rows) * pxPerPt;
+  const dark = (r: number, c: number): boolean => ((bits[r * rowBytes + (c >> 3)] ?? 0) & (0x80 >> (c & 7))) !== 0;
+  const out: Rect[] = [];
+  for (let r = 0; r < p.rows; r++) {
+    let c = 0;
+    while (c < p.columns) {
+      if (!dark(r, c)) { c++; continue; }
+      const start = c;
+      while (c < p.columns && dark(r, c)) c++;
+      out.push({ x: p.x * pxPerPt + start * cw, y: p.y * pxPerPt + r * ch, w: (c - start) * cw, h: ch });
     }
   }
   return out;

@@ -14,7 +14,7 @@ import { encodePng1, encodeWithSharp, rasterize } from './raster.ts';
 import { drawingToSvg } from './svg.ts';
 import { drawingToZpl } from './zpl.ts';
 
-export type { LabelData, LabelSize } from './label.ts';
+export type { LabelData, LabelSize, Logo } from './label.ts';
 export { LABEL_SIZES } from './label.ts';
 export type { BarcodeModules, BarcodePrimitive, Drawing, Primitive, Symbology } from './model.ts';
 export { layoutLabel } from './layouts/label.ts';

@@ -19,4 +19,15 @@ export interface LabelData {
   to: Address;
   parcel: Parcel;
   reference?: string;
+  /** Up to three lines the shipper wants on the label (§10), printed as given. */
+  messages?: string[];
+  /** The account's logo when the label was created, 1-bit at 203 dpi (at most 203 x 203 dots). */
+  logo?: Logo;
+}
+
+/** A 1-bit picture: rows top to bottom, each padded to whole bytes, most significant bit first, 1 dark; base64. */
+export interface Logo {
+  columns: number;
+  rows: number;
+  bits: string;
 }

@@ -67,7 +67,20 @@ export interface BarcodePrimitive {
   modules: BarcodeModules;
 }
 
-export type Primitive = TextPrimitive | LinePrimitive | BoxPrimitive | BarcodePrimitive;
+/** A 1-bit picture (an account's logo), stretched over its box. */
+export interface ImagePrimitive {
+  kind: 'image';
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  columns: number;
+  rows: number;
+  /** Base64 of the rows top to bottom, each padded to whole bytes, most significant bit first; 1 is dark. */
+  bits: string;
+}
+
+export type Primitive = TextPrimitive | LinePrimitive | BoxPrimitive | BarcodePrimitive | ImagePrimitive;
 
 export interface Drawing {
   widthPt: number;

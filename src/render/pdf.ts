@@ -9,7 +9,7 @@ import type { Font } from 'fontkit';
 import { dejaVu, placeText, shape } from './fonts.ts';
 import type { LoadedFont, ShapedText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
-import { barcodeShapes, bullseyeRings } from './geometry.ts';
+import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { BarcodePrimitive, Drawing } from './model.ts';
 import { TrueTypeSubset, parseTrueType } from './ttf-subset.ts';
 
@@ -235,6 +235,11 @@ export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
           }
           if (ops.length) raw.addContent(`${ops.join('\n')}\nf`);
           for (const ring of sh.rings) raw.addContent(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
+          break;
+        }
+        case 'image': {
+          const runs = imageRuns(p).map((r) => `${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
+          if (runs.length) raw.addContent(`${runs.join('\n')}\nf`);
           break;
         }
       }

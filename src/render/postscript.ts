@@ -3,7 +3,7 @@
 // needs no font on the printer or in the importing application.
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { glyphOutline, placeText } from './fonts.ts';
-import { barcodeShapes, bullseyeRings } from './geometry.ts';
+import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
 function n(v: number): string {
@@ -100,6 +100,9 @@ export function drawingToPostScript(drawing: Drawing, kind: 'PS' | 'EPS'): strin
         body.push(rects.join('\n'));
         break;
       }
+      case 'image':
+        body.push(imageRuns(p).map((r) => `${n(r.x)} ${n(r.y)} ${n(r.w)} ${n(r.h)} R`).join('\n'));
+        break;
     }
   }
   const glyphs = [...used].sort().map((name) => glyphProc(Number(name.slice(1)), name[0] === 'b'));

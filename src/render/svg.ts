@@ -4,7 +4,7 @@
 // modules are whole pixels: that variant feeds the raster backends.
 import { glyphOutline, glyphSvgPath, placeText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
-import { barcodeShapes, bullseyeRings } from './geometry.ts';
+import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
 import type { BarcodePrimitive, Drawing, TextPrimitive } from './model.ts';
 
@@ -115,6 +115,9 @@ export function drawingToSvg(drawing: Drawing, opts: SvgOptions = {}): string {
       case 'barcode':
         // In pixel mode barcodes are drawn outside the points-to-pixels scaling.
         (pxPerPt ? barcodes : body).push(barcodeSvg(p, pxPerPt));
+        break;
+      case 'image':
+        body.push(`<g data-image="logo">${shapesSvg({ rects: imageRuns(p), polygons: [], rings: [] })}</g>`);
         break;
     }
   }

@@ -3,8 +3,9 @@
 // Latin-1 uses the printer's scalable font 0 with ^CI28 (UTF-8); any other text (Cyrillic, Greek,
 // Arabic, …) is rendered with DejaVu Sans and sent as a ^GF bitmap, so every printer shows it.
 import { placeText } from './fonts.ts';
-import type { BarcodePrimitive, Drawing, TextPrimitive } from './model.ts';
+import type { BarcodePrimitive, Drawing, ImagePrimitive, TextPrimitive } from './model.ts';
 import { packBits, rasterize } from './raster.ts';
+import type { Bitmap } from './bitmap.ts';
 import { PDF417_EC_LEVEL } from './barcodes.ts';
 
 export interface ZplOptions {
@@ -127,11 +128,21 @@ function textZpl(t: TextPrimitive, k: number, dpi: number): string {
   const ascent = t.size * 0.95;
   const descent = t.size * 0.3;
   const img = rasterize({ widthPt: width + 1, heightPt: ascent + descent, primitives: [{ ...t, x: 0, y: ascent, anchor: 'start' }] }, dpi);
+  return graphicField(img, Math.round(left * k), Math.round((t.y - ascent) * k));
+}
+
+/** A bitmap as a graphic field (`^GFA`) with its top-left corner at dot (x, y). */
+function graphicField(img: Bitmap, x: number, y: number): string {
   const { rowBytes, data } = packBits(img);
   // ^GF wants 1 = black (packBits pads rows with white, which stays white).
   for (let i = 0; i < data.length; i++) data[i] = data[i]! ^ 0xff;
-  const hex = data.toString('hex').toUpperCase();
-  return `^FO${Math.round(left * k)},${Math.round((t.y - ascent) * k)}^GFA,${data.length},${data.length},${rowBytes},${hex}^FS`;
+  return `^FO${x},${y}^GFA,${data.length},${data.length},${rowBytes},${data.toString('hex').toUpperCase()}^FS`;
+}
+
+/** A 1-bit image as the drawing's own rasteriser makes it at the printer's dots. */
+function imageZpl(p: ImagePrimitive, k: number, dpi: number): string {
+  const img = rasterize({ widthPt: p.w, heightPt: p.h, primitives: [{ ...p, x: 0, y: 0 }] }, dpi);
+  return graphicField(img, Math.round(p.x * k), Math.round(p.y * k));
 }
 
 export function drawingToZpl(drawing: Drawing, opts: ZplOptions): string {
@@ -170,6 +181,9 @@ export function drawingToZpl(drawing: Drawing, opts: ZplOptions): string {
       }
       case 'barcode':
         out.push(barcodeZpl(p, k));
+        break;
+      case 'image':
+        out.push(imageZpl(p, k, dpi));
         break;
     }
   }

@@ -8,6 +8,14 @@ export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: PRINTABLE }) as const;
 
+/** §10: up to three lines printed on the label in every format. */
+const messagesSchema = {
+  type: 'array',
+  maxItems: 3,
+  items: text(35, 1),
+  description: 'Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note).',
+} as const;
+
 export const addressSchema = {
   $id: 'Address',
   type: 'object',
@@ -88,6 +96,7 @@ export const createShipmentBody = {
     to: { $ref: 'Address#' },
     parcel: { $ref: 'Parcel#' },
     reference: { ...text(100), description: 'Free text printed on the label.' },
+    messages: messagesSchema,
   },
 } as const;
 
@@ -103,6 +112,7 @@ export const shipmentSchema = {
     to: { $ref: 'Address#' },
     parcel: { $ref: 'Parcel#' },
     reference: { type: 'string' },
+    messages: { type: 'array', items: { type: 'string' } },
     status: { type: 'string', enum: [...shipmentStatuses] },
     label: {
       type: 'object',

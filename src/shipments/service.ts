@@ -19,6 +19,7 @@ export interface NewShipment {
   to: Address;
   parcel: Parcel;
   reference?: string;
+  messages?: string[];
 }
 
 export interface Shipment extends NewShipment {
@@ -42,6 +43,7 @@ export function toShipment(row: store.ShipmentRow): Shipment {
     updatedAt: row.updated_at,
   };
   if (row.reference !== null) s.reference = row.reference;
+  if (row.messages !== null) s.messages = JSON.parse(row.messages) as string[];
   if (row.label_id && row.tracking_number) s.label = { id: row.label_id, trackingNumber: row.tracking_number, carrier: row.carrier };
   return s;
 }
@@ -68,22 +70,28 @@ function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
   return out;
 }
 
-function checkShipment(input: NewShipment): void {
+/** Every check of a new shipment that needs no database: 400 naming the field (under `prefix`). */
+export function checkShipment(input: NewShipment, prefix = ''): void {
   if (!findService(input.carrier, input.service)) {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
-    throw new InvalidInput(`service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: 'service', message: `must be one of ${known}` }]);
+    throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: `${prefix}service`, message: `must be one of ${known}` }]);
   }
-  const problems = [...addressProblems(input.from, 'from'), ...addressProblems(input.to, 'to')];
+  const problems = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
   const p = input.parcel;
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) {
-    throw new InvalidInput('parcel dimensions need length, width, height and dimensionUnit together', [{ field: 'parcel', message: 'incomplete dimensions' }]);
+    throw new InvalidInput(`${prefix}parcel dimensions need length, width, height and dimensionUnit together`, [{ field: `${prefix}parcel`, message: 'incomplete dimensions' }]);
   }
 }
 
 export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {
   checkShipment(input);
+  return ctx.db.transaction().execute((tx) => insertShipment(tx, accountId, input));
+}
+
+/** Writes a checked new shipment and its `shipment.created` event inside the caller's transaction. */
+export async function insertShipment(tx: Tx, accountId: string, input: NewShipment): Promise<Shipment> {
   const now = isoNow();
   const row: store.ShipmentRow = {
     id: uuidv7(),
@@ -94,6 +102,7 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
     to_address: JSON.stringify(inSchemaOrder(input.to, addressSchema)),
     parcel: JSON.stringify(inSchemaOrder(input.parcel, parcelSchema)),
     reference: input.reference ?? null,
+    messages: input.messages?.length ? JSON.stringify(input.messages) : null,
     status: 'created',
     label_id: null,
     tracking_number: null,
@@ -101,10 +110,8 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
     updated_at: now,
   };
   const shipment = toShipment(row);
-  await ctx.db.transaction().execute(async (tx) => {
-    await store.insertShipment(tx, row);
-    await recordDomainEvent(tx, { accountId, type: 'shipment.created', shipmentId: row.id, data: shipment, at: now });
-  });
+  await store.insertShipment(tx, row);
+  await recordDomainEvent(tx, { accountId, type: 'shipment.created', subjectId: row.id, data: shipment, at: now });
   return shipment;
 }
 

@@ -155,8 +155,8 @@ function prepare(events: IncomingEvent[]): PreparedEvent[] {
     const timestamp = ms === null ? '' : utc(ms);
     // Also rejects instants past year 9999 in UTC, whose ISO form would not sort as text.
     if (!/^\d{4}-/.test(timestamp)) {
-      throw new InvalidInput(`events.${i}.timestamp must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00+02:00`, [
-        { field: `events.${i}.timestamp`, message: 'is not an RFC 3339 date-time with an offset' },
+      throw new InvalidInput(`events[${i}].timestamp must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00+02:00`, [
+        { field: `events[${i}].timestamp`, message: 'is not an RFC 3339 date-time with an offset' },
       ]);
     }
     return { ...e, given: e.trackingNumber, trackingNumber: normalizeTrackingNumber(e.trackingNumber), timestamp };
@@ -265,7 +265,7 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
       const type = DOMAIN_EVENT[change.status as TrackingStatus];
       if (!type) continue;
       const data = { ...shipment, status: change.status, label: labelRef, event: toEvent(change) };
-      await recordDomainEvent(tx, { accountId: label.account_id, type, shipmentId: shipment.id, data, at: now });
+      await recordDomainEvent(tx, { accountId: label.account_id, type, subjectId: shipment.id, data, at: now });
     }
     await recordShipmentStatus(tx, shipment.id, changes.at(-1)!.status, now);
   }

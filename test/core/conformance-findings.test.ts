@@ -17,7 +17,7 @@ forEachDatabase((database) => {
   describe('control characters never reach the database', () => {
     it('NUL in a tracking number of POST /v1/tracking/events is 400 naming the field', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: { events: [{ trackingNumber: '1Z\u0000', status: 'in_transit', timestamp: '2026-01-01T00:00:00Z', location: 'X' }] } });
-      assertInvalid(res, 'events.0.trackingNumber');
+      assertInvalid(res, 'events[0].trackingNumber');
     });
 
     it('in a query string, a path parameter and an OAuth form field too', async () => {

@@ -72,7 +72,7 @@ forEachDatabase((database) => {
     it('a malformed element is 400 naming its index', async () => {
       const res = await validate([CASES[0]!.address, CASES[5]!.address, { ...CASES[5]!.address, country: 'de' }]);
       assert.equal(res.statusCode, 400);
-      assert.equal(res.json().details[0].field, 'addresses.2.country');
+      assert.equal(res.json().details[0].field, 'addresses[2].country');
     });
   });
 });

@@ -1,7 +1,7 @@
 // The label laid out once, in points: addresses, banner, routing, barcodes, package details.
 // Portrait (4x6, 4x8) and landscape (6x4) have their own arrangement of the same blocks;
 // 8.5x11 places the 4x6 label on a letter page.
-import { dataMatrix, linearBarcode, maxiCode, pdf417 } from '../barcodes.ts';
+import { DOT, dataMatrix, linearBarcode, maxiCode, onDots, pdf417 } from '../barcodes.ts';
 import type { Area } from '../barcodes.ts';
 import {
   dhlDataMatrixMessage, fedexPdf417Message, groupTrackingNumber, maxiCodeMessage, normalPostalCode,
@@ -10,8 +10,8 @@ import {
 import addressFormatter from '@fragaria/address-formatter';
 import { countryName, countryNumeric } from '../../countries.ts';
 import type { Address } from '../../carriers/types.ts';
-import type { LabelData, LabelSize } from '../label.ts';
-import type { BarcodePrimitive, Drawing, Primitive } from '../model.ts';
+import type { LabelData, LabelSize, Logo } from '../label.ts';
+import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
@@ -53,6 +53,10 @@ class Sheet {
   barcode(b: BarcodePrimitive): BarcodePrimitive {
     this.primitives.push(b);
     return b;
+  }
+
+  image(p: ImagePrimitive): void {
+    this.primitives.push(p);
   }
 }
 
@@ -199,6 +203,25 @@ function routingBlock(s: Sheet, d: LabelData, area: Area): void {
 }
 
 
+/** Whether the label carries messages or a logo, which take room from the tracking barcode. */
+function customised(d: LabelData): boolean {
+  return (d.messages?.length ?? 0) > 0 || d.logo !== undefined;
+}
+
+/** The logo fitted in `box` (at most 1 x 1 inch), on whole dots where it is at least one dot per pixel. */
+function logoImage(s: Sheet, logo: Logo, box: Area): void {
+  let cell = Math.min(box.w / logo.columns, box.h / logo.rows, DOT);
+  if (cell >= DOT) cell = Math.floor(cell / DOT) * DOT;
+  const w = logo.columns * cell;
+  const h = logo.rows * cell;
+  s.image({ kind: 'image', x: onDots(box.x + (box.w - w) / 2), y: onDots(box.y + (box.h - h) / 2), w, h, columns: logo.columns, rows: logo.rows, bits: logo.bits });
+}
+
+/** The shipper's messages, one per line, from baseline `y` down. */
+function messageLines(s: Sheet, d: LabelData, x: number, y: number, w: number, size: number): void {
+  for (const [i, m] of (d.messages ?? []).entries()) s.text(x, y + i * size * 1.3, m, size, { maxWidth: w, minSize: size * 0.7 });
+}
+
 function detailsBlock(s: Sheet, d: LabelData, area: Area, size = 7): void {
   const lead = size * 1.3;
   const half = area.w / 2 - 4;
@@ -210,6 +233,18 @@ function detailsBlock(s: Sheet, d: LabelData, area: Area, size = 7): void {
   y += lead;
   s.text(area.x, y, `SHIP DATE: ${printedDate(d.shipDate)}`, size, { maxWidth: half });
   s.text(area.x + area.w, y, `LABEL ${d.labelId}`, size - 1, { anchor: 'end', maxWidth: half });
+}
+
+/**
+ * The bottom of a customised label: the details, the messages under them, and the logo in a square
+ * box at the right.
+ */
+function customBlock(s: Sheet, d: LabelData, area: Area, size: number): void {
+  const logoSide = d.logo ? Math.min(area.h, 72) : 0;
+  const textW = area.w - (logoSide ? logoSide + 6 : 0);
+  detailsBlock(s, d, { ...area, w: textW, h: size * 3.9 }, size);
+  messageLines(s, d, area.x, area.y + size + size * 1.3 * 3, textW, size);
+  if (d.logo) logoImage(s, d.logo, { x: area.x + area.w - logoSide, y: area.y, w: logoSide, h: logoSide });
 }
 
 function layoutPortrait(d: LabelData, W: number, H: number): Sheet {
@@ -250,13 +285,15 @@ function layoutPortrait(d: LabelData, W: number, H: number): Sheet {
   const barTop = bannerTop + 44;
   s.line(0, barTop, W, barTop, 1);
 
-  // Tracking barcode with its human-readable line.
-  const barH = 60 + extra * 0.45;
+  // Tracking barcode with its human-readable line; messages and a logo take 20 pt of its height.
+  const custom = customised(d) ? 20 : 0;
+  const barH = 60 + extra * 0.45 - custom;
   const b = s.barcode(trackingBarcode(d, { x: 0, y: barTop + 8, w: W, h: barH }));
   s.text(W / 2, b.y + b.h + 11, groupTrackingNumber(d.carrier, cleanText(d.trackingNumber)), 9, { anchor: 'middle', maxWidth: inner });
-  const detailsTop = H - 44;
+  const detailsTop = H - 44 - custom;
   s.line(0, detailsTop, W, detailsTop, 1);
-  detailsBlock(s, d, { x: M, y: detailsTop + 4, w: inner, h: 36 }, 7 + extra / 144);
+  if (custom) customBlock(s, d, { x: M, y: detailsTop + 3, w: inner, h: 44 + custom - 6 }, 6.5 + extra / 144);
+  else detailsBlock(s, d, { x: M, y: detailsTop + 4, w: inner, h: 36 }, 7 + extra / 144);
   return s;
 }
 
@@ -285,10 +322,20 @@ function layoutLandscape(d: LabelData, W: number, _H: number): Sheet {
   s.line(0, 158, W, 158, 2);
 
   s.text(M, 172, `TRACKING #: ${groupTrackingNumber(d.carrier, cleanText(d.trackingNumber))}`, 10, { bold: true, maxWidth: inner, minSize: 7 });
-  const b = s.barcode(trackingBarcode(d, { x: 0, y: 178, w: W, h: 50 }));
+  // Messages and a logo take 14 pt of the tracking barcode's height.
+  const custom = customised(d) ? 14 : 0;
+  const b = s.barcode(trackingBarcode(d, { x: 0, y: 178, w: W, h: 50 - custom }));
   s.text(W / 2, b.y + b.h + 10, groupTrackingNumber(d.carrier, cleanText(d.trackingNumber)), 8, { anchor: 'middle', maxWidth: inner });
-  s.line(0, 246, W, 246, 1);
-  detailsBlock(s, d, { x: M, y: 249, w: inner, h: 36 }, 7);
+  s.line(0, 246 - custom, W, 246 - custom, 1);
+  if (custom) {
+    // Details at the left, messages in the middle, the logo at the right.
+    const top = 249 - custom;
+    const logoSide = d.logo ? 36 + custom : 0;
+    const colW = (inner - logoSide - 8) / 2;
+    detailsBlock(s, d, { x: M, y: top, w: colW, h: 36 + custom }, 6.5);
+    messageLines(s, d, M + colW + 8, top + 6.5, colW, 6.5);
+    if (d.logo) logoImage(s, d.logo, { x: W - M - logoSide, y: top, w: logoSide, h: logoSide });
+  } else detailsBlock(s, d, { x: M, y: 249, w: inner, h: 36 }, 7);
   return s;
 }
 
