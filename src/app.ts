@@ -17,6 +17,7 @@ import { healthRoutes } from './health/routes.ts';
 import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
 import { addressRoutes, addressSchemas } from './addresses/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
+import { batchRoutes, batchSchemas } from './batches/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
@@ -79,7 +80,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...trackingSchemas, ...webhookSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -124,6 +125,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       addressRoutes(v1, ctx);
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
+      batchRoutes(v1, ctx);
       trackingRoutes(v1, ctx);
       webhookRoutes(v1, ctx);
     },

@@ -9,6 +9,7 @@ import { purgeAuthorizationState } from './oauth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
 import { purgeRenderedDocuments } from './documents/service.ts';
+import { processBatches } from './batches/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
 
@@ -18,6 +19,7 @@ export function jobs(): Job[] {
     { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
     { name: 'purge-rendered-documents', run: purgeRenderedDocuments, idleMs: 60_000 },
     { name: 'sandbox-carrier', run: runSandbox },
+    { name: 'batches', run: processBatches },
     ...webhookJobs(),
   ];
 }

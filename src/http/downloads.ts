@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import type { RenderedDocument } from '../render/index.ts';
 
 /** A document behind a signed link, checked and ready to be rendered (labels, stamps). */
@@ -8,8 +9,8 @@ export interface Download {
   /** The Cache-Control header: labels may be kept until the link expires, stamps are never stored. */
   cacheControl: string;
   filename: string;
-  /** The document, kept or rendered; called only when the client's copy (If-None-Match) is stale. */
-  render(): Promise<RenderedDocument>;
+  /** The document, kept or rendered (or a stream of it); called only when the client's copy (If-None-Match) is stale. */
+  render(): Promise<Omit<RenderedDocument, 'body'> & { body: Buffer | Readable }>;
 }
 
 /** Answers a download: 304 when `If-None-Match` names its ETag, else the document with its media type and filename. */

@@ -13,6 +13,7 @@ export const TAGS = [
   { name: 'shipments', description: 'Shipments: who sends what to whom, with which carrier and service.' },
   { name: 'addresses', description: 'Addresses checked and standardised before a label is bought.' },
   { name: 'labels', description: 'Shipping labels of a shipment in every print format, with download links valid for 24 hours.' },
+  { name: 'batches', description: 'Many labels at once, made by the worker in item order, and print files: labels in order in one PDF (in a sheet layout) or one ZPL stream.' },
   { name: 'stamps', description: 'Postage stamps with a signed indicium anyone can verify.' },
   { name: 'tracking', description: 'Tracking events reported by carriers and the tracking of a label.' },
   { name: 'webhooks', description: 'Subscriptions to shipment events, signed per Standard Webhooks, and their deliveries.' },

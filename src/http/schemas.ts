@@ -34,7 +34,7 @@ const STATUS_TEXT: Record<number, string> = {
   410: 'Gone',
   413: 'Body too large',
   415: 'Unsupported content type',
-  422: 'Idempotency key reused with another request',
+  422: 'Unprocessable: an idempotency key reused with another request, or nothing to act on (see code)',
   429: 'Rate limited',
 };
 

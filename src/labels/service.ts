@@ -237,3 +237,8 @@ export function labelRecord(db: Db | Tx, accountId: string | null, id: string): 
 export function activeLabelsAfter(db: Db, afterId: string, limit: number): Promise<LabelRecord[]> {
   return store.activeLabelsAfter(db, afterId, limit);
 }
+
+/** This account's labels with these ids, with what a print file needs (another account's are absent). */
+export function labelsForPrint(db: Db, accountId: string, ids: string[]): Promise<Pick<store.LabelRow, 'id' | 'status' | 'label_data'>[]> {
+  return store.findLabelsForPrint(db, accountId, ids);
+}

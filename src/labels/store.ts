@@ -95,3 +95,11 @@ export async function upsertLogo(db: Db, accountId: string, logo: string, at: st
 export async function deleteLogo(db: Db, accountId: string): Promise<void> {
   await db.deleteFrom('account_logos').where('account_id', '=', accountId).execute();
 }
+
+export async function findLabelsForPrint(db: Db, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'label_data'>[]> {
+  const out: Pick<LabelRow, 'id' | 'status' | 'label_data'>[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'label_data']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
+  }
+  return out;
+}

@@ -169,81 +169,116 @@ function creationDate(d: Drawing): Date {
 }
 
 export function drawingToPdf(drawing: Drawing): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const created = creationDate(drawing);
-    const doc = new PDFDocument({
-      size: [drawing.widthPt, drawing.heightPt],
-      margin: 0,
-      font: null as unknown as string, // no default Helvetica: nothing is drawn with it
-      info: {
-        Title: drawing.meta?.title ?? 'Label',
-        Subject: drawing.meta?.subject ?? '',
-        Producer: 'shipping-platform',
-        Creator: 'shipping-platform',
-        CreationDate: created,
-        ModDate: created,
-      },
-      autoFirstPage: true,
-    });
-    const chunks: Buffer[] = [];
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
+  const chunks: Buffer[] = [];
+  return pagesToPdf([drawing], drawing.meta ?? {}, (c) => {
+    chunks.push(c);
+  }).then(() => Buffer.concat(chunks));
+}
 
-    doc.registerFont('R', pdfFont(false) as unknown as string);
-    doc.registerFont('B', pdfFont(true) as unknown as string);
-    // pdfkit's path helpers format every number through several layers; barcodes have hundreds of
-    // shapes, so their path operators are written directly (pdfkit's page space is y-down already).
-    const raw = doc as unknown as { addContent(s: string): void };
-    let currentFont: boolean | undefined;
-    for (const p of drawing.primitives) {
-      switch (p.kind) {
-        case 'text': {
-          const bold = p.bold ?? false;
-          if (currentFont !== bold) {
-            doc.font(bold ? 'B' : 'R');
-            currentFont = bold;
-          }
-          const x = placeText(p).left;
-          // `features` makes pdfkit shape the whole line at once (as the other backends do)
-          // instead of word by word.
-          doc.fontSize(p.size).text(p.text, x, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);
+/**
+ * Writes a PDF of one page per drawing, each page its drawing's size, handing the bytes to `write`
+ * as pdfkit produces them: each page goes out when the next begins, so a long document is never
+ * held whole. `write` may return a promise (the reader is behind); the next page waits for it.
+ */
+export async function pagesToPdf(pages: Iterable<Drawing>, meta: NonNullable<Drawing['meta']>, write: (chunk: Buffer) => void | Promise<void>): Promise<void> {
+  const it = pages[Symbol.iterator]();
+  let next = it.next();
+  if (next.done) throw new Error('a PDF needs at least one page');
+  const created = creationDate({ widthPt: 0, heightPt: 0, primitives: [], meta });
+  const doc = new PDFDocument({
+    size: [next.value.widthPt, next.value.heightPt],
+    margin: 0,
+    font: null as unknown as string, // no default Helvetica: nothing is drawn with it
+    info: {
+      Title: meta.title ?? 'Label',
+      Subject: meta.subject ?? '',
+      Producer: 'shipping-platform',
+      Creator: 'shipping-platform',
+      CreationDate: created,
+      ModDate: created,
+    },
+    autoFirstPage: true,
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    doc.on('end', resolve);
+    doc.on('error', reject);
+  });
+  ended.catch(() => {}); // awaited below; a failure before then must not go unhandled
+  let pending: Promise<void> | undefined;
+  doc.on('data', (c: Buffer) => {
+    const w = write(c);
+    if (w) pending = (pending ?? Promise.resolve()).then(() => w);
+  });
+  doc.registerFont('R', pdfFont(false) as unknown as string);
+  doc.registerFont('B', pdfFont(true) as unknown as string);
+  drawPage(doc, next.value);
+  for (next = it.next(); !next.done; next = it.next()) {
+    // The finished page goes out now: when the reader is behind, wait for it.
+    doc.addPage({ size: [next.value.widthPt, next.value.heightPt], margin: 0 });
+    await new Promise<void>((resolve) => setImmediate(resolve)); // pdfkit hands its data out on a later tick
+    if (pending) {
+      const p = pending;
+      pending = undefined;
+      await p;
+    }
+    drawPage(doc, next.value);
+  }
+  doc.end();
+  await ended;
+  if (pending) await pending;
+}
+
+function drawPage(doc: Doc, drawing: Drawing): void {
+  // pdfkit's path helpers format every number through several layers; barcodes have hundreds of
+  // shapes, so their path operators are written directly (pdfkit's page space is y-down already).
+  const raw = doc as unknown as { addContent(s: string): void };
+  let currentFont: boolean | undefined;
+  for (const p of drawing.primitives) {
+    switch (p.kind) {
+      case 'text': {
+        const bold = p.bold ?? false;
+        if (currentFont !== bold) {
+          doc.font(bold ? 'B' : 'R');
+          currentFont = bold;
+        }
+        const x = placeText(p).left;
+        // `features` makes pdfkit shape the whole line at once (as the other backends do)
+        // instead of word by word.
+        doc.fontSize(p.size).text(p.text, x, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);
+        break;
+      }
+      case 'line':
+        raw.addContent(`${f(p.width)} w ${f(p.x1)} ${f(p.y1)} m ${f(p.x2)} ${f(p.y2)} l S`);
+        break;
+      case 'box': {
+        const rect = `${f(p.x)} ${f(p.y)} ${f(p.w)} ${f(p.h)} re`;
+        if (p.fill && p.stroke) raw.addContent(`${f(p.stroke)} w ${rect} B`);
+        else if (p.fill) raw.addContent(`${rect} f`);
+        else raw.addContent(`${f(p.stroke ?? 1)} w ${rect} S`);
+        break;
+      }
+      case 'barcode': {
+        if (p.modules.shape === 'hexagons') {
+          raw.addContent(maxiCodeAsText(doc, p, drawing.heightPt));
           break;
         }
-        case 'line':
-          raw.addContent(`${f(p.width)} w ${f(p.x1)} ${f(p.y1)} m ${f(p.x2)} ${f(p.y2)} l S`);
-          break;
-        case 'box': {
-          const rect = `${f(p.x)} ${f(p.y)} ${f(p.w)} ${f(p.h)} re`;
-          if (p.fill && p.stroke) raw.addContent(`${f(p.stroke)} w ${rect} B`);
-          else if (p.fill) raw.addContent(`${rect} f`);
-          else raw.addContent(`${f(p.stroke ?? 1)} w ${rect} S`);
-          break;
+        const sh = barcodeShapes(p);
+        const ops: string[] = [];
+        for (const r of sh.rects) ops.push(`${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
+        for (const poly of sh.polygons) {
+          let d = `${f(poly[0]![0])} ${f(poly[0]![1])} m`;
+          for (let i = 1; i < poly.length; i++) d += ` ${f(poly[i]![0])} ${f(poly[i]![1])} l`;
+          ops.push(`${d} h`);
         }
-        case 'barcode': {
-          if (p.modules.shape === 'hexagons') {
-            raw.addContent(maxiCodeAsText(doc, p, drawing.heightPt));
-            break;
-          }
-          const sh = barcodeShapes(p);
-          const ops: string[] = [];
-          for (const r of sh.rects) ops.push(`${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
-          for (const poly of sh.polygons) {
-            let d = `${f(poly[0]![0])} ${f(poly[0]![1])} m`;
-            for (let i = 1; i < poly.length; i++) d += ` ${f(poly[i]![0])} ${f(poly[i]![1])} l`;
-            ops.push(`${d} h`);
-          }
-          if (ops.length) raw.addContent(`${ops.join('\n')}\nf`);
-          for (const ring of sh.rings) raw.addContent(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
-          break;
-        }
-        case 'image': {
-          const runs = imageRuns(p).map((r) => `${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
-          if (runs.length) raw.addContent(`${runs.join('\n')}\nf`);
-          break;
-        }
+        if (ops.length) raw.addContent(`${ops.join('\n')}\nf`);
+        for (const ring of sh.rings) raw.addContent(`${circle(ring.cx, ring.cy, ring.outer)}\n${circle(ring.cx, ring.cy, ring.inner)}\nf*`);
+        break;
+      }
+      case 'image': {
+        const runs = imageRuns(p).map((r) => `${f(r.x)} ${f(r.y)} ${f(r.w)} ${f(r.h)} re`);
+        if (runs.length) raw.addContent(`${runs.join('\n')}\nf`);
+        break;
       }
     }
-    doc.end();
-  });
+  }
 }

@@ -1,8 +1,11 @@
 // A render thread of the Renderer's pool (piscina): lays a document out and renders it, and hands
-// the bytes back.
+// the bytes back; or writes a print file's PDF through a message port as it goes (src/render/renderer.ts).
+import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
-import { renderDocument, type DocumentSource, type LabelFormat } from './index.ts';
+import { renderDocument, type DocumentSource, type LabelData, type LabelFormat } from './index.ts';
+import { printPages, type PrintLayout } from './layouts/sheet.ts';
+import { pagesToPdf } from './pdf.ts';
 
 setCachesEnabled((workerData as { caches?: boolean } | undefined)?.caches ?? true);
 
@@ -12,9 +15,48 @@ export interface RenderTask {
   dpi: 203 | 300;
 }
 
-export default async function render(task: RenderTask): Promise<Uint8Array> {
+/** A print file's PDF, written to `port` in chunks while the reader keeps up (see Renderer.printFile). */
+export interface PrintTask {
+  print: { labels: LabelData[]; layout: PrintLayout; start: number; title: string; createdAt: string };
+  port: MessagePort;
+}
+
+/** Bytes a print file may have on its way to the reader before its thread waits. */
+export const PRINT_CREDIT_BYTES = 1 << 20;
+
+export type PortMessage = { chunk: Uint8Array } | { done: true };
+export type ReaderMessage = { credit: number } | { cancel: true };
+
+export default async function render(task: RenderTask | PrintTask): Promise<Uint8Array | null> {
+  if ('print' in task) {
+    await printFile(task);
+    return null;
+  }
   const { body } = await renderDocument(task.source, task.format, { dpi: task.dpi });
   // Copied into memory of its own first: a Buffer may be a view into Node's shared pool or memory
   // that native code (sharp) allocated, neither of which can be transferred.
   return move(new Uint8Array(body)) as Uint8Array;
+}
+
+async function printFile({ print, port }: PrintTask): Promise<void> {
+  let credit = PRINT_CREDIT_BYTES;
+  let cancelled = false;
+  let wake: (() => void) | undefined;
+  port.on('message', (m: ReaderMessage) => {
+    if ('cancel' in m) cancelled = true;
+    else credit += m.credit;
+    wake?.();
+  });
+  try {
+    await pagesToPdf(printPages(print.labels, print.layout, print.start), { title: print.title, createdAt: print.createdAt }, async (chunk) => {
+      if (cancelled) throw new Error('the reader went away');
+      const copy = new Uint8Array(chunk);
+      port.postMessage({ chunk: copy } satisfies PortMessage, [copy.buffer]);
+      credit -= copy.byteLength;
+      while (credit <= 0 && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
+    });
+    port.postMessage({ done: true } satisfies PortMessage);
+  } finally {
+    port.close();
+  }
 }

@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { cachesEnabled, createCache, type Cache } from '../cache.ts';
 import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
-import type { RenderTask } from './render-thread.ts';
+import { MessageChannel } from 'node:worker_threads';
+import { Readable } from 'node:stream';
+import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
 import { RENDERER_VERSION } from './version.ts';
 
 /** Where rendered documents are kept beyond this process's memory (src/documents/service.ts). */
@@ -43,7 +45,7 @@ export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 20
 
 export class Renderer {
   readonly #options: RendererOptions;
-  #pool: Piscina<RenderTask, Uint8Array> | undefined;
+  #pool: Piscina<RenderTask | PrintTask, Uint8Array | null> | undefined;
   readonly #memory: Cache<string, Uint8Array> | undefined;
   /** Documents being drawn or fetched now: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
@@ -85,19 +87,66 @@ export class Renderer {
   }
 
   #draw(task: RenderTask): Promise<Uint8Array> {
+    return this.#poolOf().run(task).then((body) => {
+      this.#rendered++;
+      return body!;
+    });
+  }
+
+  /**
+   * A print file's PDF, drawn on a render thread and handed out as it is written: the thread waits
+   * while more than a megabyte is on its way to a slow reader, so neither side holds the document.
+   */
+  printFile(print: PrintTask['print']): Readable {
+    const { port1, port2 } = new MessageChannel();
+    let owed = 0;
+    let finished = false;
+    const out = new Readable({
+      read() {
+        if (owed > 0) {
+          port1.postMessage({ credit: owed } satisfies ReaderMessage);
+          owed = 0;
+        }
+      },
+      destroy(err, callback) {
+        if (!finished) port1.postMessage({ cancel: true } satisfies ReaderMessage);
+        port1.close();
+        callback(err);
+      },
+    });
+    port1.on('message', (m: PortMessage) => {
+      if ('done' in m) {
+        finished = true;
+        out.push(null);
+        port1.close();
+        return;
+      }
+      const chunk = Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength);
+      if (out.push(chunk)) port1.postMessage({ credit: chunk.byteLength } satisfies ReaderMessage);
+      else owed += chunk.byteLength;
+    });
+    this.#poolOf()
+      .run({ print, port: port2 }, { transferList: [port2] })
+      .then(() => {
+        this.#rendered++;
+      })
+      .catch((err: unknown) => {
+        finished = true;
+        out.destroy(err as Error);
+      });
+    return out;
+  }
+
+  #poolOf(): Piscina<RenderTask | PrintTask, Uint8Array | null> {
     // Made at the first render: a process that never renders starts no thread.
-    this.#pool ??= new Piscina<RenderTask, Uint8Array>({
+    return (this.#pool ??= new Piscina<RenderTask | PrintTask, Uint8Array | null>({
       filename: new URL('./render-thread.ts', import.meta.url).href,
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
       // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
       workerData: { caches: cachesEnabled() },
-    });
-    return this.#pool.run(task).then((body) => {
-      this.#rendered++;
-      return body;
-    });
+    }));
   }
 
   /** Stored after the answer has gone: a failure costs a later render, never a download. */

@@ -148,3 +148,6 @@ export async function attachLabel(tx: Tx, shipmentId: string, label: { id: strin
 export async function recordShipmentStatus(tx: Tx, shipmentId: string, status: string, at: string): Promise<void> {
   await store.updateShipmentStatus(tx, shipmentId, status, at);
 }
+
+/** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches). */
+export { createShipmentBody } from './schemas.ts';

@@ -349,6 +349,11 @@ export function translate(primitives: Primitive[], dx: number, dy: number): Prim
   });
 }
 
+/** A portrait label laid out on a page of `w` x `h` points (the positions of a print file's sheets). */
+export function layoutLabelAt(data: LabelData, w: number, h: number): Drawing {
+  return { widthPt: w, heightPt: h, primitives: layoutPortrait(data, w, h).primitives };
+}
+
 export function layoutLabel(data: LabelData): Drawing {
   const size: LabelSize = data.size in SIZES ? data.size : '4x6';
   const { w, h } = SIZES[size];

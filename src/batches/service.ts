@@ -1,0 +1,301 @@
+// Batches (§11): many labels asked for at once. Every item is checked up front (400 naming its
+// index, nothing created); the worker then does the items in order, one transaction each, that
+// transaction also moving the batch past the item: a crash at any moment redoes at most the item
+// whose transaction did not commit, so no item is ever done twice. Print files put labels in order
+// into one PDF or ZPL document behind a signed link.
+import { Readable } from 'node:stream';
+import type { AppContext } from '../context.ts';
+import type { Tx } from '../db/index.ts';
+import { recordDomainEvent } from '../db/events.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import type { Page } from '../db/page.ts';
+import { AppError, Forbidden, Gone, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
+import type { Download } from '../http/downloads.ts';
+import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { DOWNLOAD_VALIDITY_MS, insertLabelFor, labelsForPrint } from '../labels/service.ts';
+import type { LabelData, LabelFormat, LabelSize } from '../render/index.ts';
+import { pageCount, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
+import { checkShipment, getShipment, insertShipment, type NewShipment } from '../shipments/service.ts';
+import * as store from './store.ts';
+
+export const MAX_BATCH_ITEMS = 1000;
+/** Items one run of the worker job does before it lets the other jobs have a turn. */
+const ITEMS_PER_RUN = 25;
+
+export type BatchItemRequest = { shipmentId: string } | { shipment: NewShipment };
+
+export interface NewBatch {
+  items: BatchItemRequest[];
+  format?: LabelFormat;
+  size?: LabelSize;
+}
+
+export interface Batch {
+  id: string;
+  status: 'processing' | 'completed';
+  format: LabelFormat;
+  size: LabelSize;
+  counts: { total: number; succeeded: number; failed: number };
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface BatchItem {
+  index: number;
+  shipmentId: string | null;
+  labelId: string | null;
+  trackingNumber: string | null;
+  error: { code: string; message: string } | null;
+}
+
+function toBatch(row: store.BatchRow): Batch {
+  return {
+    id: row.id,
+    status: row.status as Batch['status'],
+    format: row.format as LabelFormat,
+    size: row.size as LabelSize,
+    counts: { total: Number(row.total), succeeded: Number(row.succeeded), failed: Number(row.failed) },
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+function toItem(row: store.BatchItemRow): BatchItem {
+  return {
+    index: Number(row.idx),
+    shipmentId: row.shipment_id,
+    labelId: row.label_id,
+    trackingNumber: row.tracking_number,
+    error: row.error === null ? null : (JSON.parse(row.error) as BatchItem['error']),
+  };
+}
+
+/** `POST /v1/batches`: every item checked (400 naming each bad index, nothing created), then stored for the worker. */
+export async function createBatch(ctx: AppContext, accountId: string, input: NewBatch): Promise<Batch> {
+  const problems: FieldProblem[] = [];
+  input.items.forEach((item, i) => {
+    if (!('shipment' in item)) return;
+    try {
+      checkShipment(item.shipment, `items[${i}].shipment.`);
+    } catch (err) {
+      if (!(err instanceof InvalidInput)) throw err;
+      problems.push(...(err.details ?? [{ field: `items[${i}].shipment`, message: err.message }]));
+    }
+  });
+  if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
+  const now = isoNow();
+  const row: store.BatchRow = {
+    id: uuidv7(),
+    account_id: accountId,
+    status: 'processing',
+    format: input.format ?? 'PDF',
+    size: input.size ?? '4x6',
+    total: input.items.length,
+    succeeded: 0,
+    failed: 0,
+    next_index: 0,
+    created_at: now,
+    completed_at: null,
+  };
+  const items = input.items.map((item, idx) => ({
+    batch_id: row.id,
+    idx,
+    request: JSON.stringify(item),
+    shipment_id: 'shipmentId' in item ? item.shipmentId : null,
+    label_id: null,
+    tracking_number: null,
+    error: null,
+  }));
+  await ctx.db.transaction().execute((tx) => store.insertBatch(tx, row, items));
+  return toBatch(row);
+}
+
+export async function getBatch(ctx: AppContext, accountId: string, id: string): Promise<Batch & { items: BatchItem[] }> {
+  const row = await store.findBatch(ctx.db, accountId, id);
+  if (!row) throw new NotFound('batch', id);
+  return { ...toBatch(row), items: (await store.batchItems(ctx.db, row.id)).map(toItem) };
+}
+
+export async function listBatches(ctx: AppContext, accountId: string, page: Page): Promise<Batch[]> {
+  return (await store.listBatches(ctx.db, accountId, page)).map(toBatch);
+}
+
+// ---- the worker ----
+
+/** Worker job: the next items of the oldest batch still processing. */
+export async function processBatches(ctx: AppContext): Promise<number> {
+  const next = await store.nextProcessingBatch(ctx.db);
+  if (!next) return 0;
+  let done = 0;
+  while (done < ITEMS_PER_RUN && (await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id)))) done++;
+  return done;
+}
+
+/** Does the batch's next item and moves the batch past it, in the caller's transaction; false when nothing was left. */
+async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boolean> {
+  const batch = await store.lockBatch(tx, ctx.storage.dialect, batchId);
+  if (!batch || batch.status !== 'processing') return false;
+  const idx = Number(batch.next_index);
+  const item = await store.findItem(tx, batch.id, idx);
+  if (!item) throw new Error(`batch ${batch.id} has no item ${idx}`);
+  const outcome = await doItem(tx, batch, JSON.parse(item.request) as BatchItemRequest);
+  await store.finishItem(tx, batch.id, idx, outcome);
+  const completed = idx + 1 >= Number(batch.total);
+  const now = isoNow();
+  const updated: store.BatchRow = {
+    ...batch,
+    next_index: idx + 1,
+    succeeded: Number(batch.succeeded) + (outcome.error ? 0 : 1),
+    failed: Number(batch.failed) + (outcome.error ? 1 : 0),
+    status: completed ? 'completed' : 'processing',
+    completed_at: completed ? now : null,
+  };
+  await store.advanceBatch(tx, batch.id, updated);
+  if (completed) await recordDomainEvent(tx, { accountId: batch.account_id, type: 'batch.completed', subjectId: batch.id, data: toBatch(updated), at: now });
+  return true;
+}
+
+/**
+ * One item: its shipment (found, or created from the item) and a label. A refusal of its own (404,
+ * 409, 400) is the item's error; anything else (the database) rolls the item back to be done again.
+ */
+async function doItem(tx: Tx, batch: store.BatchRow, request: BatchItemRequest): Promise<Pick<store.BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'>> {
+  let shipmentId = 'shipmentId' in request ? request.shipmentId : null;
+  try {
+    const shipment = 'shipmentId' in request ? await getShipment(tx, batch.account_id, request.shipmentId) : await insertShipment(tx, batch.account_id, request.shipment);
+    shipmentId = shipment.id;
+    const label = await insertLabelFor(tx, batch.account_id, shipment, { format: batch.format as LabelFormat, size: batch.size as LabelSize });
+    return { shipment_id: shipment.id, label_id: label.id, tracking_number: label.tracking_number, error: null };
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    return { shipment_id: shipmentId, label_id: null, tracking_number: null, error: JSON.stringify({ code: err.code, message: err.message }) };
+  }
+}
+
+// ---- print files ----
+
+export type PrintFileFormat = 'PDF' | 'ZPL';
+
+export interface NewPrintFile {
+  batchId?: string;
+  labelIds?: string[];
+  format?: PrintFileFormat;
+  layout?: PrintLayout;
+  start?: number;
+}
+
+export interface PrintFile {
+  id: string;
+  format: PrintFileFormat;
+  layout: PrintLayout;
+  labelCount: number;
+  /** Pages of the PDF (ZPL: one label format per label). */
+  pageCount: number;
+  url: string;
+  expiresAt: string;
+}
+
+function toPrintFile(ctx: AppContext, row: store.PrintFileRow): PrintFile {
+  const count = (JSON.parse(row.label_ids) as string[]).length;
+  const layout = row.layout as PrintLayout;
+  return {
+    id: row.id,
+    format: row.format as PrintFileFormat,
+    layout,
+    labelCount: count,
+    pageCount: row.format === 'ZPL' ? count : pageCount(layout, count, Number(row.start)),
+    url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'print-files', row.id, row.format, row.expires_at),
+    expiresAt: row.expires_at,
+  };
+}
+
+/** `POST /v1/print-files`: the labels of a batch (its succeeded ones still active) or of a list, in order. */
+export async function createPrintFile(ctx: AppContext, accountId: string, input: NewPrintFile): Promise<PrintFile> {
+  const format = input.format ?? 'PDF';
+  const layout = input.layout ?? 'label';
+  const start = input.start ?? 1;
+  if ((input.batchId === undefined) === (input.labelIds === undefined)) {
+    throw new InvalidInput('send either batchId or labelIds', [{ field: input.batchId === undefined ? 'batchId' : 'labelIds', message: 'exactly one of batchId and labelIds is required' }]);
+  }
+  if (format === 'ZPL' && layout !== 'label') throw new InvalidInput('a ZPL print file has one label per label format: layout must be label', [{ field: 'layout', message: 'must be label for ZPL' }]);
+  if (start > positionsOf(layout)) throw new InvalidInput(`start must be 1 to ${positionsOf(layout)} for layout ${layout}`, [{ field: 'start', message: `must be at most ${positionsOf(layout)}` }]);
+  let ids: string[];
+  if (input.batchId !== undefined) {
+    const batch = await getBatch(ctx, accountId, input.batchId);
+    const succeeded = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));
+    const rows = new Map((await labelsForPrint(ctx.db, accountId, succeeded)).map((r) => [r.id, r]));
+    ids = succeeded.filter((id) => rows.get(id)?.status === 'active');
+    if (ids.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `batch ${batch.id} has no active label to print${batch.status === 'processing' ? ' yet' : ''}`);
+  } else {
+    ids = input.labelIds!;
+    const rows = new Map((await labelsForPrint(ctx.db, accountId, ids)).map((r) => [r.id, r]));
+    const missing = ids.find((id) => !rows.has(id));
+    if (missing) throw new NotFound('label', missing);
+    const invalidated = ids.filter((id) => rows.get(id)!.status !== 'active');
+    if (invalidated.length) throw new AppError(409, 'CONFLICT', `labels ${invalidated.join(', ')} are invalidated and cannot be printed`);
+  }
+  const now = Date.now();
+  const row: store.PrintFileRow = {
+    id: uuidv7(now),
+    account_id: accountId,
+    format,
+    layout,
+    start,
+    batch_id: input.batchId ?? null,
+    label_ids: JSON.stringify(ids),
+    created_at: isoNow(now),
+    expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
+  };
+  await store.insertPrintFile(ctx.db, row);
+  return toPrintFile(ctx, row);
+}
+
+/** Checks a print file's signed link (403 tampered, 410 expired or a label invalidated since) and prepares its stream. */
+export async function openPrintFileDownload(ctx: AppContext, req: { id: string; format: string; expires: string; sig: string }): Promise<Download> {
+  const expires = /^[0-9]{1,15}$/.test(req.expires) ? Number(req.expires) : NaN;
+  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'print-files', req.id, req.format, expires, req.sig)) {
+    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
+  }
+  const row = await store.findPrintFileForDownload(ctx.db, req.id);
+  if (!row) throw new NotFound('print file', req.id);
+  const now = Date.now();
+  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  if (now >= until) throw new Gone(`the download link of print file ${row.id} expired at ${row.expires_at}`);
+  const ids = JSON.parse(row.label_ids) as string[];
+  const labels = new Map((await labelsForPrint(ctx.db, row.account_id, ids)).map((r) => [r.id, r]));
+  const invalidated = ids.filter((id) => labels.get(id)?.status !== 'active');
+  if (invalidated.length) throw new Gone(`print file ${row.id} holds labels invalidated since it was made (${invalidated.slice(0, 5).join(', ')}); make a new one`);
+  const data = ids.map((id) => JSON.parse(labels.get(id)!.label_data) as LabelData);
+  const format = row.format as PrintFileFormat;
+  return {
+    etag: `"${row.id}"`,
+    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    filename: `print-file-${row.id}`,
+    render: async () => ({
+      body: format === 'PDF'
+        ? ctx.renderer.printFile({ labels: data, layout: row.layout as PrintLayout, start: Number(row.start), title: `Print file ${row.id}`, createdAt: row.created_at })
+        : zplStream(ctx, data),
+      mediaType: format === 'PDF' ? 'application/pdf' : 'application/zpl',
+      extension: format === 'PDF' ? 'pdf' : 'zpl',
+    }),
+  };
+}
+
+/** The labels' ZPL one after another, each drawn (or found) by the renderer while the previous ones go out. */
+function zplStream(ctx: AppContext, labels: LabelData[]): Readable {
+  const ahead = 4;
+  async function* documents(): AsyncGenerator<Buffer> {
+    const render = (d: LabelData) => {
+      const p = ctx.renderer.render({ layout: 'label', data: d }, 'ZPL');
+      p.catch(() => {}); // awaited in turn below; a failure must not go unhandled before then
+      return p;
+    };
+    const queue = labels.slice(0, ahead).map(render);
+    for (let i = 0; i < labels.length; i++) {
+      const next = labels[i + ahead];
+      if (next) queue.push(render(next));
+      yield (await queue.shift()!).body;
+    }
+  }
+  return Readable.from(documents(), { objectMode: false });
+}

@@ -1,0 +1,60 @@
+import type { DialectName, Db, Tx } from '../db/index.ts';
+import type { BatchItemsTable, BatchesTable, PrintFilesTable } from '../db/schema.ts';
+import type { Page } from '../db/page.ts';
+
+export type BatchRow = BatchesTable;
+export type BatchItemRow = BatchItemsTable;
+export type PrintFileRow = PrintFilesTable;
+
+export async function insertBatch(tx: Tx, batch: BatchRow, items: BatchItemRow[]): Promise<void> {
+  await tx.insertInto('batches').values(batch).execute();
+  // In slices: a statement has at most a few thousand parameters on either database.
+  for (let i = 0; i < items.length; i += 100) await tx.insertInto('batch_items').values(items.slice(i, i + 100)).execute();
+}
+
+export async function findBatch(db: Db | Tx, accountId: string, id: string): Promise<BatchRow | undefined> {
+  return db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function listBatches(db: Db, accountId: string, page: Page): Promise<BatchRow[]> {
+  let q = db.selectFrom('batches').selectAll().where('account_id', '=', accountId);
+  if (page.before) q = q.where('id', '<', page.before);
+  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+}
+
+export async function batchItems(db: Db | Tx, batchId: string): Promise<BatchItemRow[]> {
+  return db.selectFrom('batch_items').selectAll().where('batch_id', '=', batchId).orderBy('idx').execute();
+}
+
+/** The oldest batch still processing, if any (a cheap look before a transaction). */
+export async function nextProcessingBatch(db: Db): Promise<Pick<BatchRow, 'id'> | undefined> {
+  return db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('id').limit(1).executeTakeFirst();
+}
+
+/** The batch, locked on PostgreSQL until the transaction ends, so one worker at a time does its next item. */
+export async function lockBatch(tx: Tx, dialect: DialectName, id: string): Promise<BatchRow | undefined> {
+  let q = tx.selectFrom('batches').selectAll().where('id', '=', id);
+  if (dialect === 'postgres') q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function findItem(tx: Tx, batchId: string, idx: number): Promise<BatchItemRow | undefined> {
+  return tx.selectFrom('batch_items').selectAll().where('batch_id', '=', batchId).where('idx', '=', idx).executeTakeFirst();
+}
+
+export async function finishItem(tx: Tx, batchId: string, idx: number, outcome: Pick<BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'>): Promise<void> {
+  await tx.updateTable('batch_items').set(outcome).where('batch_id', '=', batchId).where('idx', '=', idx).execute();
+}
+
+export async function advanceBatch(tx: Tx, id: string, changes: Pick<BatchRow, 'next_index' | 'succeeded' | 'failed' | 'status' | 'completed_at'>): Promise<void> {
+  await tx.updateTable('batches').set(changes).where('id', '=', id).execute();
+}
+
+export async function insertPrintFile(db: Db, row: PrintFileRow): Promise<void> {
+  await db.insertInto('print_files').values(row).execute();
+}
+
+/** Any account's print file: only for downloads, whose signed link is the credential. */
+export async function findPrintFileForDownload(db: Db, id: string): Promise<PrintFileRow | undefined> {
+  return db.selectFrom('print_files').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,108 @@
+// §11 batches: validation up front naming the index, items done in order by the worker with
+// failures of their own recorded on the item, `batch.completed`, and the lists; on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { processBatches } from '../../src/batches/service.ts';
+import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+
+/** Runs the worker's batch job until nothing is left. */
+export async function runBatches(t: TestApp): Promise<void> {
+  while ((await processBatches(t.ctx)) > 0);
+}
+
+const US_TO = sampleShipment.to;
+
+forEachDatabase((database) => {
+  describe('POST /v1/batches', () => {
+    const t = withTestApp(database);
+
+    it('a malformed item is 400 naming its index, and nothing is created', async () => {
+      const shipments = await countRows(t.ctx, 'shipments');
+      const cases: [unknown, string][] = [
+        [[], 'items'],
+        [Array.from({ length: 1001 }, () => ({ shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' })), 'items'],
+        [[{ shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' }, {}], 'items[1]'],
+        [[{ shipmentId: 'nope' }], 'items[0].shipmentId'],
+        [[{ shipment: sampleShipment }, { shipment: sampleShipment }, { shipment: { ...sampleShipment, to: { ...US_TO, country: 'usa' } } }], 'items[2].shipment.to.country'],
+        [[{ shipment: sampleShipment }, { shipment: { ...sampleShipment, to: { ...US_TO, postalCode: '94105' } } }], 'items[1].shipment.to.postalCode'],
+        [[{ shipment: { ...sampleShipment, service: 'priority_mail' } }], 'items[0].shipment.service'],
+        [[{ shipment: sampleShipment, shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' }], 'items[0]'],
+      ];
+      for (const [items, field] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/batches', payload: { items } });
+        assert.equal(res.statusCode, 400, `${field}: ${res.body.slice(0, 300)}`);
+        assert.equal(res.json().code, 'INVALID_INPUT');
+        assert.equal(res.json().details[0].field, field, res.body.slice(0, 300));
+      }
+      assert.equal(await countRows(t.ctx, 'batches'), 0);
+      assert.equal(await countRows(t.ctx, 'batch_items'), 0);
+      assert.equal(await countRows(t.ctx, 'shipments'), shipments);
+    });
+
+    it('the worker labels the items in order; an item that fails for its own reason fails alone; batch.completed is recorded', async () => {
+      const acct = await t.newAccount();
+      const as = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: { 'x-api-key': acct.apiKey }, ...(payload ? { payload } : {}) });
+      const webhook = await as('POST', '/v1/webhooks', { url: 'https://example.com/hooks', events: ['batch.completed'] });
+      assert.equal(webhook.statusCode, 201, webhook.body);
+      const a = await createShipment(t, {}, acct.apiKey);
+      const labelled = await createShipment(t, {}, acct.apiKey);
+      assert.equal((await as('POST', '/v1/labels', { shipmentId: labelled.id })).statusCode, 201);
+      const foreign = await createShipment(t);
+      const unknown = '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f';
+      const created = await as('POST', '/v1/batches', {
+        format: 'ZPL',
+        items: [{ shipmentId: a.id }, { shipment: { ...sampleShipment, reference: 'inline' } }, { shipmentId: unknown }, { shipmentId: labelled.id }, { shipmentId: a.id }, { shipmentId: foreign.id }],
+      });
+      assert.equal(created.statusCode, 202, created.body);
+      const batch = created.json();
+      assert.equal(batch.status, 'processing');
+      assert.deepEqual(batch.counts, { total: 6, succeeded: 0, failed: 0 });
+      assert.equal(batch.completedAt, null);
+      assert.equal(batch.format, 'ZPL');
+      assert.equal(batch.size, '4x6');
+
+      await runBatches(t);
+      const done = (await as('GET', `/v1/batches/${batch.id}`)).json();
+      assert.equal(done.status, 'completed');
+      assert.ok(done.completedAt);
+      assert.deepEqual(done.counts, { total: 6, succeeded: 2, failed: 4 });
+      assert.deepEqual(done.items.map((i: { index: number }) => i.index), [0, 1, 2, 3, 4, 5]);
+      const [first, inline, missing, busy, again, theirs] = done.items;
+      assert.equal(first.shipmentId, a.id);
+      assert.ok(first.labelId && first.trackingNumber && first.error === null);
+      assert.ok(inline.shipmentId && inline.labelId && inline.error === null);
+      const inlineShipment = (await as('GET', `/v1/shipments/${inline.shipmentId}`)).json();
+      assert.equal(inlineShipment.reference, 'inline');
+      assert.deepEqual(inlineShipment.label, { id: inline.labelId, trackingNumber: inline.trackingNumber, carrier: 'UPS' });
+      assert.deepEqual(missing, { index: 2, shipmentId: unknown, labelId: null, trackingNumber: null, error: { code: 'NOT_FOUND', message: `shipment ${unknown} not found` } });
+      assert.equal(busy.error.code, 'CONFLICT');
+      assert.equal(again.error.code, 'CONFLICT', 'item 4 finds the label item 0 made: items are done in order');
+      assert.equal(theirs.error.code, 'NOT_FOUND', "another account's shipment is not found");
+      const label = await t.ctx.db.selectFrom('labels').select(['format', 'tracking_number']).where('id', '=', first.labelId).executeTakeFirstOrThrow();
+      assert.deepEqual({ ...label }, { format: 'ZPL', tracking_number: first.trackingNumber }, "the batch's format");
+
+      const events = await t.ctx.db.selectFrom('domain_events').select(['type', 'data', 'shipment_id']).where('account_id', '=', acct.accountId).where('type', '=', 'batch.completed').execute();
+      assert.equal(events.length, 1);
+      const { items: _items, ...withoutItems } = done;
+      assert.deepEqual(JSON.parse(events[0]!.data), withoutItems);
+
+      // Lists: newest first, without items; another account does not see it.
+      const second = (await as('POST', '/v1/batches', { items: [{ shipment: sampleShipment }] })).json();
+      const list = await as('GET', '/v1/batches?limit=1');
+      assert.deepEqual(list.json().map((b: { id: string }) => b.id), [second.id]);
+      assert.match(String(list.headers.link), /rel="next"/);
+      assert.equal(list.json()[0].items, undefined);
+      assert.equal((await t.request({ method: 'GET', url: `/v1/batches/${batch.id}` })).statusCode, 404);
+      assert.ok(!(await t.request({ method: 'GET', url: '/v1/batches' })).json().some((b: { id: string }) => b.id === batch.id));
+    });
+
+    it('an Idempotency-Key makes a retried batch the same batch', async () => {
+      const headers = { 'idempotency-key': `batch-${Math.random()}` };
+      const one = await t.request({ method: 'POST', url: '/v1/batches', headers, payload: { items: [{ shipment: sampleShipment }] } });
+      const two = await t.request({ method: 'POST', url: '/v1/batches', headers, payload: { items: [{ shipment: sampleShipment }] } });
+      assert.equal(one.statusCode, 202);
+      assert.equal(two.json().id, one.json().id);
+      assert.equal(two.headers['idempotent-replayed'], 'true');
+    });
+  });
+});
