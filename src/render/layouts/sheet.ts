@@ -2,6 +2,7 @@
 // its own size; `letter-2up`: two 4x6 labels side by side on a US Letter sheet; `a4-4up`: four labels
 // on an A4 sheet, each laid out at A6 (105 x 148 mm), the size of its quarter. `start` is the
 // position of the first label on the first sheet (for a sheet whose first labels are used).
+import { onDots } from '../barcodes.ts';
 import type { LabelData } from '../label.ts';
 import type { Drawing, Primitive } from '../model.ts';
 import { layoutLabel, layoutLabelAt, translate } from './label.ts';
@@ -31,6 +32,11 @@ const SHEETS: Record<Exclude<PrintLayout, 'label'>, Sheet> = {
   },
 };
 
+/** A sheet layout's page size, positions and label size (for readers of print files). */
+export function sheetOf(layout: Exclude<PrintLayout, 'label'>): Readonly<Sheet> {
+  return SHEETS[layout];
+}
+
 /** Positions on one sheet of a layout (1 for `label`). */
 export function positionsOf(layout: PrintLayout): number {
   return layout === 'label' ? 1 : SHEETS[layout].slots.length;
@@ -51,7 +57,9 @@ export function* printPages(labels: Iterable<LabelData>, layout: PrintLayout, st
   let slot = start - 1;
   let primitives: Primitive[] = [];
   for (const d of labels) {
-    const { x, y } = sheet.slots[slot]!;
+    // On the dot grid, so the label's barcodes keep their bars on whole printer dots.
+    const x = onDots(sheet.slots[slot]!.x);
+    const y = onDots(sheet.slots[slot]!.y);
     primitives.push(...translate(layoutLabelAt(d, sheet.label.w, sheet.label.h).primitives, x, y));
     if (++slot === sheet.slots.length) {
       yield { widthPt: sheet.widthPt, heightPt: sheet.heightPt, primitives };

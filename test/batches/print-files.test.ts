@@ -1,0 +1,162 @@
+// §11 print files: a batch's labels (or a list) in order in one PDF, in each layout and from a start
+// position, or in one ZPL stream; every barcode of every position decoded and matched to its item;
+// the link behaves like a label's. On both databases.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { LabelData } from '../../src/render/index.ts';
+import { sheetOf, type PrintLayout } from '../../src/render/layouts/sheet.ts';
+import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { assertAllRead, expectedBarcodes } from '../render/expected.ts';
+import { rasterizePdf, scan } from '../render/scan.ts';
+import { runBatches } from './batches.test.ts';
+
+const run = promisify(execFile);
+const path = (url: string) => url.replace('http://localhost:8080', '');
+
+async function pdfInfo(pdf: Buffer): Promise<{ pages: number; size: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'print-file-'));
+  try {
+    await writeFile(join(dir, 'f.pdf'), pdf);
+    const out = (await run('pdfinfo', [join(dir, 'f.pdf')])).stdout;
+    return { pages: Number(/Pages:\s+(\d+)/.exec(out)![1]), size: /Page size:\s+([\d.]+ x [\d.]+)/.exec(out)![1]! };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function labelData(t: TestApp, ids: string[]): Promise<LabelData[]> {
+  const rows = await t.ctx.db.selectFrom('labels').select(['id', 'label_data']).where('id', 'in', ids).execute();
+  return ids.map((id) => JSON.parse(rows.find((r) => r.id === id)!.label_data) as LabelData);
+}
+
+/** Every position of every page: the labels expected there (null for a position left empty), decoded in order. */
+async function assertPositions(pdf: Buffer, layout: PrintLayout, start: number, labels: LabelData[]): Promise<void> {
+  const dpi = 203;
+  if (layout === 'label') {
+    for (const [i, d] of labels.entries()) assertAllRead(await scan(await rasterizePdf(pdf, dpi, { page: i + 1 })), expectedBarcodes(d), `page ${i + 1}`);
+    return;
+  }
+  const sheet = sheetOf(layout);
+  const k = dpi / 72;
+  const slots: (LabelData | null)[] = [...Array<null>(start - 1).fill(null), ...labels];
+  for (let page = 0; page * sheet.slots.length < slots.length; page++) {
+    const png = await rasterizePdf(pdf, dpi, { page: page + 1 });
+    for (const [s, slot] of sheet.slots.entries()) {
+      const expected = slots[page * sheet.slots.length + s];
+      if (expected === undefined) continue;
+      const found = await scan(png, { crop: { left: slot.x * k, top: slot.y * k, width: sheet.label.w * k, height: sheet.label.h * k } });
+      if (expected === null) assert.deepEqual(found, [], `page ${page + 1} position ${s + 1} is left empty`);
+      else assertAllRead(found, expectedBarcodes(expected), `page ${page + 1} position ${s + 1}`);
+    }
+  }
+}
+
+forEachDatabase((database) => {
+  describe('print files', () => {
+    const t = withTestApp(database);
+    let batch: { id: string; items: { labelId: string | null; trackingNumber: string | null }[] };
+    let labelIds: string[];
+
+    async function printFile(body: object): Promise<{ file: Record<string, any>; body: Buffer }> {
+      const res = await t.request({ method: 'POST', url: '/v1/print-files', payload: body });
+      assert.equal(res.statusCode, 201, res.body);
+      const download = await t.app.inject({ method: 'GET', url: path(res.json().url) });
+      assert.equal(download.statusCode, 200, download.body.slice(0, 200));
+      return { file: res.json(), body: download.rawPayload };
+    }
+
+    it('a batch of five: the label layout, one page per label at 4 x 6 in, every barcode in item order', async () => {
+      const shipments = [
+        sampleShipment,
+        { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: { name: 'Lager', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' } },
+        { ...sampleShipment, carrier: 'FedEx', service: 'ground' },
+        { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide' },
+        { ...sampleShipment, reference: 'fifth' },
+      ];
+      const created = await t.request({ method: 'POST', url: '/v1/batches', payload: { items: [...shipments.map((s) => ({ shipment: s })), { shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' }] } });
+      assert.equal(created.statusCode, 202, created.body);
+      await runBatches(t);
+      batch = (await t.request({ method: 'GET', url: `/v1/batches/${created.json().id}` })).json();
+      labelIds = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));
+      assert.equal(labelIds.length, 5);
+      const { file, body } = await printFile({ batchId: batch.id });
+      assert.deepEqual({ ...file, id: undefined, url: undefined, expiresAt: undefined }, { id: undefined, url: undefined, expiresAt: undefined, format: 'PDF', layout: 'label', labelCount: 5, pageCount: 5 });
+      assert.deepEqual(await pdfInfo(body), { pages: 5, size: '288 x 432' });
+      await assertPositions(body, 'label', 1, await labelData(t, labelIds));
+    });
+
+    for (const [layout, start, pages, size] of [['letter-2up', 1, 3, '612 x 792'], ['letter-2up', 2, 3, '612 x 792'], ['a4-4up', 1, 2, '595.276 x 841.89'], ['a4-4up', 4, 2, '595.276 x 841.89']] as const) {
+      it(`${layout} from position ${start}: ${pages} pages, each position holding its label`, async () => {
+        const { file, body } = await printFile({ batchId: batch.id, layout, start });
+        assert.equal(file.pageCount, pages);
+        assert.deepEqual(await pdfInfo(body), { pages, size });
+        await assertPositions(body, layout, start, await labelData(t, labelIds));
+      });
+    }
+
+    it('ZPL: one ^XA…^XZ per label in order, nothing that changes the printer\'s mode', async () => {
+      const { file, body } = await printFile({ batchId: batch.id, format: 'ZPL' });
+      assert.equal(file.pageCount, 5);
+      const zpl = body.toString('utf8');
+      const formats = zpl.split('^XZ').filter((f) => f.trim());
+      assert.equal(formats.length, 5);
+      assert.equal(zpl.match(/\^XA/g)?.length, 5);
+      const data = await labelData(t, labelIds);
+      formats.forEach((f, i) => {
+        assert.ok(f.trimStart().startsWith('^XA'), `format ${i + 1} opens with ^XA`);
+        assert.ok(f.includes(data[i]!.trackingNumber), `format ${i + 1} holds ${data[i]!.trackingNumber}`);
+      });
+      // Media type, tracking, darkness, calibration, configuration: none of them.
+      assert.doesNotMatch(zpl, /\^(MM|MN|MT|MD|MF|JU|JZ|KD|SZ|JM)|~(SD|JS|TA|JC|JR|JD)/);
+    });
+
+    it('a list of labels prints in the order given; bad lists change nothing', async () => {
+      const reversed = [...labelIds].reverse();
+      const { body } = await printFile({ labelIds: reversed });
+      await assertPositions(body, 'label', 1, await labelData(t, reversed));
+      const other = await t.newAccount();
+      const s = (await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': other.apiKey }, payload: sampleShipment })).json();
+      const theirs = (await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': other.apiKey }, payload: { shipmentId: s.id } })).json();
+      const unknown = '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f';
+      const before = await t.ctx.db.selectFrom('print_files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const post = (payload: object) => t.request({ method: 'POST', url: '/v1/print-files', payload });
+      const notFound = await post({ labelIds: [labelIds[0], theirs.id, unknown] });
+      assert.equal(notFound.statusCode, 404);
+      assert.match(notFound.json().message, new RegExp(theirs.id));
+      for (const [payload, field] of [
+        [{ batchId: batch.id, labelIds }, 'labelIds'],
+        [{}, 'batchId'],
+        [{ batchId: batch.id, format: 'ZPL', layout: 'letter-2up' }, 'layout'],
+        [{ batchId: batch.id, layout: 'letter-2up', start: 3 }, 'start'],
+        [{ batchId: batch.id, start: 2 }, 'start'],
+        [{ labelIds: ['nope'] }, 'labelIds[0]'],
+      ] as const) {
+        const res = await post(payload);
+        assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`);
+        assert.equal(res.json().details[0].field, field);
+      }
+      const after = await t.ctx.db.selectFrom('print_files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(after.n), Number(before.n));
+    });
+
+    it('invalidated labels: 409 naming them in a list, left out of a batch\'s file, and 410 for a file made before', async () => {
+      const { file } = await printFile({ batchId: batch.id, format: 'ZPL' });
+      const tampered = file.url.replace(/sig=([^&])/, (_m: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+      assert.equal((await t.app.inject({ method: 'GET', url: path(tampered) })).statusCode, 403);
+      assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${labelIds[1]}/invalidate` })).statusCode, 204);
+      assert.equal((await t.app.inject({ method: 'GET', url: path(file.url) })).statusCode, 410);
+      const conflict = await t.request({ method: 'POST', url: '/v1/print-files', payload: { labelIds } });
+      assert.equal(conflict.statusCode, 409);
+      assert.match(conflict.json().message, new RegExp(labelIds[1]!));
+      const { file: again, body } = await printFile({ batchId: batch.id });
+      assert.equal(again.labelCount, 4);
+      const kept = labelIds.filter((_, i) => i !== 1);
+      await assertPositions(body, 'label', 1, await labelData(t, kept));
+    });
+  });
+});
