@@ -134,7 +134,7 @@ export async function processBatches(ctx: AppContext): Promise<number> {
 /** Does the batch's next item and moves the batch past it, in the caller's transaction; false when nothing was left. */
 async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boolean> {
   const batch = await store.lockBatch(tx, ctx.storage.dialect, batchId);
-  if (!batch || batch.status !== 'processing') return false;
+  if (batch?.status !== 'processing') return false;
   const idx = Number(batch.next_index);
   const item = await store.findItem(tx, batch.id, idx);
   if (!item) throw new Error(`batch ${batch.id} has no item ${idx}`);

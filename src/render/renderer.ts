@@ -139,14 +139,15 @@ export class Renderer {
 
   #poolOf(): Piscina<RenderTask | PrintTask, Uint8Array | null> {
     // Made at the first render: a process that never renders starts no thread.
-    return (this.#pool ??= new Piscina<RenderTask | PrintTask, Uint8Array | null>({
+    this.#pool ??= new Piscina<RenderTask | PrintTask, Uint8Array | null>({
       filename: new URL('./render-thread.ts', import.meta.url).href,
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
       // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
       workerData: { caches: cachesEnabled() },
-    }));
+    });
+    return this.#pool;
   }
 
   /** Stored after the answer has gone: a failure costs a later render, never a download. */
