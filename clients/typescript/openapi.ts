@@ -184,6 +184,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List batches, newest first
+         * @description Batches without their items; the next page is in the `Link: <…>; rel="next"` header.
+         */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Create many labels at once
+         * @description Every item is checked first: a malformed one is 400 naming it (`items[7].shipment.to.country`) and nothing is created. Then 202: the worker creates the labels (and the items' new shipments) in item order; an item that fails for a reason of its own (unknown shipment, shipment with an active label) fails alone. `batch.completed` is sent to subscribed webhooks at the end.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a batch with its items
+         * @description The batch and every item in order: `labelId` and `trackingNumber` once the item succeeded, `error` `{code, message}` when it failed, all null while it waits.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/docs": {
         parameters: {
             query?: never;
@@ -216,6 +260,26 @@ export interface paths {
          * @description The `url` of a label. Needs no other credential. 403 if the link was changed, 410 after expiresAt or invalidation.
          */
         get: operations["downloadLabel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/downloads/print-files/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a print file by its signed link
+         * @description The `url` of a print file. Needs no other credential. 403 if the link was changed, 410 after expiresAt or when one of its labels was invalidated since.
+         */
+        get: operations["downloadPrintFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -362,6 +426,26 @@ export interface paths {
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/print-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put labels into one document to print
+         * @description The labels of a batch (its succeeded labels still active; none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.
+         */
+        post: operations["createPrintFile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -644,6 +728,56 @@ export interface components {
              */
             status: "verified" | "warning" | "error";
         };
+        Batch: {
+            /** @description Null until every item is done. */
+            completedAt: string | null;
+            counts: {
+                failed: number;
+                succeeded: number;
+                total: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            format: "PDF" | "PNG" | "ZPL" | "JPEG" | "TIFF" | "SVG" | "EPS" | "BMP" | "GIF" | "WEBP" | "PCX" | "EMF" | "PS";
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            size: "4x6" | "4x8" | "6x4" | "8.5x11";
+            /** @enum {string} */
+            status: "processing" | "completed";
+        };
+        BatchWithItems: {
+            /** @description Null until every item is done. */
+            completedAt: string | null;
+            counts: {
+                failed: number;
+                succeeded: number;
+                total: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @enum {string} */
+            format: "PDF" | "PNG" | "ZPL" | "JPEG" | "TIFF" | "SVG" | "EPS" | "BMP" | "GIF" | "WEBP" | "PCX" | "EMF" | "PS";
+            /** Format: uuid */
+            id: string;
+            /** @description In item order. `labelId` and `trackingNumber` are null until the item succeeds; `error` is set when it failed. */
+            items: {
+                /** @description Why the item failed (null when it succeeded or is not done yet). */
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                index: number;
+                labelId: string | null;
+                shipmentId: string | null;
+                trackingNumber: string | null;
+            }[];
+            /** @enum {string} */
+            size: "4x6" | "4x8" | "6x4" | "8.5x11";
+            /** @enum {string} */
+            status: "processing" | "completed";
+        };
         Error: {
             /** @description Machine-readable error code, e.g. INVALID_INPUT or NOT_FOUND. */
             code: string;
@@ -699,6 +833,24 @@ export interface components {
                 value: number;
             };
             width?: number;
+        };
+        PrintFile: {
+            /** Format: date-time */
+            expiresAt: string;
+            /** @enum {string} */
+            format: "PDF" | "ZPL";
+            /** Format: uuid */
+            id: string;
+            labelCount: number;
+            /** @enum {string} */
+            layout: "label" | "letter-2up" | "a4-4up";
+            /** @description Pages of the PDF; for ZPL, label formats (one `^XA…^XZ` per label). */
+            pageCount: number;
+            /**
+             * Format: uri
+             * @description Signed link, valid until expiresAt; needs no other credential.
+             */
+            url: string;
         };
         Shipment: {
             /** @enum {string} */
@@ -1739,8 +1891,465 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from the previous page's Link header. */
+                cursor?: string;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
+                    link?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"][];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "shipmentId": "0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f"
+                 *         },
+                 *         {
+                 *           "shipment": {
+                 *             "carrier": "UPS",
+                 *             "service": "ground",
+                 *             "from": {
+                 *               "name": "Jürgen Müller",
+                 *               "street1": "Hauptstraße 5",
+                 *               "city": "Berlin",
+                 *               "postalCode": "10115",
+                 *               "country": "DE"
+                 *             },
+                 *             "to": {
+                 *               "name": "Ada Lovelace",
+                 *               "street1": "350 Fifth Avenue",
+                 *               "city": "New York",
+                 *               "state": "NY",
+                 *               "postalCode": "10118",
+                 *               "country": "US"
+                 *             },
+                 *             "parcel": {
+                 *               "weight": {
+                 *                 "value": 1.2,
+                 *                 "unit": "kg"
+                 *               }
+                 *             },
+                 *             "reference": "Order #1001"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "format": "ZPL",
+                 *       "size": "4x6"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @default PDF
+                     * @enum {string}
+                     */
+                    format?: "PDF" | "PNG" | "ZPL" | "JPEG" | "TIFF" | "SVG" | "EPS" | "BMP" | "GIF" | "WEBP" | "PCX" | "EMF" | "PS";
+                    /** @description 1 to 1000 items, each a shipment to label: an existing one (`shipmentId`) or a new one (`shipment`, the body of `POST /v1/shipments`). */
+                    items: {
+                        shipment?: {
+                            /** @enum {string} */
+                            carrier: "UPS" | "USPS" | "FedEx" | "DHL";
+                            from: components["schemas"]["Address"];
+                            /** @description Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note). */
+                            messages?: string[];
+                            parcel: components["schemas"]["Parcel"];
+                            /** @description Free text printed on the label. */
+                            reference?: string;
+                            /**
+                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air; USPS: ground_advantage, priority_mail, priority_mail_express; FedEx: ground, express_saver, 2day, priority_overnight; DHL: express_worldwide, express_12. Another carrier's service is 400.
+                             * @enum {string}
+                             */
+                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "express_saver" | "2day" | "priority_overnight" | "express_worldwide" | "express_12";
+                            to: components["schemas"]["Address"];
+                        };
+                        /** Format: uuid */
+                        shipmentId?: string;
+                    }[];
+                    /**
+                     * @default 4x6
+                     * @enum {string}
+                     */
+                    size?: "4x6" | "4x8" | "6x4" | "8.5x11";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
+            422: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchWithItems"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -1851,6 +2460,154 @@ export interface operations {
                     "image/tiff": string;
                     "image/vnd.zbrush.pcx": string;
                     "image/webp": string;
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadPrintFile: {
+        parameters: {
+            query: {
+                /** @description Expiry of the link, Unix seconds. */
+                expires: string;
+                /** @description The format the link was signed for. */
+                format: string;
+                /** @description HMAC-SHA256 over print file id, format and expiry, base64url. */
+                sig: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The print file */
+            200: {
+                headers: {
+                    /** @description Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `inline` with the file name, e.g. `label-1Z….pdf`. */
+                    "content-disposition"?: string;
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "application/zpl": string;
                 };
             };
             /** @description Not modified (If-None-Match) */
@@ -2443,7 +3200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2873,6 +3630,232 @@ export interface operations {
             };
         };
     };
+    createPrintFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "batchId": "0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f",
+                 *       "format": "PDF",
+                 *       "layout": "letter-2up",
+                 *       "start": 2
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Print the batch's succeeded labels that are still active, in item order.
+                     */
+                    batchId?: string;
+                    /**
+                     * @default PDF
+                     * @enum {string}
+                     */
+                    format?: "PDF" | "ZPL";
+                    /** @description Or print these labels, in this order. */
+                    labelIds?: string[];
+                    /**
+                     * @description `label`: one label per page at its own size; `letter-2up`: two 4x6 labels per US Letter sheet; `a4-4up`: four A6 labels per A4 sheet. ZPL is always `label`.
+                     * @default label
+                     * @enum {string}
+                     */
+                    layout?: "label" | "letter-2up" | "a4-4up";
+                    /**
+                     * @description Position of the first label on the first sheet (1 to 2 for letter-2up, 1 to 4 for a4-4up), for a sheet whose first labels are used.
+                     * @default 1
+                     */
+                    start?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrintFile"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
+            422: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listShipments: {
         parameters: {
             query?: {
@@ -3145,7 +4128,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -3472,7 +4455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -3877,7 +4860,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -4090,7 +5073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -4379,7 +5362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency key reused with another request */
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
             422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */

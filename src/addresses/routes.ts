@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { errors } from '../http/schemas.ts';
 import type { Address } from '../carriers/types.ts';
 import { validateAddress } from './service.ts';
+import { loadZipCodes } from './zip.ts';
 
 export const MAX_ADDRESSES_PER_VALIDATION = 250;
 
@@ -39,6 +40,8 @@ export const addressValidationSchema = {
 export const addressSchemas = [addressValidationSchema];
 
 export function addressRoutes(app: FastifyInstance, _ctx: AppContext): void {
+  // Every address the API takes is checked: the ZIP code table is loaded before the first request.
+  loadZipCodes();
   app.post<{ Body: { addresses: Address[] } }>('/addresses/validate', {
     config: { scope: 'read:shipments' },
     schema: {

@@ -1,6 +1,7 @@
 // The checks every address the service takes must pass (docs/addresses.md): an assigned country, a
 // postal code in that country's format, a state where the post needs one, and a US ZIP code that
 // exists and lies in its state. The data comes from maintained packages (docs/decisions.md).
+import { zipLookup } from './zip.ts';
 import { createRequire } from 'node:module';
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator';
 import { countryName, isCountryCode } from '../countries.ts';
@@ -10,7 +11,6 @@ import { standardise } from './standard.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS data packages: US ZIP codes (zip → city, state) and ISO 3166-2 subdivisions by country.
-const zipcodes = require('zipcodes') as { lookup(zip: string): { city: string; state: string } | undefined };
 const regions = require('country-region-data') as Record<string, [string, string, [string, string][]]>;
 
 /** Countries whose post needs the state (ISO 3166-2 code without the country prefix). */
@@ -60,7 +60,7 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
     else if (!known.has(state)) problems.push({ code: 'state_invalid', field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
   }
   if (country === 'US' && postal !== '' && problems.length === 0) {
-    const zip = zipcodes.lookup(postal.slice(0, 5));
+    const zip = zipLookup(postal.slice(0, 5));
     if (!zip) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `ZIP code ${postal} does not exist` });
     else if (zip.state !== state) problems.push({ code: 'postal_code_state_mismatch', field: field('postalCode'), message: `ZIP code ${postal} is in ${zip.state}, not ${state}` });
   }

@@ -1,6 +1,7 @@
 // The standardised form of an address: every field trimmed with single spaces, the country code and
 // the postal code in their canonical spelling, and for the US the USPS Publication 28 form (capitals,
 // no punctuation, suffixes, directionals and unit words abbreviated, the ZIP code's city).
+import { zipLookup } from './zip.ts';
 import { createRequire } from 'node:module';
 import type { Address } from '../carriers/types.ts';
 
@@ -16,7 +17,6 @@ interface ParsedStreet {
 }
 // parse-address: US street lines parsed, with suffixes (Ave, St …) and directionals (NW …) in USPS's abbreviations.
 const parser = require('parse-address') as { parseLocation(text: string): ParsedStreet | null };
-const zipcodes = require('zipcodes') as { lookup(zip: string): { city: string; state: string } | undefined };
 
 /** USPS Publication 28, Appendix C2: the secondary unit designators and their abbreviations. */
 const UNIT_WORDS: Record<string, string> = {
@@ -86,7 +86,7 @@ export function standardise(a: Address): Standardised {
       const word = unit ? UNIT_WORDS[unit[1]!.toUpperCase()] : undefined;
       if (unit && word) out.street2 = `${word} ${unit[2]!.toUpperCase()}`;
     }
-    const zip = zipcodes.lookup((out.postalCode ?? '').slice(0, 5));
+    const zip = zipLookup((out.postalCode ?? '').slice(0, 5));
     if (zip) {
       const city = zip.city.toUpperCase();
       cityChanged = city !== out.city;

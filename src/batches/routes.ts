@@ -49,6 +49,7 @@ export function batchRoutes(app: FastifyInstance, ctx: AppContext): void {
       tags: ['batches'],
       operationId: 'getBatch',
       summary: 'Get a batch with its items',
+      description: 'The batch and every item in order: `labelId` and `trackingNumber` once the item succeeded, `error` `{code, message}` when it failed, all null while it waits.',
       params: idParams,
       response: { 200: { $ref: 'BatchWithItems#' }, ...errors(400, 401, 403, 404) },
     },

@@ -144,6 +144,7 @@ export class Renderer {
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
       // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
       workerData: { caches: cachesEnabled() },
     });
