@@ -39,7 +39,10 @@ export async function startServer(options: ServeOptions): Promise<BenchServer> {
     mkdirSync(dir, { recursive: true });
     execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${options.kind}-${Date.now()}.cpuprofile`);
   }
-  const child: ChildProcess = fork(new URL('./serve.ts', import.meta.url).pathname, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // The memory settings of `npm start` (package.json), for benchmarks that measure the service's memory.
+  const env = options.likeNpmStart ? { ...process.env, MALLOC_ARENA_MAX: '1', MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_TRIM_THRESHOLD_: '131072' } : process.env;
+  if (options.likeNpmStart) execArgv.push('--max-semi-space-size=8');
+  const child: ChildProcess = fork(new URL('./serve.ts', import.meta.url).pathname, [], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<ServeReady>((resolve, reject) => {
     child.once('message', (m: { ready?: ServeReady; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(`bench server failed: ${m.error}`))));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code} before it was ready`)));

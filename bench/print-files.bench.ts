@@ -47,7 +47,7 @@ async function reads(app: BenchServer, id: string, stop: Promise<unknown>): Prom
 const p = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor((q / 100) * sorted.length))] ?? NaN;
 
 export async function run(): Promise<string> {
-  const app = await startApp({ worker: true, env: { RATE_LIMIT_PER_SECOND: '0', SANDBOX_TRACKING: '0' } });
+  const app = await startApp({ worker: true, likeNpmStart: true, env: { RATE_LIMIT_PER_SECOND: '0', SANDBOX_TRACKING: '0' } });
   try {
     const started = rssMb(app.pid);
     progress(`a batch of ${LABELS} labels`);
@@ -108,7 +108,7 @@ export async function run(): Promise<string> {
       '',
       `The service's RSS: ${started.toFixed(0)} MB started, ${afterBatch.toFixed(0)} MB after the batch, ${firstPeak.toFixed(0)} MB at most during the first print file.`,
       '',
-      `A batch of ${LABELS} UPS labels with messages, then \`POST /v1/print-files\` (PDF, layout \`label\`) and its download to the last byte, against the same labels rendered one by one (PDF) by a render pool of the same size (${availableParallelism()} threads, ${availableParallelism() * 2} at a time) in the benchmark's process. Meanwhile ${READERS} connections read \`GET /v1/shipments/{id}\` in a closed loop; the service's RSS is sampled every 20 ms.`,
+      `A batch of ${LABELS} UPS labels with messages, then \`POST /v1/print-files\` (PDF, layout \`label\`) and its download to the last byte, against the same labels rendered one by one (PDF) by a render pool of the same size (${availableParallelism()} threads, ${availableParallelism() * 2} at a time) in the benchmark's process. Meanwhile ${READERS} connections read \`GET /v1/shipments/{id}\` in a closed loop; the service (started with the memory settings of npm start) has its RSS sampled every 20 ms.`,
       '',
       table(
         ['scenario', 'time', 'bytes', 'reads', 'read p50', 'read p99'],

@@ -21,6 +21,8 @@ export interface ServeOptions {
   env?: Record<string, string>;
   /** Run the background worker in the same process, as `npm start` does (ROLE=all). */
   worker?: boolean;
+  /** Start the process with `npm start`'s memory settings (allocator arenas, young generation). */
+  likeNpmStart?: boolean;
 }
 
 export interface ServeReady {
