@@ -2,7 +2,7 @@
 // Target: p99 ≤ 20 ms. Each label needs its own shipment (one active label per shipment), so the
 // shipments are created first and every request takes the next one. The download of the PDF is
 // measured too (it renders on every request), without a target.
-import { api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
+import { BENCH_CUSTOMS, api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
 
 const shipment = {
   carrier: 'UPS',
@@ -11,6 +11,7 @@ const shipment = {
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' }, length: 30, width: 20, height: 10, dimensionUnit: 'cm' },
   reference: 'bench',
+  customs: BENCH_CUSTOMS,
 };
 
 /** Labels per measured run (BENCH_LABELS, default 3000) after a warm-up of a tenth as many. */

@@ -347,6 +347,13 @@ export function machine(): string {
   return `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${l1!.toFixed(2)} / ${l5!.toFixed(2)} (1 / 5 min) at the start, commit ${commit}`;
 }
 
+/** Berlin to New York crosses a customs border (contract §12): the declaration the benchmarks send. */
+export const BENCH_CUSTOMS = {
+  contentsType: 'merchandise',
+  items: [{ description: 'Ceramic mug', quantity: 2, netWeight: { value: 0.8, unit: 'kg' }, value: { amount: 40, currency: 'EUR' }, hsCode: '691200', originCountry: 'DE' }],
+  signer: 'Jürgen Müller',
+};
+
 /** The shipment every HTTP benchmark creates: a UPS ground parcel with UTF-8 addresses. */
 export const BENCH_SHIPMENT = {
   carrier: 'UPS',
@@ -355,4 +362,5 @@ export const BENCH_SHIPMENT = {
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' } },
   reference: 'bench',
+  customs: BENCH_CUSTOMS,
 };

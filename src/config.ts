@@ -1,5 +1,6 @@
 // Every setting, parsed and validated once (README, Configuration). Nothing else reads process.env.
 
+import { DEFAULT_SDR_RATES, isCurrencyCode } from './carriers/customs.ts';
 import { availableParallelism } from 'node:os';
 
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
@@ -50,6 +51,8 @@ export interface Config {
   /** Tokens a second per credential (0: no limits), and the bucket's size. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** SDR per unit of each currency, for the CN22/CN23 choice (CUSTOMS_SDR_RATES over the defaults). */
+  sdrRates: Readonly<Record<string, number>>;
   /** Which X-Forwarded-For hops to believe (TRUST_PROXY). */
   trustProxy: false | number | string[];
   version: string;
@@ -250,6 +253,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     rateLimitPerSecond: parseNumber('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, 100, 0, 1_000_000),
     rateLimitBurst: parseNumber('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 200, 1, 10_000_000),
+    sdrRates: parseSdrRates(env.CUSTOMS_SDR_RATES),
     version,
   };
+}
+
+/** `USD=0.74,EUR=0.85`: SDR per unit of each currency named, over the defaults. */
+function parseSdrRates(value: string | undefined): Readonly<Record<string, number>> {
+  const rates: Record<string, number> = { ...DEFAULT_SDR_RATES };
+  for (const part of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Z]{3})=(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m || !isCurrencyCode(m[1]!) || !(Number(m[2]) > 0)) throw new ConfigError(`CUSTOMS_SDR_RATES: "${part}" is not CURRENCY=rate (e.g. USD=0.74, SDR per unit, above 0, ISO 4217 code)`);
+    rates[m[1]!] = Number(m[2]);
+  }
+  return rates;
 }

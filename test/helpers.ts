@@ -114,6 +114,12 @@ export const sampleShipment = {
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' }, length: 30, width: 20, height: 10, dimensionUnit: 'cm' },
   reference: 'Order #1001',
+  // Berlin to New York crosses a customs border (§12).
+  customs: {
+    contentsType: 'merchandise',
+    items: [{ description: 'Ceramic mug', quantity: 2, netWeight: { value: 0.8, unit: 'kg' }, value: { amount: 40, currency: 'EUR' }, hsCode: '691200', originCountry: 'DE' }],
+    signer: 'Jürgen Müller',
+  },
 } as const;
 
 /** Creates a shipment through the API and returns its JSON. */

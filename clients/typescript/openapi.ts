@@ -248,6 +248,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/downloads/label-documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a label's customs document by its signed link
+         * @description A `documents[].url` of a label: its CN22 or CN23 declaration or commercial invoice, as PDF. Needs no other credential. 403 if the link was changed, 410 after the label's expiresAt or its invalidation.
+         */
+        get: operations["downloadLabelDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/downloads/labels/{id}": {
         parameters: {
             query?: never;
@@ -490,6 +510,26 @@ export interface paths {
         get: operations["getShipment"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shipments/{id}/returns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the return shipment of a shipment
+         * @description A new shipment from the original's `to` back to its `from`, with the same carrier and parcel and `returnOf` naming the original; `service` is the carrier's return service unless given. Across a customs border the original's customs are copied with `contentsType: returned_goods` unless `customs` is given. Its label (`POST /v1/labels`) carries a RETURN banner. A return of a return is 409; the original is not changed.
+         */
+        post: operations["createReturn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -778,6 +818,50 @@ export interface components {
             /** @enum {string} */
             status: "processing" | "completed";
         };
+        /** @description Required when `from` and `to` are in different customs territories (different countries, except two members of the EU customs union); accepted and kept otherwise. */
+        Customs: {
+            certificateNumber?: string;
+            /** @description Required when contentsType is `other`. */
+            contentsExplanation?: string;
+            /** @enum {string} */
+            contentsType: "merchandise" | "gift" | "documents" | "sample" | "returned_goods" | "other";
+            eori?: string;
+            importerVat?: string;
+            /**
+             * @description Who pays duties: DAP (the addressee, the default) or DDP (the sender).
+             * @enum {string}
+             */
+            incoterm?: "DAP" | "DDP";
+            invoiceNumber?: string;
+            items: {
+                description: string;
+                /** @description Harmonized System tariff number, 6 to 10 digits. */
+                hsCode: string;
+                /** @description The whole line's net weight (all of its quantity). */
+                netWeight: {
+                    /** @enum {string} */
+                    unit: "g" | "kg" | "oz" | "lb";
+                    value: number;
+                };
+                /** @description ISO 3166-1 alpha-2 country of origin. */
+                originCountry: string;
+                quantity: number;
+                /** @description The whole line's value (all of its quantity). Every item of a declaration has the same currency. */
+                value: {
+                    amount: number;
+                    /** @description ISO 4217, e.g. USD, EUR. */
+                    currency: string;
+                };
+            }[];
+            licenceNumber?: string;
+            /**
+             * @description What the post does with an undeliverable parcel (default return).
+             * @enum {string}
+             */
+            nonDelivery?: "return" | "abandon";
+            /** @description The declarant's name, printed as the signature. */
+            signer: string;
+        };
         Error: {
             /** @description Machine-readable error code, e.g. INVALID_INPUT or NOT_FOUND. */
             code: string;
@@ -793,6 +877,13 @@ export interface components {
             carrier: "UPS" | "USPS" | "FedEx" | "DHL";
             /** Format: date-time */
             createdAt: string;
+            /** @description A shipment with customs: its declaration (`cn22` up to 300 SDR, `cn23` above) and, for merchandise, samples and returned goods, a `commercial_invoice`; PDFs behind signed links like the label's (same expiry, gone when the label is invalidated). */
+            documents?: {
+                /** @enum {string} */
+                type: "cn22" | "cn23" | "commercial_invoice";
+                /** Format: uri */
+                url: string;
+            }[];
             /**
              * Format: date-time
              * @description createdAt + 24 hours: the end of download validity.
@@ -857,6 +948,7 @@ export interface components {
             carrier: "UPS" | "USPS" | "FedEx" | "DHL";
             /** Format: date-time */
             createdAt: string;
+            customs?: components["schemas"]["Customs"];
             from: components["schemas"]["Address"];
             /** Format: uuid */
             id: string;
@@ -869,6 +961,11 @@ export interface components {
             messages?: string[];
             parcel: components["schemas"]["Parcel"];
             reference?: string;
+            /**
+             * Format: uuid
+             * @description The shipment this one returns.
+             */
+            returnOf?: string;
             service: string;
             /** @enum {string} */
             status: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
@@ -2098,6 +2195,7 @@ export interface operations {
                         shipment?: {
                             /** @enum {string} */
                             carrier: "UPS" | "USPS" | "FedEx" | "DHL";
+                            customs?: components["schemas"]["Customs"];
                             from: components["schemas"]["Address"];
                             /** @description Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note). */
                             messages?: string[];
@@ -2105,10 +2203,10 @@ export interface operations {
                             /** @description Free text printed on the label. */
                             reference?: string;
                             /**
-                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air; USPS: ground_advantage, priority_mail, priority_mail_express; FedEx: ground, express_saver, 2day, priority_overnight; DHL: express_worldwide, express_12. Another carrier's service is 400.
+                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, ground_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400.
                              * @enum {string}
                              */
-                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "express_saver" | "2day" | "priority_overnight" | "express_worldwide" | "express_12";
+                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                             to: components["schemas"]["Address"];
                         };
                         /** Format: uuid */
@@ -2404,6 +2502,153 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    downloadLabelDocument: {
+        parameters: {
+            query: {
+                /** @description Expiry of the link, Unix seconds. */
+                expires: string;
+                /** @description The document: cn22, cn23 or commercial_invoice. */
+                format: string;
+                /** @description HMAC-SHA256 over label id, format and expiry, base64url. */
+                sig: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document (PDF) */
+            200: {
+                headers: {
+                    /** @description Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `inline` with the file name, e.g. `label-1Z….pdf`. */
+                    "content-disposition"?: string;
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4006,6 +4251,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     carrier: "UPS" | "USPS" | "FedEx" | "DHL";
+                    customs?: components["schemas"]["Customs"];
                     from: components["schemas"]["Address"];
                     /** @description Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note). */
                     messages?: string[];
@@ -4013,10 +4259,10 @@ export interface operations {
                     /** @description Free text printed on the label. */
                     reference?: string;
                     /**
-                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air; USPS: ground_advantage, priority_mail, priority_mail_express; FedEx: ground, express_saver, 2day, priority_overnight; DHL: express_worldwide, express_12. Another carrier's service is 400.
+                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, ground_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400.
                      * @enum {string}
                      */
-                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "express_saver" | "2day" | "priority_overnight" | "express_worldwide" | "express_12";
+                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                     to: components["schemas"]["Address"];
                 };
             };
@@ -4249,6 +4495,216 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReturn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reference": "RMA 1001"
+                 *     }
+                 */
+                "application/json": {
+                    customs?: components["schemas"]["Customs"];
+                    /** @description Printed on the label; the original's by default. */
+                    reference?: string;
+                    /**
+                     * @description The carrier's return service by default: UPS return, USPS ground_advantage_return, FedEx ground_return, DHL express_worldwide_return.
+                     * @enum {string}
+                     */
+                    service?: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shipment"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
+            422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;

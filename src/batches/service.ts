@@ -138,7 +138,7 @@ async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boo
   const idx = Number(batch.next_index);
   const item = await store.findItem(tx, batch.id, idx);
   if (!item) throw new Error(`batch ${batch.id} has no item ${idx}`);
-  const outcome = await doItem(tx, batch, JSON.parse(item.request) as BatchItemRequest);
+  const outcome = await doItem(ctx, tx, batch, JSON.parse(item.request) as BatchItemRequest);
   await store.finishItem(tx, batch.id, idx, outcome);
   const completed = idx + 1 >= Number(batch.total);
   const now = isoNow();
@@ -159,12 +159,12 @@ async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boo
  * One item: its shipment (found, or created from the item) and a label. A refusal of its own (404,
  * 409, 400) is the item's error; anything else (the database) rolls the item back to be done again.
  */
-async function doItem(tx: Tx, batch: store.BatchRow, request: BatchItemRequest): Promise<Pick<store.BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'>> {
+async function doItem(ctx: AppContext, tx: Tx, batch: store.BatchRow, request: BatchItemRequest): Promise<Pick<store.BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'>> {
   let shipmentId = 'shipmentId' in request ? request.shipmentId : null;
   try {
     const shipment = 'shipmentId' in request ? await getShipment(tx, batch.account_id, request.shipmentId) : await insertShipment(tx, batch.account_id, request.shipment);
     shipmentId = shipment.id;
-    const label = await insertLabelFor(tx, batch.account_id, shipment, { format: batch.format as LabelFormat, size: batch.size as LabelSize });
+    const label = await insertLabelFor(ctx, tx, batch.account_id, shipment, { format: batch.format as LabelFormat, size: batch.size as LabelSize });
     return { shipment_id: shipment.id, label_id: label.id, tracking_number: label.tracking_number, error: null };
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) throw err;

@@ -22,23 +22,30 @@ export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
     { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3, carrierCode: '12' },
     { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2, carrierCode: '02' },
     { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1, carrierCode: '01' },
+    { code: 'return', name: 'UPS RETURN SERVICES', transitDays: 5, carrierCode: '03' },
   ],
   USPS: [
     { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5, carrierCode: '001' },
     { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055' },
     { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701' },
+    { code: 'ground_advantage_return', name: 'USPS GROUND ADVANTAGE RETURN', transitDays: 5, carrierCode: '020' },
   ],
   FedEx: [
     { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND' },
     { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3, carrierCode: 'FEDEX_EXPRESS_SAVER' },
     { code: '2day', name: 'FEDEX 2DAY', transitDays: 2, carrierCode: 'FEDEX_2_DAY' },
     { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1, carrierCode: 'PRIORITY_OVERNIGHT' },
+    { code: 'ground_return', name: 'FEDEX GROUND RETURN', transitDays: 5, carrierCode: 'FEDEX_GROUND' },
   ],
   DHL: [
     { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3, carrierCode: 'P' },
     { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1, carrierCode: 'T' },
+    { code: 'express_worldwide_return', name: 'DHL EXPRESS WORLDWIDE RETURN', transitDays: 3, carrierCode: 'P' },
   ],
 };
+
+/** The service a return shipment gets when none is asked for (contract §13). */
+export const RETURN_SERVICE: Record<Carrier, string> = { UPS: 'return', USPS: 'ground_advantage_return', FedEx: 'ground_return', DHL: 'express_worldwide_return' };
 
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {
   return SERVICES[carrier].find((s) => s.code === code);

@@ -91,6 +91,10 @@ export interface ShipmentsTable {
   reference: string | null;
   /** JSON array of the label messages (§10), or null. */
   messages: string | null;
+  /** JSON of the customs declaration as sent (§12), or null. */
+  customs: string | null;
+  /** The shipment this one returns (§13), or null. */
+  return_of: string | null;
   status: string;
   /** The active label, kept here so the shipment shows it without a join (labels set these). */
   label_id: string | null;

@@ -6,7 +6,7 @@ import { errors, idParams } from '../http/schemas.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
 import { LOGO_MAX_BYTES, LOGO_MEDIA_TYPES } from './logo.ts';
-import { createLabel, deleteLogo, setLogo, getLabel, invalidateLabel, listLabels, openDownload, type DownloadRequest, type LabelQuery, type NewLabel } from './service.ts';
+import { createLabel, deleteLogo, openDocumentDownload, setLogo, getLabel, invalidateLabel, listLabels, openDownload, type DownloadRequest, type LabelQuery, type NewLabel } from './service.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { CARRIERS } from '../carriers/services.ts';
 
@@ -120,6 +120,33 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
       await deleteLogo(ctx, principalOf(request).accountId);
       return reply.code(204).send();
     },
+  });
+
+  app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id' | 'dpi'> }>('/downloads/label-documents/:id', {
+    config: { public: true },
+    schema: {
+      tags: ['labels'],
+      operationId: 'downloadLabelDocument',
+      summary: "Download a label's customs document by its signed link",
+      description: 'A `documents[].url` of a label: its CN22 or CN23 declaration or commercial invoice, as PDF. Needs no other credential. 403 if the link was changed, 410 after the label\'s expiresAt or its invalidation.',
+      params: labelDownloadParams,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['format', 'expires', 'sig'],
+        properties: {
+          format: { type: 'string', maxLength: 20, description: 'The document: cn22, cn23 or commercial_invoice.' },
+          expires: labelDownloadQuery.properties.expires,
+          sig: labelDownloadQuery.properties.sig,
+        },
+      },
+      response: {
+        200: { description: 'The document (PDF)', content: { 'application/pdf': { schema: binary } }, headers: downloadHeaders },
+        304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },
+        ...errors(400, 403, 404, 410),
+      },
+    },
+    handler: async (request, reply) => sendDownload(request, reply, await openDocumentDownload(ctx, { ...request.query, id: request.params.id })),
   });
 
   // GET /labels/{id}/trackingnumber lives in src/tracking/routes.ts.

@@ -22,6 +22,15 @@ export const labelSchema = {
     trackingNumber: { type: 'string', description: 'The carrier tracking number, without spaces.' },
     carrier: { type: 'string', enum: [...CARRIERS] },
     status: { type: 'string', enum: [...LABEL_STATUSES] },
+    documents: {
+      type: 'array',
+      description: 'A shipment with customs: its declaration (`cn22` up to 300 SDR, `cn23` above) and, for merchandise, samples and returned goods, a `commercial_invoice`; PDFs behind signed links like the label\'s (same expiry, gone when the label is invalidated).',
+      items: {
+        type: 'object',
+        required: ['type', 'url'],
+        properties: { type: { type: 'string', enum: ['cn22', 'cn23', 'commercial_invoice'] }, url: { type: 'string', format: 'uri' } },
+      },
+    },
   },
 } as const;
 

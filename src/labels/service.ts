@@ -8,6 +8,8 @@ import { findService, trackingNumberFor, type Carrier } from '../carriers/index.
 import type { Download } from '../http/downloads.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
+import type { CustomsDocument } from '../render/layouts/customs.ts';
+import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
 import { documentKey, etagOf } from '../render/renderer.ts';
 import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
@@ -32,10 +34,19 @@ export interface Label {
   trackingNumber: string;
   carrier: Carrier;
   status: 'active' | 'invalidated';
+  documents?: { type: CustomsDocument; url: string }[];
+}
+
+/** The customs documents a label's snapshot calls for (§12): its declaration, and an invoice for goods. */
+function documentsOf(data: Pick<LabelData, 'customs' | 'customsForm'>): CustomsDocument[] {
+  if (!data.customs || !data.customsForm) return [];
+  return [data.customsForm === 'CN22' ? 'cn22' : 'cn23', ...(needsCommercialInvoice(data.customs) ? (['commercial_invoice'] as const) : [])];
 }
 
 /** The label as the API shows it, with a download link signed for `format`. */
 export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelFormat): Label {
+  // Parsed only when it holds customs (a cheap look first: most labels have none).
+  const documents = row.label_data.includes('"customsForm"') ? documentsOf(JSON.parse(row.label_data) as LabelData) : [];
   return {
     id: row.id,
     shipmentId: row.shipment_id,
@@ -47,6 +58,7 @@ export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelForma
     trackingNumber: row.tracking_number,
     carrier: row.carrier as Carrier,
     status: row.status as Label['status'],
+    ...(documents.length ? { documents: documents.map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) })) } : {}),
   };
 }
 
@@ -63,7 +75,7 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
   const shipment = await getShipment(ctx.db, accountId, input.shipmentId);
   let row: store.LabelRow;
   try {
-    row = await ctx.db.transaction().execute((tx) => insertLabelFor(tx, accountId, shipment, input));
+    row = await ctx.db.transaction().execute((tx) => insertLabelFor(ctx, tx, accountId, shipment, input));
   } catch (err) {
     // The partial unique index decided a race between two requests for the same shipment.
     if (!isUniqueViolation(err)) throw err;
@@ -78,7 +90,7 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
  * 409 if it has an active label, 400 if its service is gone. A race with another label for the same
  * shipment ends in a unique violation that rolls the transaction back.
  */
-export async function insertLabelFor(tx: Tx, accountId: string, shipment: Shipment, input: Omit<NewLabel, 'shipmentId'>): Promise<store.LabelRow> {
+export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string, shipment: Shipment, input: Omit<NewLabel, 'shipmentId'>): Promise<store.LabelRow> {
   // The shipment carries its active label (written in the same transaction as the label itself).
   if (shipment.label) throw alreadyLabelled(shipment.id, shipment.label.id);
   const service = findService(shipment.carrier, shipment.service);
@@ -105,6 +117,8 @@ export async function insertLabelFor(tx: Tx, accountId: string, shipment: Shipme
     ...(shipment.reference !== undefined ? { reference: shipment.reference } : {}),
     ...(shipment.messages?.length ? { messages: shipment.messages } : {}),
     ...(logo ? { logo: JSON.parse(logo) as Logo } : {}),
+    ...(shipment.customs ? { customs: shipment.customs, customsForm: customsForm(shipment.customs, ctx.config.sdrRates) } : {}),
+    ...(shipment.returnOf ? { isReturn: true } : {}),
   };
   const row: store.LabelRow = {
     id,
@@ -194,11 +208,11 @@ export interface DownloadRequest {
 
 const DIGITS = /^[0-9]{1,15}$/;
 
-/** Checks a signed link (403 if tampered or foreign, 410 if expired or invalidated) and prepares the document. */
-export async function openDownload(ctx: AppContext, req: DownloadRequest): Promise<Download> {
+/** The label behind a signed link of `kind`: 403 if tampered or foreign, 410 if expired or invalidated. */
+async function linkedLabel(ctx: AppContext, kind: 'labels' | 'label-documents', req: Omit<DownloadRequest, 'dpi'>): Promise<{ row: store.LabelRow; until: number; now: number }> {
   // Only the canonical decimal form is accepted, so `0123` cannot stand in for `123`.
   const expires = DIGITS.test(req.expires) ? Number(req.expires) : NaN;
-  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'labels', req.id, req.format, expires, req.sig)) {
+  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, kind, req.id, req.format, expires, req.sig)) {
     throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
   }
   const row = await store.findLabelForDownload(ctx.db, req.id);
@@ -207,6 +221,27 @@ export async function openDownload(ctx: AppContext, req: DownloadRequest): Promi
   const now = Date.now();
   const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
   if (now >= until) throw new Gone(`the download link of label ${row.id} expired at ${row.expires_at}`);
+  return { row, until, now };
+}
+
+/** A customs document of a label (§12), behind a signed link that behaves like the label's. */
+export async function openDocumentDownload(ctx: AppContext, req: Omit<DownloadRequest, 'dpi'>): Promise<Download> {
+  const { row, until, now } = await linkedLabel(ctx, 'label-documents', req);
+  const data = JSON.parse(row.label_data) as LabelData;
+  const document = req.format as CustomsDocument;
+  if (!documentsOf(data).includes(document)) throw new NotFound('document', `${req.format} of label ${row.id}`);
+  const source: DocumentSource = { layout: 'customs', data: { document, label: data } };
+  return {
+    etag: etagOf(documentKey(source, 'PDF', 203)),
+    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    filename: `${document}-${row.tracking_number}`,
+    render: () => ctx.renderer.render(source, 'PDF'),
+  };
+}
+
+/** Checks a signed link (403 if tampered or foreign, 410 if expired or invalidated) and prepares the document. */
+export async function openDownload(ctx: AppContext, req: DownloadRequest): Promise<Download> {
+  const { row, until, now } = await linkedLabel(ctx, 'labels', req);
   const format = req.format as LabelFormat;
   if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Forbidden('the download link is not valid');
   const source: DocumentSource = { layout: 'label', data: JSON.parse(row.label_data) as LabelData };

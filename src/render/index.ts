@@ -2,6 +2,7 @@
 // `renderDrawing` hands that drawing to the backend of the requested format.
 import { layoutLabel } from './layouts/label.ts';
 import { layoutStamp, type StampFace } from './layouts/stamp.ts';
+import { layoutCustomsDocument, type CustomsDocumentData } from './layouts/customs.ts';
 import type { LabelData } from './label.ts';
 import type { Drawing } from './model.ts';
 import { encodeBmp } from './bmp.ts';
@@ -92,12 +93,13 @@ export async function renderLabel(data: LabelData, format: LabelFormat, opts: Re
 }
 
 /** What a document is drawn from: a layout's name and its input. Plain data, so it can cross to a render thread. */
-export type DocumentSource = { layout: 'label'; data: LabelData } | { layout: 'stamp'; data: StampFace };
+export type DocumentSource = { layout: 'label'; data: LabelData } | { layout: 'stamp'; data: StampFace } | { layout: 'customs'; data: CustomsDocumentData };
 
 export function layoutDocument(source: DocumentSource): Drawing {
   switch (source.layout) {
     case 'label': return layoutLabel(source.data);
     case 'stamp': return layoutStamp(source.data);
+    case 'customs': return layoutCustomsDocument(source.data);
   }
 }
 

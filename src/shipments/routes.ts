@@ -3,10 +3,11 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams } from '../http/schemas.ts';
-import { addressSchema, createShipmentBody, parcelSchema, shipmentSchema } from './schemas.ts';
-import { createShipment, getShipment, listShipments, type NewShipment } from './service.ts';
+import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema } from './schemas.ts';
+import { createReturn, createShipment, getShipment, listShipments, type NewReturn, type NewShipment } from './service.ts';
+import { RETURN_SERVICE } from '../carriers/services.ts';
 
-export const shipmentSchemas = [addressSchema, parcelSchema, shipmentSchema];
+export const shipmentSchemas = [addressSchema, parcelSchema, customsSchema, shipmentSchema];
 
 export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewShipment }>('/shipments', {
@@ -22,6 +23,34 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const shipment = await createShipment(ctx, principalOf(request).accountId, request.body);
       return reply.code(201).send(shipment);
     },
+  });
+
+  app.post<{ Params: { id: string }; Body: NewReturn }>('/shipments/:id/returns', {
+    config: { scope: 'write:shipments' },
+    schema: {
+      tags: ['shipments'],
+      operationId: 'createReturn',
+      summary: 'Create the return shipment of a shipment',
+      description: "A new shipment from the original's `to` back to its `from`, with the same carrier and parcel and `returnOf` naming the original; `service` is the carrier's return service unless given. Across a customs border the original's customs are copied with `contentsType: returned_goods` unless `customs` is given. Its label (`POST /v1/labels`) carries a RETURN banner. A return of a return is 409; the original is not changed.",
+      params: idParams,
+      body: {
+        type: 'object',
+        examples: [{ reference: 'RMA 1001' }],
+        additionalProperties: false,
+        properties: {
+          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => `${c} ${s}`).join(', ')}.` },
+          reference: { ...createShipmentBody.properties.reference, description: "Printed on the label; the original's by default." },
+          customs: { $ref: 'Customs#' },
+        },
+      },
+      response: { 201: { $ref: 'Shipment#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
+    },
+    // Every field is optional, so a request without a body asks for the defaults.
+    preValidation: (request, _reply, done) => {
+      request.body ??= {};
+      done();
+    },
+    handler: async (request, reply) => reply.code(201).send(await createReturn(ctx, principalOf(request).accountId, request.params.id, request.body)),
   });
 
   app.get<{ Params: { id: string } }>('/shipments/:id', {

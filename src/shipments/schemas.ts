@@ -1,4 +1,5 @@
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
+import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { dateTime, uuid } from '../http/schemas.ts';
 
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
@@ -7,6 +8,58 @@ export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A
 // Printable text: no control characters (they would corrupt ZPL and confuse printers).
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: PRINTABLE }) as const;
+
+const weightSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value', 'unit'],
+  properties: { value: { type: 'number', exclusiveMinimum: 0, maximum: 100000 }, unit: { type: 'string', enum: ['g', 'kg', 'oz', 'lb'] } },
+} as const;
+
+/** §12: what is in a parcel that crosses a customs border, as the UPU forms and a commercial invoice ask. */
+export const customsSchema = {
+  $id: 'Customs',
+  type: 'object',
+  additionalProperties: false,
+  required: ['contentsType', 'items', 'signer'],
+  description: 'Required when `from` and `to` are in different customs territories (different countries, except two members of the EU customs union); accepted and kept otherwise.',
+  properties: {
+    contentsType: { type: 'string', enum: [...CONTENTS_TYPES] },
+    contentsExplanation: { ...text(100, 1), description: 'Required when contentsType is `other`.' },
+    items: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['description', 'quantity', 'netWeight', 'value', 'hsCode', 'originCountry'],
+        properties: {
+          description: text(60, 1),
+          quantity: { type: 'integer', minimum: 1, maximum: 100000 },
+          netWeight: { ...weightSchema, description: 'The whole line\'s net weight (all of its quantity).' },
+          value: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['amount', 'currency'],
+            description: 'The whole line\'s value (all of its quantity). Every item of a declaration has the same currency.',
+            properties: { amount: { type: 'number', exclusiveMinimum: 0, maximum: 1e9 }, currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217, e.g. USD, EUR.' } },
+          },
+          hsCode: { type: 'string', pattern: '^[0-9]{6,10}$', description: 'Harmonized System tariff number, 6 to 10 digits.' },
+          originCountry: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country of origin.' },
+        },
+      },
+    },
+    incoterm: { type: 'string', enum: ['DAP', 'DDP'], description: 'Who pays duties: DAP (the addressee, the default) or DDP (the sender).' },
+    nonDelivery: { type: 'string', enum: ['return', 'abandon'], description: 'What the post does with an undeliverable parcel (default return).' },
+    invoiceNumber: text(35, 1),
+    licenceNumber: text(35, 1),
+    certificateNumber: text(35, 1),
+    importerVat: text(35, 1),
+    eori: text(35, 1),
+    signer: { ...text(100, 1), description: 'The declarant\'s name, printed as the signature.' },
+  },
+} as const;
 
 /** §10: up to three lines printed on the label in every format. */
 const messagesSchema = {
@@ -54,12 +107,7 @@ export const parcelSchema = {
   additionalProperties: false,
   required: ['weight'],
   properties: {
-    weight: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['value', 'unit'],
-      properties: { value: { type: 'number', exclusiveMinimum: 0, maximum: 100000 }, unit: { type: 'string', enum: ['g', 'kg', 'oz', 'lb'] } },
-    },
+    weight: weightSchema,
     length: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
     width: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
     height: { type: 'number', exclusiveMinimum: 0, maximum: 10000 },
@@ -97,6 +145,7 @@ export const createShipmentBody = {
     parcel: { $ref: 'Parcel#' },
     reference: { ...text(100), description: 'Free text printed on the label.' },
     messages: messagesSchema,
+    customs: { $ref: 'Customs#' },
   },
 } as const;
 
@@ -113,6 +162,8 @@ export const shipmentSchema = {
     parcel: { $ref: 'Parcel#' },
     reference: { type: 'string' },
     messages: { type: 'array', items: { type: 'string' } },
+    customs: { $ref: 'Customs#' },
+    returnOf: { ...uuid, description: 'The shipment this one returns.' },
     status: { type: 'string', enum: [...shipmentStatuses] },
     label: {
       type: 'object',

@@ -2,13 +2,15 @@ import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
-import { InvalidInput, NotFound } from '../errors.ts';
+import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
-import { SERVICES, findService, type Carrier } from '../carriers/services.ts';
+import { RETURN_SERVICE, SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
-import { addressSchema, parcelSchema } from './schemas.ts';
+import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
+import { crossesCustomsBorder, grams, isCurrencyCode, type Customs } from '../carriers/customs.ts';
+import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
 
@@ -20,10 +22,12 @@ export interface NewShipment {
   parcel: Parcel;
   reference?: string;
   messages?: string[];
+  customs?: Customs;
 }
 
 export interface Shipment extends NewShipment {
   id: string;
+  returnOf?: string;
   status: string;
   label?: { id: string; trackingNumber: string; carrier: string };
   createdAt: string;
@@ -44,6 +48,8 @@ export function toShipment(row: store.ShipmentRow): Shipment {
   };
   if (row.reference !== null) s.reference = row.reference;
   if (row.messages !== null) s.messages = JSON.parse(row.messages) as string[];
+  if (row.customs !== null) s.customs = JSON.parse(row.customs) as Customs;
+  if (row.return_of !== null) s.returnOf = row.return_of;
   if (row.label_id && row.tracking_number) s.label = { id: row.label_id, trackingNumber: row.tracking_number, carrier: row.carrier };
   return s;
 }
@@ -83,6 +89,31 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) {
     throw new InvalidInput(`${prefix}parcel dimensions need length, width, height and dimensionUnit together`, [{ field: `${prefix}parcel`, message: 'incomplete dimensions' }]);
   }
+  const customs = customsProblems(input, prefix);
+  if (customs.length) throw new InvalidInput(`${customs[0]!.field} ${customs[0]!.message}`, customs);
+}
+
+/** §12: what the schema cannot say about `customs`, each problem naming its field. */
+function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
+  const c = input.customs;
+  if (!c) {
+    if (!crossesCustomsBorder(input.from, input.to)) return [];
+    const where = `from ${input.from.country} to ${input.to.country}`;
+    return [{ field: `${prefix}customs`, message: `is required: the parcel crosses a customs border (${where})` }];
+  }
+  const out: FieldProblem[] = [];
+  const at = (field: string) => `${prefix}customs.${field}`;
+  if (c.contentsType === 'other' && !c.contentsExplanation) out.push({ field: at('contentsExplanation'), message: 'is required when contentsType is other' });
+  const currency = c.items[0]!.value.currency;
+  c.items.forEach((item, i) => {
+    if (!isCurrencyCode(item.value.currency)) out.push({ field: at(`items[${i}].value.currency`), message: `${item.value.currency} is not an ISO 4217 currency code` });
+    else if (item.value.currency !== currency) out.push({ field: at(`items[${i}].value.currency`), message: `must be ${currency}, the currency of the first item: a declaration has one currency` });
+    if (!isCountryCode(item.originCountry)) out.push({ field: at(`items[${i}].originCountry`), message: `${item.originCountry} is not an assigned ISO 3166-1 country code` });
+  });
+  const net = c.items.reduce((sum, item) => sum + grams(item.netWeight), 0);
+  const gross = grams(input.parcel.weight);
+  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${Math.round(net)} g, more than the parcel's ${Math.round(gross)} g` });
+  return out;
 }
 
 export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {
@@ -91,7 +122,7 @@ export async function createShipment(ctx: AppContext, accountId: string, input: 
 }
 
 /** Writes a checked new shipment and its `shipment.created` event inside the caller's transaction. */
-export async function insertShipment(tx: Tx, accountId: string, input: NewShipment): Promise<Shipment> {
+export async function insertShipment(tx: Tx, accountId: string, input: NewShipment, returnOf?: string): Promise<Shipment> {
   const now = isoNow();
   const row: store.ShipmentRow = {
     id: uuidv7(),
@@ -103,6 +134,8 @@ export async function insertShipment(tx: Tx, accountId: string, input: NewShipme
     parcel: JSON.stringify(inSchemaOrder(input.parcel, parcelSchema)),
     reference: input.reference ?? null,
     messages: input.messages?.length ? JSON.stringify(input.messages) : null,
+    customs: input.customs ? JSON.stringify(inSchemaOrder(input.customs, customsSchema)) : null,
+    return_of: returnOf ?? null,
     status: 'created',
     label_id: null,
     tracking_number: null,
@@ -113,6 +146,35 @@ export async function insertShipment(tx: Tx, accountId: string, input: NewShipme
   await store.insertShipment(tx, row);
   await recordDomainEvent(tx, { accountId, type: 'shipment.created', subjectId: row.id, data: shipment, at: now });
   return shipment;
+}
+
+export interface NewReturn {
+  service?: string;
+  reference?: string;
+  customs?: Customs;
+}
+
+/**
+ * `POST /v1/shipments/{id}/returns` (§13): the original's addresses swapped, its carrier and parcel,
+ * the carrier's return service unless another is given, and across a customs border the original's
+ * customs as `returned_goods` unless other customs are given. A return of a return is 409.
+ */
+export async function createReturn(ctx: AppContext, accountId: string, id: string, input: NewReturn): Promise<Shipment> {
+  const original = await getShipment(ctx.db, accountId, id);
+  if (original.returnOf) throw new Conflict(`shipment ${original.id} is itself a return (of ${original.returnOf}); it cannot be returned again`);
+  const crosses = crossesCustomsBorder(original.to, original.from);
+  const customs = input.customs ?? (crosses && original.customs ? { ...original.customs, contentsType: 'returned_goods' as const } : undefined);
+  const ret: NewShipment = {
+    carrier: original.carrier,
+    service: input.service ?? RETURN_SERVICE[original.carrier],
+    from: original.to,
+    to: original.from,
+    parcel: original.parcel,
+    ...(input.reference !== undefined ? { reference: input.reference } : original.reference !== undefined ? { reference: original.reference } : {}),
+    ...(customs ? { customs } : {}),
+  };
+  checkShipment(ret);
+  return ctx.db.transaction().execute((tx) => insertShipment(tx, accountId, ret, original.id));
 }
 
 /** The shipment of this account, or NOT_FOUND (also for another account's id). */

@@ -8,16 +8,17 @@ import { sharedDatabaseUrl, spawnChild, type Child } from '../core/support.ts';
 
 const ITEMS = 150;
 
-async function until(done: () => Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
+async function until(done: () => Promise<boolean>, what: string, child: Child, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (child.process.exitCode !== null || child.process.signalCode !== null) throw new Error(`the worker exited (${child.process.exitCode ?? child.process.signalCode}) before ${what}\nstdout: ${child.stdout()}\nstderr: ${child.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout: ${child.stdout()}\nstderr: ${child.stderr()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
 
 function worker(url: string): Child {
-  return spawnChild(process.execPath, ['src/main.ts'], { ROLE: 'worker', DATABASE_URL: url, APP_ENV: 'development', SANDBOX_TRACKING: '0', LOG_LEVEL: 'warn', WORKER_IDLE_MS: '20', PUBLIC_BASE_URL: 'http://localhost:8080' });
+  return spawnChild(process.execPath, ['src/main.ts'], { ROLE: 'worker', DATABASE_URL: url, APP_ENV: 'development', SANDBOX_TRACKING: '0', LOG_LEVEL: 'info', WORKER_IDLE_MS: '20', PUBLIC_BASE_URL: 'http://localhost:8080' });
 }
 
 async function batchOf(t: TestApp, id: string) {
@@ -39,7 +40,7 @@ forEachDatabase((database) => {
 
       const first = worker(url);
       try {
-        await until(async () => Number((await progress()).next_index) >= 10, 'the first worker to do some items');
+        await until(async () => Number((await progress()).next_index) >= 10, 'the first worker to do some items', first);
       } finally {
         first.process.kill('SIGKILL');
         await first.exited;
@@ -49,7 +50,7 @@ forEachDatabase((database) => {
 
       const second = worker(url);
       try {
-        await until(async () => (await progress()).status === 'completed', 'the second worker to finish the batch');
+        await until(async () => (await progress()).status === 'completed', 'the second worker to finish the batch', second);
       } finally {
         second.process.kill('SIGTERM');
         await second.exited;

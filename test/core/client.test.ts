@@ -62,6 +62,10 @@ forEachDatabase((database) => {
           to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
           parcel: { weight: { value: 1.2, unit: 'kg' } },
           reference: 'Order #1001',
+          customs: {
+            contentsType: 'merchandise', signer: 'Jürgen Müller',
+            items: [{ description: 'Ceramic mug', quantity: 2, netWeight: { value: 0.8, unit: 'kg' }, value: { amount: 40, currency: 'EUR' }, hsCode: '691200', originCountry: 'DE' }],
+          },
         },
       });
       assert.equal(error, undefined);

@@ -46,7 +46,8 @@ forEachDatabase((database) => {
       const res = await postLabel(t, { shipmentId: s.id });
       assert.equal(res.statusCode, 201, res.body);
       const label = res.json();
-      assert.deepEqual(Object.keys(label).sort(), ['carrier', 'createdAt', 'expiresAt', 'format', 'id', 'shipmentId', 'size', 'status', 'trackingNumber', 'url']);
+      // Berlin to New York: the label lists its customs documents too (§12).
+      assert.deepEqual(Object.keys(label).sort(), ['carrier', 'createdAt', 'documents', 'expiresAt', 'format', 'id', 'shipmentId', 'size', 'status', 'trackingNumber', 'url']);
       assert.match(label.id, UUID7);
       assert.equal(label.shipmentId, s.id);
       assert.equal(label.format, 'PDF');
@@ -97,6 +98,8 @@ forEachDatabase((database) => {
         to: s.to,
         parcel: s.parcel,
         reference: 'Order #1001',
+        customs: s.customs,
+        customsForm: 'CN22',
       });
     });
 

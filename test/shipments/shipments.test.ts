@@ -86,9 +86,9 @@ forEachDatabase((database) => {
 
   describe('GET /v1/shipments/{id} and POST agree to the byte', () => {
     it('whatever order the client sent the keys in', async () => {
-      const reversed = (o: Record<string, unknown>): Record<string, unknown> =>
-        Object.fromEntries(Object.entries(o).reverse().map(([k, v]) => [k, v && typeof v === 'object' ? reversed(v as Record<string, unknown>) : v]));
-      const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: reversed(sampleShipment as unknown as Record<string, unknown>) });
+      const reversed = (o: unknown): unknown =>
+        Array.isArray(o) ? o.map(reversed) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o).reverse().map(([k, v]) => [k, reversed(v)])) : o;
+      const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: reversed(sampleShipment) as object });
       assert.equal(created.statusCode, 201, created.body);
       const read = await t.request({ method: 'GET', url: `/v1/shipments/${created.json().id}` });
       assert.equal(read.body, created.body);

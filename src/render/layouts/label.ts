@@ -30,7 +30,7 @@ interface TextOptions {
 }
 
 /** Collects primitives; every text goes through cleaning and fitting here, and only here. */
-class Sheet {
+export class Sheet {
   readonly primitives: Primitive[] = [];
 
   text(x: number, y: number, raw: unknown, size: number, o: TextOptions = {}): void {
@@ -203,6 +203,23 @@ function routingBlock(s: Sheet, d: LabelData, area: Area): void {
 }
 
 
+/**
+ * The marks at the right end of a line with its baseline at `y`, right-aligned at `right`: RETURN
+ * for a return (§13) and the customs form going with the parcel (CN22, CN23; §12), each boxed.
+ * Returns the width they take.
+ */
+function bannerMarks(s: Sheet, d: LabelData, right: number, y: number): number {
+  const marks = [...(d.isReturn ? ['RETURN'] : []), ...(d.customsForm ? [d.customsForm] : [])];
+  let x = right;
+  for (const mark of marks.reverse()) {
+    const w = mark.length * 7.6 + 8;
+    s.box(x - w, y - 12, w, 16, { stroke: 1.5 });
+    s.text(x - w / 2, y, mark, 11, { bold: true, anchor: 'middle', maxWidth: w - 4 });
+    x -= w + 4;
+  }
+  return right - x;
+}
+
 /** Whether the label carries messages or a logo, which take room from the tracking barcode. */
 function customised(d: LabelData): boolean {
   return (d.messages?.length ?? 0) > 0 || d.logo !== undefined;
@@ -279,8 +296,9 @@ function layoutPortrait(d: LabelData, W: number, H: number): Sheet {
   const bannerTop = routeTop + routeH;
   s.line(0, bannerTop, W, bannerTop, 2);
 
-  // Service banner and tracking number.
-  s.text(M, bannerTop + 20, d.serviceName, 16, { bold: true, maxWidth: inner, minSize: 9 });
+  // Service banner (with the RETURN and customs form marks at its right) and tracking number.
+  const marks = bannerMarks(s, d, W - M, bannerTop + 20);
+  s.text(M, bannerTop + 20, d.serviceName, 16, { bold: true, maxWidth: inner - marks, minSize: 9 });
   s.text(M, bannerTop + 38, `TRACKING #: ${groupTrackingNumber(d.carrier, cleanText(d.trackingNumber))}`, 10, { bold: true, maxWidth: inner, minSize: 7 });
   const barTop = bannerTop + 44;
   s.line(0, barTop, W, barTop, 1);
@@ -321,7 +339,8 @@ function layoutLandscape(d: LabelData, W: number, _H: number): Sheet {
   routingBlock(s, d, { x: colX + symW + 6, y: 70, w: W - M - colX - symW - 6, h: 84 });
   s.line(0, 158, W, 158, 2);
 
-  s.text(M, 172, `TRACKING #: ${groupTrackingNumber(d.carrier, cleanText(d.trackingNumber))}`, 10, { bold: true, maxWidth: inner, minSize: 7 });
+  const marks = bannerMarks(s, d, W - M, 172);
+  s.text(M, 172, `TRACKING #: ${groupTrackingNumber(d.carrier, cleanText(d.trackingNumber))}`, 10, { bold: true, maxWidth: inner - marks, minSize: 7 });
   // Messages and a logo take 14 pt of the tracking barcode's height.
   const custom = customised(d) ? 14 : 0;
   const b = s.barcode(trackingBarcode(d, { x: 0, y: 178, w: W, h: 50 - custom }));

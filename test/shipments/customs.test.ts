@@ -1,0 +1,219 @@
+// §12 customs and §13 returns: the customs-border table, every validation rule naming its field,
+// CN22 against CN23 at the 300 SDR threshold (and its setting), every field of each document read
+// back with pdftotext, document links that behave like label links, the CN and RETURN marks on
+// labels, and return shipments. On both databases.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { crossesCustomsBorder, customsForm, DEFAULT_SDR_RATES } from '../../src/carriers/customs.ts';
+import { signedLink } from '../../src/http/signed-links.ts';
+import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { LABEL_FORMATS, layoutLabel, renderLabel, type LabelData } from '../../src/render/index.ts';
+import { darkShare, pictureOf } from '../render/pictures.ts';
+
+const run = promisify(execFile);
+
+async function pdfText(pdf: Buffer): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'customs-'));
+  try {
+    await writeFile(join(dir, 'd.pdf'), pdf);
+    return (await run('pdftotext', ['-layout', join(dir, 'd.pdf'), '-'])).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const get = (t: TestApp, url: string) => t.app.inject({ method: 'GET', url: url.replace('http://localhost:8080', '') });
+
+const US_FROM = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
+const FULL_CUSTOMS = {
+  contentsType: 'merchandise',
+  items: [
+    { description: 'Ceramic mug, blue glaze', quantity: 2, netWeight: { value: 0.8, unit: 'kg' }, value: { amount: 40, currency: 'EUR' }, hsCode: '691200', originCountry: 'DE' },
+    { description: 'Linen tea towel', quantity: 3, netWeight: { value: 150, unit: 'g' }, value: { amount: 24.5, currency: 'EUR' }, hsCode: '6302910010', originCountry: 'PT' },
+  ],
+  incoterm: 'DDP',
+  nonDelivery: 'abandon',
+  invoiceNumber: 'INV-2026-0042',
+  licenceNumber: 'LIC-77',
+  certificateNumber: 'CERT-88',
+  importerVat: 'US-EIN-12-3456789',
+  eori: 'DE123456789012345',
+  signer: 'Jürgen Müller',
+};
+
+describe('§12 customs territories', () => {
+  it('is a small table: countries, the EU customs union as one, the territories written down', () => {
+    const cases: [string, string, boolean][] = [
+      ['US', 'US', false], ['DE', 'FR', false], ['DE', 'US', true], ['DE', 'CH', true], ['GB', 'DE', true], ['FR', 'MC', false],
+      ['US', 'PR', false], ['US', 'VI', true], ['US', 'CA', true], ['FR', 'GP', true], ['DK', 'GL', true], ['NO', 'SE', true], ['IE', 'GB', true],
+    ];
+    for (const [from, to, crosses] of cases) assert.equal(crossesCustomsBorder({ country: from }, { country: to }), crosses, `${from} → ${to}`);
+  });
+
+  it('CN22 up to 300 SDR, CN23 above it, CN23 for a currency without a rate', () => {
+    const rate = DEFAULT_SDR_RATES.EUR!;
+    const at = (amount: number, currency = 'EUR') => customsForm({ contentsType: 'gift', signer: 'A', items: [{ description: 'x', quantity: 1, netWeight: { value: 1, unit: 'g' }, value: { amount, currency }, hsCode: '123456', originCountry: 'DE' }] }, DEFAULT_SDR_RATES);
+    assert.equal(at(Math.floor((300 / rate) * 100) / 100), 'CN22');
+    assert.equal(at(Math.ceil((300 / rate) * 100) / 100 + 0.01), 'CN23');
+    assert.equal(at(1, 'ISK'), 'CN23');
+  });
+});
+
+forEachDatabase((database) => {
+  describe('customs on POST /v1/shipments', () => {
+    const t = withTestApp(database, { CUSTOMS_SDR_RATES: 'EUR=0.5' });
+
+    it('every rule names its field, and a refused shipment creates nothing', async () => {
+      const item = FULL_CUSTOMS.items[0]!;
+      const withItems = (...items: object[]) => ({ ...FULL_CUSTOMS, items });
+      const cases: [object, string][] = [
+        [{ customs: undefined }, 'customs'],
+        [{ customs: { ...FULL_CUSTOMS, contentsType: 'other' } }, 'customs.contentsExplanation'],
+        [{ customs: { ...FULL_CUSTOMS, contentsType: 'lottery' } }, 'customs.contentsType'],
+        [{ customs: withItems() }, 'customs.items'],
+        [{ customs: withItems(...Array.from({ length: 51 }, () => ({ ...item, netWeight: { value: 1, unit: 'g' } }))) }, 'customs.items'],
+        [{ customs: withItems({ ...item, description: 'x'.repeat(61) }) }, 'customs.items[0].description'],
+        [{ customs: withItems({ ...item, quantity: 0 }) }, 'customs.items[0].quantity'],
+        [{ customs: withItems({ ...item, quantity: 1.5 }) }, 'customs.items[0].quantity'],
+        [{ customs: withItems({ ...item, value: { amount: 0, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
+        [{ customs: withItems({ ...item, value: { amount: 5, currency: 'XYZ' } }) }, 'customs.items[0].value.currency'],
+        [{ customs: withItems(item, { ...item, value: { amount: 5, currency: 'USD' } }) }, 'customs.items[1].value.currency'],
+        [{ customs: withItems({ ...item, hsCode: '12345' }) }, 'customs.items[0].hsCode'],
+        [{ customs: withItems({ ...item, originCountry: 'XX' }) }, 'customs.items[0].originCountry'],
+        [{ customs: withItems({ ...item, netWeight: { value: 2, unit: 'kg' } }) }, 'customs.items'],
+        [{ customs: { ...FULL_CUSTOMS, incoterm: 'EXW' } }, 'customs.incoterm'],
+        [{ customs: { ...FULL_CUSTOMS, nonDelivery: 'burn' } }, 'customs.nonDelivery'],
+        [{ customs: { ...FULL_CUSTOMS, signer: undefined } }, 'customs.signer'],
+        [{ customs: { ...FULL_CUSTOMS, eori: 'x'.repeat(36) } }, 'customs.eori'],
+      ];
+      const before = await countRows(t.ctx, 'shipments');
+      for (const [override, field] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
+        assert.equal(res.statusCode, 400, `${field}: ${res.body.slice(0, 300)}`);
+        assert.equal(res.json().details[0].field, field, res.body.slice(0, 300));
+      }
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // Domestic and within the EU: not needed, but kept when sent.
+      const domestic = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: undefined } });
+      assert.equal(domestic.statusCode, 201, domestic.body);
+      const kept = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: FULL_CUSTOMS } });
+      assert.equal(kept.statusCode, 201);
+      assert.deepEqual(kept.json().customs, FULL_CUSTOMS);
+      const intraEu = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: undefined, carrier: 'DHL', service: 'express_worldwide', to: { name: 'Marie Curie', street1: '11 Rue Pierre et Marie Curie', city: 'Paris', postalCode: '75005', country: 'FR' } } });
+      assert.equal(intraEu.statusCode, 201, intraEu.body);
+      assert.equal(intraEu.json().customs, undefined);
+    });
+
+    it('CN22 or CN23 by the 300 SDR rule with the configured rate; every field of each document read back; links like the label\'s', async () => {
+      // EUR = 0.5 SDR here: 600 EUR is 300 SDR (CN22), 600.01 EUR is above (CN23).
+      const labelFor = async (customs: object) => {
+        const s = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs } });
+        assert.equal(s.statusCode, 201, s.body);
+        const l = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.json().id } });
+        assert.equal(l.statusCode, 201, l.body);
+        return l.json();
+      };
+      const one = (amount: number) => ({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, value: { amount, currency: 'EUR' } }] });
+      const small = await labelFor(one(600));
+      assert.deepEqual(small.documents.map((d: { type: string }) => d.type), ['cn22', 'commercial_invoice']);
+      const big = await labelFor({ ...one(600.01), contentsType: 'gift' });
+      assert.deepEqual(big.documents.map((d: { type: string }) => d.type), ['cn23'], 'a gift has no commercial invoice');
+      assert.match(await pdfText((await get(t, small.url)).rawPayload), /CN22/, 'the label says which form goes with it');
+      assert.match(await pdfText((await get(t, big.url)).rawPayload), /CN23/);
+
+      const full = await labelFor(FULL_CUSTOMS);
+      const byType = Object.fromEntries(full.documents.map((d: { type: string; url: string }) => [d.type, d.url]));
+      assert.deepEqual(Object.keys(byType), ['cn22', 'commercial_invoice']);
+      for (const [type, url] of Object.entries(byType) as [string, string][]) {
+        const res = await get(t, url);
+        assert.equal(res.statusCode, 200, res.body.slice(0, 200));
+        assert.equal(res.headers['content-type'], 'application/pdf');
+        const text = (await pdfText(res.rawPayload)).replace(/\s+/g, ' ');
+        const expected = [
+          full.trackingNumber, sampleShipment.from.name, sampleShipment.from.street1, sampleShipment.to.name, sampleShipment.to.street1, 'UNITED STATES',
+          'Ceramic mug, blue glaze', 'Linen tea towel', '691200', '6302910010', 'DE', 'PT', '0.8 kg', '150 g', '40.00 EUR', '24.50 EUR', '64.50 EUR', 'EUR',
+          'DDP', 'INV-2026-0042', 'US-EIN-12-3456789', 'DE123456789012345', 'Jürgen Müller', full.createdAt.slice(0, 10), '1.2 kg',
+        ];
+        const more = type === 'cn22' ? ['CN 22', 'Sale of goods', 'LIC-77', 'CERT-88', '2', '3'] : ['COMMERCIAL INVOICE', 'Sale of goods', '20.00 EUR', '8.17 EUR'];
+        for (const field of [...expected, ...more]) assert.ok(text.includes(field), `${type}: ${field} not found in ${text.slice(0, 400)}`);
+      }
+      const cn23 = (await pdfText((await get(t, big.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
+      for (const field of ['CN 23', 'Gift', 'Treat as abandoned', big.trackingNumber]) assert.ok(cn23.includes(field), `cn23: ${field}`);
+
+      // Tampered: 403. A document the label does not have: 404. Expired: 410. Invalidated: 410.
+      const u = new URL(byType.cn22);
+      const sig = u.searchParams.get('sig')!;
+      u.searchParams.set('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1));
+      assert.equal((await get(t, u.toString())).statusCode, 403);
+      const otherType = signedLink(t.ctx.urlKey, t.ctx.config.baseUrl, 'label-documents', full.id, 'cn23', full.expiresAt);
+      assert.equal((await get(t, otherType)).statusCode, 404);
+      const asLabel = signedLink(t.ctx.urlKey, t.ctx.config.baseUrl, 'labels', full.id, 'cn22', full.expiresAt).replace('/downloads/labels/', '/downloads/label-documents/');
+      assert.equal((await get(t, asLabel)).statusCode, 403, "a label link's signature does not open a document");
+      const past = new Date(Date.now() - 60_000).toISOString();
+      assert.equal((await get(t, signedLink(t.ctx.urlKey, t.ctx.config.baseUrl, 'label-documents', full.id, 'cn22', past))).statusCode, 410);
+      assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${full.id}/invalidate` })).statusCode, 204);
+      assert.equal((await get(t, byType.commercial_invoice)).statusCode, 410);
+    });
+  });
+
+  describe('POST /v1/shipments/{id}/returns', () => {
+    const t = withTestApp(database);
+
+    it('swaps the addresses, takes the return service, copies customs as returned goods across a border, and marks the label RETURN in every format', async () => {
+      const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, messages: ['Gift'] } })).json();
+      const before = (await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body;
+      const res = await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: {} });
+      assert.equal(res.statusCode, 201, res.body);
+      const ret = res.json();
+      assert.equal(ret.returnOf, original.id);
+      assert.deepEqual([ret.from, ret.to, ret.parcel, ret.carrier, ret.service], [original.to, original.from, original.parcel, 'UPS', 'return']);
+      assert.deepEqual(ret.customs, { ...original.customs, contentsType: 'returned_goods' });
+      assert.equal(ret.reference, original.reference);
+      assert.equal((await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body, before, 'the original gains nothing');
+      assert.deepEqual((await t.request({ method: 'GET', url: `/v1/shipments/${ret.id}` })).json(), ret);
+      const event = await t.ctx.db.selectFrom('domain_events').select('data').where('shipment_id', '=', ret.id).where('type', '=', 'shipment.created').executeTakeFirstOrThrow();
+      assert.equal(JSON.parse(event.data).returnOf, original.id);
+      assert.equal(JSON.parse(event.data).customs.contentsType, 'returned_goods');
+
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: ret.id } })).json();
+      assert.ok(label.documents.some((d: { type: string }) => d.type === 'commercial_invoice'), 'returned goods travel with an invoice');
+      assert.match(await pdfText((await get(t, label.url)).rawPayload), /RETURN/);
+      const zpl = (await get(t, (await t.request({ method: 'GET', url: `/v1/labels/${label.id}?format=ZPL` })).json().url)).body;
+      assert.ok(zpl.includes('^FDRETURN^FS'), 'ZPL prints RETURN');
+      // Every other format, by pixels: the RETURN box holds ink, and is not there on the same label as a non-return.
+      const row = await t.ctx.db.selectFrom('labels').select('label_data').where('id', '=', label.id).executeTakeFirstOrThrow();
+      // A short banner, so nothing else reaches where the mark stands.
+      const data = { ...(JSON.parse(row.label_data) as LabelData), serviceName: 'UPS' };
+      assert.equal(data.isReturn, true);
+      const mark = layoutLabel(data).primitives.find((p) => p.kind === 'text' && p.text === 'RETURN');
+      assert.ok(mark && mark.kind === 'text');
+      const box = { x: mark.x - 22, y: mark.y - 9, w: 44, h: 10 };
+      for (const format of LABEL_FORMATS.filter((f) => f !== 'PDF' && f !== 'ZPL')) {
+        const ink = darkShare(await pictureOf(format, (await renderLabel(data, format)).body, 288), 288, box);
+        const none = darkShare(await pictureOf(format, (await renderLabel({ ...data, isReturn: false }, format)).body, 288), 288, box);
+        assert.ok(ink > 0.15 && none < ink / 3, `${format}: RETURN printed (${ink.toFixed(2)} dark, ${none.toFixed(2)} without it)`);
+      }
+
+      // A return of a return is 409; another carrier's service is 400; the body is checked.
+      const again = await t.request({ method: 'POST', url: `/v1/shipments/${ret.id}/returns`, payload: {} });
+      assert.equal(again.statusCode, 409);
+      assert.equal((await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: { service: 'priority_mail' } })).json().details[0].field, 'service');
+      assert.equal((await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: { colour: 'red' } })).statusCode, 400);
+      const other = await t.newAccount();
+      assert.equal((await t.app.inject({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, headers: { 'x-api-key': other.apiKey }, payload: {} })).statusCode, 404);
+      // A domestic return carries no customs; a service and reference may be given.
+      const domestic = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: undefined, carrier: 'USPS', service: 'priority_mail' } })).json();
+      const domesticReturn = (await t.request({ method: 'POST', url: `/v1/shipments/${domestic.id}/returns`, payload: { service: 'priority_mail', reference: 'RMA 7' } })).json();
+      assert.deepEqual([domesticReturn.service, domesticReturn.reference, domesticReturn.customs], ['priority_mail', 'RMA 7', undefined]);
+      const defaultService = (await t.request({ method: 'POST', url: `/v1/shipments/${domestic.id}/returns` })).json();
+      assert.equal(defaultService.service, 'ground_advantage_return');
+      const uspsLabel = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: defaultService.id } });
+      assert.equal(uspsLabel.statusCode, 201, uspsLabel.body);
+    });
+  });
+});
