@@ -18,6 +18,7 @@ import { shipmentRoutes, shipmentSchemas } from './shipments/routes.ts';
 import { addressRoutes, addressSchemas } from './addresses/routes.ts';
 import { stampRoutes, stampSchemas } from './stamps/routes.ts';
 import { batchRoutes, batchSchemas } from './batches/routes.ts';
+import { manifestRoutes, manifestSchemas } from './manifests/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
@@ -80,7 +81,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
 
-  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...trackingSchemas, ...webhookSchemas];
+  const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...manifestSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
   const ajv = validators(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       stampRoutes(v1, ctx);
       labelRoutes(v1, ctx);
       batchRoutes(v1, ctx);
+      manifestRoutes(v1, ctx);
       trackingRoutes(v1, ctx);
       webhookRoutes(v1, ctx);
     },

@@ -10,6 +10,7 @@ import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
 import { purgeRenderedDocuments } from './documents/service.ts';
 import { processBatches } from './batches/service.ts';
+import { scanManifests } from './manifests/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
 
@@ -20,6 +21,7 @@ export function jobs(): Job[] {
     { name: 'purge-rendered-documents', run: purgeRenderedDocuments, idleMs: 60_000 },
     { name: 'sandbox-carrier', run: runSandbox },
     { name: 'batches', run: processBatches },
+    { name: 'manifest-scans', run: scanManifests },
     ...webhookJobs(),
   ];
 }

@@ -288,6 +288,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/downloads/manifests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a manifest by its signed link
+         * @description The `url` of a manifest: its PDF (for USPS the SCAN form, PS Form 5630). Needs no other credential. 403 if the link was changed, 410 after expiresAt.
+         */
+        get: operations["downloadManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/downloads/print-files/{id}": {
         parameters: {
             query?: never;
@@ -424,6 +444,50 @@ export interface paths {
          * @description `basic` gives trackingNumber, carrier and trackingUrl; `detailed` adds status, estimatedDelivery and events; `carrier-specific` also adds carrierDetails with the carriers' own status codes. Events are filtered (`carrier`, `events_since` strictly after), then sorted, then limited.
          */
         get: operations["getLabelTracking"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List manifests, newest first
+         * @description The next page is in the `Link: <…>; rel="next"` header.
+         */
+        get: operations["listManifests"];
+        put?: never;
+        /**
+         * Close the day for a carrier
+         * @description Without `labelIds`: every active label of the carrier in the account on no manifest yet (none is 422 `NOTHING_TO_MANIFEST`). With `labelIds`: each must be the account's (404), active (409), of the carrier (400) and on no other manifest (409 naming it). Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility".
+         */
+        post: operations["createManifest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a manifest
+         * @description The manifest with its labels and a fresh view of its signed link.
+         */
+        get: operations["getManifest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -910,6 +974,26 @@ export interface components {
             /**
              * Format: uri
              * @description Signed download link for `format`; needs no other credential; valid until expiresAt.
+             */
+            url: string;
+        };
+        Manifest: {
+            /** @enum {string} */
+            carrier: "UPS" | "USPS" | "FedEx" | "DHL";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            id: string;
+            labelCount: number;
+            /** @description In tracking-number order. */
+            labelIds: string[];
+            /** @description The manifest's own number, printed on its document and in its barcode (USPS: the 22 digits of the SCAN form, 9475…). */
+            number: string;
+            /**
+             * Format: uri
+             * @description Signed link to the manifest's PDF, valid until expiresAt; needs no other credential.
              */
             url: string;
         };
@@ -2813,6 +2897,153 @@ export interface operations {
             };
         };
     };
+    downloadManifest: {
+        parameters: {
+            query: {
+                /** @description Expiry of the link, Unix seconds. */
+                expires: string;
+                /** @description The format the link was signed for (PDF). */
+                format: string;
+                /** @description HMAC-SHA256 over manifest id, format and expiry, base64url. */
+                sig: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest (PDF) */
+            200: {
+                headers: {
+                    /** @description Labels: `private, max-age=<seconds until the link expires>`; stamps: `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `inline` with the file name, e.g. `label-1Z….pdf`. */
+                    "content-disposition"?: string;
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of the document (it names what the document is drawn from); send it back in `If-None-Match` for a 304. */
+                    etag?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone */
+            410: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     downloadPrintFile: {
         parameters: {
             query: {
@@ -3758,6 +3989,436 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackingInfo"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listManifests: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from the previous page's Link header. */
+                cursor?: string;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
+                    link?: string;
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Manifest"][];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createManifest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "carrier": "USPS"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    carrier: "UPS" | "USPS" | "FedEx" | "DHL";
+                    /** @description Only these labels. */
+                    labelIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Manifest"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or bad credentials */
+            401: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing scope or bad signature */
+            403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
+            422: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Seconds until the next request may be sent. */
+                    "retry-after"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Manifest"];
                 };
             };
             /** @description Invalid input */

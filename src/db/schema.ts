@@ -120,6 +120,8 @@ export interface LabelsTable {
   created_at: string;
   expires_at: string;
   invalidated_at: string | null;
+  /** The manifest the label is on (§14), or null. */
+  manifest_id: string | null;
 }
 
 export interface StampsTable {
@@ -341,6 +343,22 @@ export interface Database {
   batches: BatchesTable;
   batch_items: BatchItemsTable;
   print_files: PrintFilesTable;
+  manifests: ManifestsTable;
+}
+
+export interface ManifestsTable {
+  id: string;
+  account_id: string;
+  carrier: string;
+  /** The manifest's own number, printed and in its barcode. */
+  number: string;
+  /** JSON array of label ids. */
+  label_ids: string;
+  /** JSON of what the document prints. */
+  document: string;
+  created_at: string;
+  expires_at: string;
+  scanned_at: string | null;
 }
 
 /** An account's logo, 1-bit (src/labels/logo.ts): JSON of the renderer's Logo. */

@@ -14,6 +14,7 @@ export const TAGS = [
   { name: 'addresses', description: 'Addresses checked and standardised before a label is bought.' },
   { name: 'labels', description: 'Shipping labels of a shipment in every print format, with download links valid for 24 hours.' },
   { name: 'batches', description: 'Many labels at once, made by the worker in item order, and print files: labels in order in one PDF (in a sheet layout) or one ZPL stream.' },
+  { name: 'manifests', description: 'End of day: one form (for USPS the SCAN form, PS Form 5630) standing for every parcel handed to a carrier.' },
   { name: 'stamps', description: 'Postage stamps with a signed indicium anyone can verify.' },
   { name: 'tracking', description: 'Tracking events reported by carriers and the tracking of a label.' },
   { name: 'webhooks', description: 'Subscriptions to shipment events, signed per Standard Webhooks, and their deliveries.' },

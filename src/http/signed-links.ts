@@ -2,7 +2,7 @@
 // over the resource kind, id, format and expiry, with the service's URL key from the database.
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-export type LinkKind = 'labels' | 'stamps' | 'print-files' | 'label-documents';
+export type LinkKind = 'labels' | 'stamps' | 'print-files' | 'label-documents' | 'manifests';
 
 // An HMAC keyed with a raw Buffer imports the key on every call (several times the cost of the MAC).
 const keyObjects = new WeakMap<Buffer, KeyObject>();

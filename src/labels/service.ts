@@ -134,6 +134,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
     created_at: createdAt,
     expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
     invalidated_at: null,
+    manifest_id: null,
   };
   await store.insertLabel(tx, row);
   await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
@@ -187,7 +188,7 @@ export async function getLabel(ctx: AppContext, accountId: string, id: string, f
   return toLabel(ctx, row, format);
 }
 
-/** Idempotent: an already invalidated label stays so. Clears the shipment's active label. */
+/** Idempotent: an already invalidated label stays so. Clears the shipment's active label. A label on a manifest is 409. */
 export async function invalidateLabel(ctx: AppContext, accountId: string, id: string): Promise<void> {
   const changed = await ctx.db.transaction().execute(async (tx) => {
     const now = isoNow();
@@ -195,7 +196,10 @@ export async function invalidateLabel(ctx: AppContext, accountId: string, id: st
     if (row) await attachLabel(tx, row.shipment_id, null, now);
     return row !== undefined;
   });
-  if (!changed && !(await store.findLabel(ctx.db, accountId, id))) throw new NotFound('label', id);
+  if (changed) return;
+  const row = await store.findLabel(ctx.db, accountId, id);
+  if (!row) throw new NotFound('label', id);
+  if (row.manifest_id) throw new Conflict(`label ${id} is on manifest ${row.manifest_id}: the carrier has it, so it can no longer be invalidated`);
 }
 
 export interface DownloadRequest {
@@ -276,4 +280,44 @@ export function activeLabelsAfter(db: Db, afterId: string, limit: number): Promi
 /** This account's labels with these ids, with what a print file needs (another account's are absent). */
 export function labelsForPrint(db: Db, accountId: string, ids: string[]): Promise<Pick<store.LabelRow, 'id' | 'status' | 'label_data'>[]> {
   return store.findLabelsForPrint(db, accountId, ids);
+}
+
+// ---- what manifests (§14) do to labels, inside their own transactions ----
+
+/** A label as a manifest prints it. */
+export interface ManifestedLabel {
+  id: string;
+  trackingNumber: string;
+  serviceName: string;
+  weight: LabelData['parcel']['weight'];
+  from: LabelData['from'];
+}
+
+function manifested(row: Pick<store.LabelRow, 'id' | 'tracking_number' | 'label_data'>): ManifestedLabel {
+  const d = JSON.parse(row.label_data) as LabelData;
+  return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from };
+}
+
+/**
+ * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
+ * invalidated, 400 another carrier, 409 on another manifest, each naming the label); without, every
+ * active label of the carrier on no manifest yet. Labels are claimed by one conditional UPDATE, so
+ * two manifests made at the same moment never share one.
+ */
+export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
+  if (ids === null) return (await store.claimUnmanifested(tx, accountId, carrier, manifestId)).map(manifested);
+  const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
+  ids.forEach((id, i) => {
+    const row = rows.get(id);
+    if (!row) throw new NotFound('label', id);
+    if (row.status !== 'active') throw new Conflict(`label ${id} is invalidated and cannot go on a manifest`);
+    if (row.carrier !== carrier) throw new InvalidInput(`label ${id} is a ${row.carrier} label, not ${carrier}`, [{ field: `labelIds[${i}]`, message: `is a ${row.carrier} label, not ${carrier}` }]);
+    if (row.manifest_id) throw new Conflict(`label ${id} is already on manifest ${row.manifest_id}`);
+  });
+  const claimed = await store.claimLabels(tx, accountId, ids, manifestId);
+  if (claimed.length !== ids.length) {
+    const taken = ids.find((id) => !claimed.some((c) => c.id === id));
+    throw new Conflict(`label ${taken} went on another manifest or was invalidated at the same moment; try again`);
+  }
+  return claimed.map(manifested);
 }

@@ -41,6 +41,8 @@ export async function invalidateLabel(tx: Tx, accountId: string, id: string, at:
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('status', '=', 'active')
+    // A label a manifest claimed at the same moment stays active (the caller answers 409).
+    .where('manifest_id', 'is', null)
     .returning('shipment_id')
     .executeTakeFirst();
 }
@@ -102,4 +104,53 @@ export async function findLabelsForPrint(db: Db, accountId: string, ids: string[
     out.push(...(await db.selectFrom('labels').select(['id', 'status', 'label_data']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
   }
   return out;
+}
+
+// ---- manifests ----
+
+/** The manifest this account's label is on, if any. */
+export async function manifestOf(db: Db | Tx, accountId: string, id: string): Promise<string | null | undefined> {
+  return (await db.selectFrom('labels').select('manifest_id').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst())?.manifest_id;
+}
+
+export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id'>[]> {
+  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id'>[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
+  }
+  return out;
+}
+
+const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
+
+/** Sets the manifest on those of `ids` still active and on none; returns the labels it set it on. */
+export async function claimLabels(tx: Tx, accountId: string, ids: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
+  const out: Pick<LabelRow, (typeof manifestColumns)[number]>[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    out.push(
+      ...(await tx
+        .updateTable('labels')
+        .set({ manifest_id: manifestId })
+        .where('account_id', '=', accountId)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .where('status', '=', 'active')
+        .where('manifest_id', 'is', null)
+        .returning(manifestColumns)
+        .execute()),
+    );
+  }
+  return out;
+}
+
+/** Sets the manifest on every active label of the carrier on none yet; returns them. */
+export async function claimUnmanifested(tx: Tx, accountId: string, carrier: string, manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
+  return tx
+    .updateTable('labels')
+    .set({ manifest_id: manifestId })
+    .where('account_id', '=', accountId)
+    .where('carrier', '=', carrier)
+    .where('status', '=', 'active')
+    .where('manifest_id', 'is', null)
+    .returning(manifestColumns)
+    .execute();
 }

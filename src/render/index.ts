@@ -3,13 +3,14 @@
 import { layoutLabel } from './layouts/label.ts';
 import { layoutStamp, type StampFace } from './layouts/stamp.ts';
 import { layoutCustomsDocument, type CustomsDocumentData } from './layouts/customs.ts';
+import { layoutManifest, type ManifestData } from './layouts/manifest.ts';
 import type { LabelData } from './label.ts';
 import type { Drawing } from './model.ts';
 import { encodeBmp } from './bmp.ts';
 import { encodeEmf } from './emf.ts';
 import { encodeGif } from './gif.ts';
 import { encodePcx } from './pcx.ts';
-import { drawingToPdf } from './pdf.ts';
+import { drawingToPdf, pagesToPdf } from './pdf.ts';
 import { drawingToPostScript } from './postscript.ts';
 import { encodePng1, encodeWithSharp, rasterize } from './raster.ts';
 import { drawingToSvg } from './svg.ts';
@@ -93,17 +94,29 @@ export async function renderLabel(data: LabelData, format: LabelFormat, opts: Re
 }
 
 /** What a document is drawn from: a layout's name and its input. Plain data, so it can cross to a render thread. */
-export type DocumentSource = { layout: 'label'; data: LabelData } | { layout: 'stamp'; data: StampFace } | { layout: 'customs'; data: CustomsDocumentData };
+export type DocumentSource =
+  | { layout: 'label'; data: LabelData }
+  | { layout: 'stamp'; data: StampFace }
+  | { layout: 'customs'; data: CustomsDocumentData }
+  | { layout: 'manifest'; data: ManifestData };
 
-export function layoutDocument(source: DocumentSource): Drawing {
+/** The pages of a document: one for a label, a stamp or a customs form; as many as it takes for a manifest. */
+export function layoutDocument(source: DocumentSource): Drawing[] {
   switch (source.layout) {
-    case 'label': return layoutLabel(source.data);
-    case 'stamp': return layoutStamp(source.data);
-    case 'customs': return layoutCustomsDocument(source.data);
+    case 'label': return [layoutLabel(source.data)];
+    case 'stamp': return [layoutStamp(source.data)];
+    case 'customs': return [layoutCustomsDocument(source.data)];
+    case 'manifest': return layoutManifest(source.data);
   }
 }
 
 /** Lays out and renders on this thread; the service renders through a Renderer's pool (src/render/renderer.ts). */
 export async function renderDocument(source: DocumentSource, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
-  return renderDrawing(layoutDocument(source), format, opts);
+  const pages = layoutDocument(source);
+  if (pages.length === 1 || format !== 'PDF') return renderDrawing(pages[0]!, format, opts);
+  const chunks: Buffer[] = [];
+  await pagesToPdf(pages, pages[0]!.meta ?? {}, (c) => {
+    chunks.push(c);
+  });
+  return { body: Buffer.concat(chunks), ...MEDIA_TYPES.PDF };
 }

@@ -178,6 +178,11 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
   return { accepted };
 }
 
+/** Events the sandbox carrier reports outside its own script (a manifest's scan), in the caller's transaction. */
+export function ingestTrackingEvents(tx: Tx, dialect: DialectName, accountId: string, events: IncomingEvent[]): Promise<number> {
+  return ingestInTransaction(tx, dialect, accountId, prepare(events), 'sandbox');
+}
+
 /** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised). */
 export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];

@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 /** The rooms that hold one capability each: routes, service, store. */
-const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses', 'batches'];
+const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses', 'batches', 'manifests'];
 /** The shared layers every capability stands on. */
 const SHARED = ['db', 'carriers', 'render', 'http', 'auth', 'errors', 'countries', 'cache', 'log', 'config', 'job'];
 /** The modules that assemble the rest into processes (they may import anything). */
@@ -26,6 +26,7 @@ const OWNERS: Record<string, string[]> = {
   webhooks: ['webhooks', 'webhook_deliveries', 'webhook_attempts'],
   documents: ['rendered_documents'],
   batches: ['batches', 'batch_items', 'print_files'],
+  manifests: ['manifests'],
   db: ['counters', 'domain_events'],
   http: ['idempotency_keys', 'rate_limit_buckets'],
 };

@@ -67,7 +67,7 @@ forEachDatabase((database) => {
       assert.match(res.body, /read:shipments/);
       // Tags in the document's order, each heading the operations that carry it.
       const headings = [...res.body.matchAll(/<h2 id="tag-([a-z]+)">/g)].map((m) => m[1]);
-      assert.deepEqual(headings, ['shipments', 'addresses', 'labels', 'batches', 'stamps', 'tracking', 'webhooks', 'oauth', 'service']);
+      assert.deepEqual(headings, ['shipments', 'addresses', 'labels', 'batches', 'manifests', 'stamps', 'tracking', 'webhooks', 'oauth', 'service']);
       const labels = res.body.slice(res.body.indexOf('id="tag-labels"'), res.body.indexOf('id="tag-batches"'));
       assert.match(labels, /<section id="createLabel">/);
       assert.match(labels, /<section id="invalidateLabel">/);

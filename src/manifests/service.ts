@@ -1,0 +1,150 @@
+// End of day (contract §14): a manifest is one form standing for every parcel handed to a carrier.
+// Its labels are claimed by one conditional UPDATE in the manifest's transaction, so two manifests
+// made at the same moment never share a label, and a label on a manifest can no longer be
+// invalidated. Outside production the sandbox carrier scans each manifest once, one sandbox step
+// after it was made: every label on it gets its "Accepted at origin facility" event.
+import type { AppContext } from '../context.ts';
+import { nextCounter } from '../db/index.ts';
+import { isoNow, uuidv7 } from '../db/ids.ts';
+import type { Page } from '../db/page.ts';
+import { AppError, Forbidden, Gone, NotFound } from '../errors.ts';
+import type { Download } from '../http/downloads.ts';
+import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { grams } from '../carriers/customs.ts';
+import type { Carrier } from '../carriers/services.ts';
+import { DOWNLOAD_VALIDITY_MS, claimForManifest, labelRecord } from '../labels/service.ts';
+import { documentKey, etagOf } from '../render/renderer.ts';
+import type { DocumentSource } from '../render/index.ts';
+import type { ManifestData } from '../render/layouts/manifest.ts';
+import { ingestTrackingEvents } from '../tracking/service.ts';
+import * as store from './store.ts';
+
+export interface NewManifest {
+  carrier: Carrier;
+  labelIds?: string[];
+}
+
+export interface Manifest {
+  id: string;
+  carrier: Carrier;
+  number: string;
+  labelCount: number;
+  labelIds: string[];
+  createdAt: string;
+  url: string;
+  expiresAt: string;
+}
+
+function toManifest(ctx: AppContext, row: store.ManifestRow): Manifest {
+  const labelIds = JSON.parse(row.label_ids) as string[];
+  return {
+    id: row.id,
+    carrier: row.carrier as Carrier,
+    number: row.number,
+    labelCount: labelIds.length,
+    labelIds,
+    createdAt: row.created_at,
+    url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'manifests', row.id, 'PDF', row.expires_at),
+    expiresAt: row.expires_at,
+  };
+}
+
+/** The manifest's own number: for USPS the 22 digits of a SCAN form's electronic file number (9475…), else the carrier's prefix and 10 digits. */
+function manifestNumber(carrier: Carrier, serial: number): string {
+  if (carrier === 'USPS') return `9475${String(serial).padStart(18, '0')}`;
+  return `${{ UPS: 'UPSM', FedEx: 'FDXM', DHL: 'DHLM' }[carrier]}${String(serial).padStart(10, '0')}`;
+}
+
+export async function createManifest(ctx: AppContext, accountId: string, input: NewManifest): Promise<Manifest> {
+  const row = await ctx.db.transaction().execute(async (tx) => {
+    const now = Date.now();
+    const id = uuidv7(now);
+    const labels = await claimForManifest(tx, accountId, input.carrier, input.labelIds ?? null, id);
+    if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_MANIFEST', `no active ${input.carrier} label of this account is waiting for a manifest`);
+    labels.sort((a, b) => (a.trackingNumber < b.trackingNumber ? -1 : 1));
+    const services = new Map<string, { name: string; count: number; grams: number }>();
+    for (const l of labels) {
+      const s = services.get(l.serviceName) ?? { name: l.serviceName, count: 0, grams: 0 };
+      s.count++;
+      s.grams += grams(l.weight);
+      services.set(l.serviceName, s);
+    }
+    const createdAt = isoNow(now);
+    const number = manifestNumber(input.carrier, await nextCounter(tx, `manifest:${input.carrier}`));
+    const document: ManifestData = { number, carrier: input.carrier, createdAt, shipper: labels[0]!.from, services: [...services.values()], trackingNumbers: labels.map((l) => l.trackingNumber) };
+    const r: store.ManifestRow = {
+      id,
+      account_id: accountId,
+      carrier: input.carrier,
+      number,
+      label_ids: JSON.stringify(labels.map((l) => l.id)),
+      document: JSON.stringify(document),
+      created_at: createdAt,
+      expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
+      scanned_at: null,
+    };
+    await store.insertManifest(tx, r);
+    return r;
+  });
+  return toManifest(ctx, row);
+}
+
+export async function getManifest(ctx: AppContext, accountId: string, id: string): Promise<Manifest> {
+  const row = await store.findManifest(ctx.db, accountId, id);
+  if (!row) throw new NotFound('manifest', id);
+  return toManifest(ctx, row);
+}
+
+export async function listManifests(ctx: AppContext, accountId: string, page: Page): Promise<Manifest[]> {
+  return (await store.listManifests(ctx.db, accountId, page)).map((r) => toManifest(ctx, r));
+}
+
+/** A manifest's PDF behind its signed link (403 changed, 410 expired). */
+export async function openManifestDownload(ctx: AppContext, req: { id: string; format: string; expires: string; sig: string }): Promise<Download> {
+  const expires = /^[0-9]{1,15}$/.test(req.expires) ? Number(req.expires) : NaN;
+  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'manifests', req.id, req.format, expires, req.sig)) {
+    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
+  }
+  const row = await store.findManifestForDownload(ctx.db, req.id);
+  if (!row) throw new NotFound('manifest', req.id);
+  const now = Date.now();
+  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  if (now >= until) throw new Gone(`the download link of manifest ${row.id} expired at ${row.expires_at}`);
+  const source: DocumentSource = { layout: 'manifest', data: JSON.parse(row.document) as ManifestData };
+  return {
+    etag: etagOf(documentKey(source, 'PDF', 203)),
+    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    filename: `manifest-${row.number}`,
+    render: () => ctx.renderer.render(source, 'PDF'),
+  };
+}
+
+// ---- the sandbox carrier ----
+
+export const ACCEPTED = 'Accepted at origin facility';
+
+/**
+ * Worker job, outside production: scans each manifest one sandbox step after it was made. The scan
+ * marks the manifest and records every label's `in_transit` event in one transaction, claimed by a
+ * conditional UPDATE: with any number of workers, each label gets its event once.
+ */
+export async function scanManifests(ctx: AppContext): Promise<number> {
+  if (!ctx.config.sandboxTracking) return 0;
+  const due = await store.unscanned(ctx.db, isoNow(Date.now() - ctx.config.sandboxStepSeconds * 1000), 10);
+  let done = 0;
+  for (const { id } of due) {
+    const scanned = await ctx.db.transaction().execute(async (tx) => {
+      const at = isoNow();
+      const row = await store.claimScan(tx, id, at);
+      if (!row) return false;
+      const data = JSON.parse(row.document) as ManifestData;
+      const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
+      const labels = await Promise.all((JSON.parse(row.label_ids) as string[]).map((labelId) => labelRecord(tx, row.account_id, labelId)));
+      const events = labels.flatMap((l) => (l ? [{ trackingNumber: l.tracking_number, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }] : []));
+      if (events.length) await ingestTrackingEvents(tx, ctx.storage.dialect, row.account_id, events);
+      return true;
+    });
+    if (scanned) done++;
+  }
+  return done;
+}

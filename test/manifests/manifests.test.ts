@@ -1,0 +1,175 @@
+// §14 end of day: every rule of POST /v1/manifests, two manifests at the same moment never sharing a
+// label, the document read back (every tracking number, its barcode decoded to the printed number),
+// a 1,000-label USPS SCAN form, and the sandbox carrier's scan giving each label its event once,
+// also with two workers on PostgreSQL. On both databases.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { openContext, closeContext } from '../../src/bootstrap.ts';
+import type { AppContext } from '../../src/context.ts';
+import { createLogger } from '../../src/log.ts';
+import { ACCEPTED, scanManifests } from '../../src/manifests/service.ts';
+import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { runBatches } from '../batches/batches.test.ts';
+import { rasterizePdf, scan } from '../render/scan.ts';
+
+const run = promisify(execFile);
+const US_FROM = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
+const USPS = { ...sampleShipment, from: US_FROM, customs: undefined, carrier: 'USPS', service: 'priority_mail' };
+
+async function pdfText(pdf: Buffer): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'manifest-'));
+  try {
+    await writeFile(join(dir, 'm.pdf'), pdf);
+    return (await run('pdftotext', ['-layout', join(dir, 'm.pdf'), '-'], { maxBuffer: 64 << 20 })).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function labelsOf(t: TestApp, apiKey: string, n: number, shipment: object = sampleShipment): Promise<{ id: string; trackingNumber: string }[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const s = (await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey }, payload: shipment })).json();
+    out.push((await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': apiKey }, payload: { shipmentId: s.id } })).json());
+  }
+  return out;
+}
+
+forEachDatabase((database) => {
+  describe('POST /v1/manifests', () => {
+    const t = withTestApp(database, { SANDBOX_STEP_SECONDS: '0' });
+
+    it('every rule: all waiting labels or the ones named, each checked; a manifested label cannot be invalidated', async () => {
+      const acct = await t.newAccount();
+      const as = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers: { 'x-api-key': acct.apiKey }, ...(payload ? { payload } : {}) });
+      const ups = await labelsOf(t, acct.apiKey, 3);
+      const usps = await labelsOf(t, acct.apiKey, 1, USPS);
+      const [gone] = await labelsOf(t, acct.apiKey, 1);
+      await as('PUT', `/v1/labels/${gone!.id}/invalidate`);
+      const foreign = (await labelsOf(t, t.apiKey, 1))[0]!;
+      const unknown = '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f';
+
+      const named = async (labelIds: string[]) => as('POST', '/v1/manifests', { carrier: 'UPS', labelIds });
+      let res = await named([ups[0]!.id, unknown]);
+      assert.equal(res.statusCode, 404);
+      assert.match(res.json().message, new RegExp(unknown));
+      assert.equal((await named([foreign.id])).statusCode, 404, "another account's label");
+      res = await named([ups[0]!.id, gone!.id]);
+      assert.equal(res.statusCode, 409);
+      assert.match(res.json().message, new RegExp(gone!.id));
+      res = await named([ups[0]!.id, usps[0]!.id]);
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().details[0].field, 'labelIds[1]');
+
+      res = await named([ups[0]!.id]);
+      assert.equal(res.statusCode, 201, res.body);
+      const first = res.json();
+      assert.deepEqual([first.carrier, first.labelCount, first.labelIds], ['UPS', 1, [ups[0]!.id]]);
+      res = await named([ups[1]!.id, ups[0]!.id]);
+      assert.equal(res.statusCode, 409);
+      assert.match(res.json().message, new RegExp(`manifest ${first.id}`));
+      const invalidate = await as('PUT', `/v1/labels/${ups[0]!.id}/invalidate`);
+      assert.equal(invalidate.statusCode, 409);
+      assert.match(invalidate.json().message, new RegExp(`manifest ${first.id}`));
+
+      // Without labelIds: the rest of the carrier's active labels, then nothing.
+      res = await as('POST', '/v1/manifests', { carrier: 'UPS' });
+      assert.equal(res.statusCode, 201);
+      assert.deepEqual(new Set(res.json().labelIds), new Set([ups[1]!.id, ups[2]!.id]));
+      res = await as('POST', '/v1/manifests', { carrier: 'UPS' });
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.json().code, 'NOTHING_TO_MANIFEST');
+      assert.equal((await as('POST', '/v1/manifests', { carrier: 'FedEx' })).json().code, 'NOTHING_TO_MANIFEST');
+      assert.equal((await as('POST', '/v1/manifests', { carrier: 'TNT' })).json().details[0].field, 'carrier');
+
+      assert.deepEqual((await as('GET', `/v1/manifests/${first.id}`)).json().labelIds, first.labelIds);
+      assert.equal((await as('GET', '/v1/manifests')).json().length, 2);
+      assert.equal((await t.request({ method: 'GET', url: `/v1/manifests/${first.id}` })).statusCode, 404);
+    });
+
+    it('two manifests made at the same moment never share a label', async () => {
+      const acct = await t.newAccount();
+      const labels = await labelsOf(t, acct.apiKey, 8);
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const all = await Promise.all([post({ carrier: 'UPS' }), post({ carrier: 'UPS' }), post({ carrier: 'UPS' })]);
+      const made = all.filter((r) => r.statusCode === 201).map((r) => r.json().labelIds as string[]);
+      assert.ok(all.every((r) => r.statusCode === 201 || r.json().code === 'NOTHING_TO_MANIFEST'), all.map((r) => r.body).join('\n'));
+      assert.deepEqual(made.flat().sort(), labels.map((l) => l.id).sort(), 'every label once');
+      const more = await labelsOf(t, acct.apiKey, 4);
+      const ids = more.map((l) => l.id);
+      const both = await Promise.all([post({ carrier: 'UPS', labelIds: ids }), post({ carrier: 'UPS', labelIds: [...ids].reverse() })]);
+      assert.deepEqual(both.map((r) => r.statusCode).sort(), [201, 409], both.map((r) => r.body).join('\n'));
+    });
+
+    it('the document: shipper, date, carrier, counts and weight per service, every tracking number, and its number as a barcode', async () => {
+      const acct = await t.newAccount();
+      const labels = [...(await labelsOf(t, acct.apiKey, 2)), ...(await labelsOf(t, acct.apiKey, 1, { ...sampleShipment, service: 'next_day_air' }))];
+      const m = (await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).json();
+      const pdf = (await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload;
+      const text = (await pdfText(pdf)).replace(/[ \t]+/g, ' ');
+      for (const field of [m.number, sampleShipment.from.name, m.createdAt.slice(0, 10), 'Carrier: UPS', 'UPS GROUND', 'UPS NEXT DAY AIR', 'Parcels: 3', '3.60 kg', ...labels.map((l) => l.trackingNumber)]) {
+        assert.ok(text.includes(field), `${field} in ${text.slice(0, 600)}`);
+      }
+      const found = await scan(await rasterizePdf(pdf, 203, { page: 1 }), { formats: ['Code128'] });
+      assert.ok(found.some((b) => b.text === m.number), `the barcode reads ${m.number}: ${JSON.stringify(found)}`);
+      const tampered = m.url.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+      assert.equal((await t.app.inject({ method: 'GET', url: tampered.replace('http://localhost:8080', '') })).statusCode, 403);
+    });
+
+    it('a 1,000-label USPS SCAN form (PS Form 5630) lists every tracking number', async () => {
+      const acct = await t.newAccount();
+      const batch = (await t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: Array.from({ length: 1000 }, () => ({ shipment: USPS })) } })).json();
+      await runBatches(t);
+      const m = await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'USPS' } });
+      assert.equal(m.statusCode, 201, m.body);
+      assert.equal(m.json().labelCount, 1000);
+      assert.match(m.json().number, /^9475\d{18}$/);
+      const pdf = (await t.app.inject({ method: 'GET', url: m.json().url.replace('http://localhost:8080', '') })).rawPayload;
+      const text = await pdfText(pdf);
+      assert.match(text, /PS Form 5630/);
+      assert.match(text, /Total number of packages: 1000/);
+      const items = (await t.app.inject({ method: 'GET', url: `/v1/batches/${batch.id}`, headers: { 'x-api-key': acct.apiKey } })).json().items as { trackingNumber: string }[];
+      const missing = items.filter((i) => !text.includes(i.trackingNumber));
+      assert.deepEqual(missing, [], 'every tracking number is printed');
+      const found = await scan(await rasterizePdf(pdf, 203, { page: 1 }), { formats: ['Code128'] });
+      assert.ok(found.some((b) => b.text === m.json().number));
+    });
+
+    it('the sandbox carrier scans a manifest once: each label gets "Accepted at origin facility" in_transit with its webhook event, also with two workers', async () => {
+      // The earlier tests' manifests are scanned first, so the runs below see only this one.
+      while ((await scanManifests(t.ctx)) > 0);
+      const acct = await t.newAccount();
+      const labels = await labelsOf(t, acct.apiKey, 5);
+      const m = (await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).json();
+      let second: AppContext = t.ctx;
+      if (database.name === 'postgres') {
+        const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.ctx.db);
+        second = await openContext(t.ctx.config, createLogger('silent'), { schema: rows[0]!.schema });
+      }
+      try {
+        const scans = await Promise.all([scanManifests(t.ctx), scanManifests(second), scanManifests(t.ctx), scanManifests(second)]);
+        assert.equal(scans.reduce((a, b) => a + b, 0), 1, 'one scan of the one manifest');
+        assert.equal(await scanManifests(t.ctx), 0);
+      } finally {
+        if (second !== t.ctx) await closeContext(second);
+      }
+      for (const l of labels) {
+        const res = (await t.app.inject({ method: 'GET', url: `/v1/labels/${l.id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
+        const accepted = res.events.filter((e: { description: string }) => e.description === ACCEPTED);
+        assert.equal(accepted.length, 1, `${l.trackingNumber}: ${JSON.stringify(res.events)}`);
+        assert.equal(accepted[0].status, 'in_transit');
+        assert.match(accepted[0].location, /Berlin/);
+      }
+      const events = await t.ctx.db.selectFrom('domain_events').select('shipment_id').where('account_id', '=', acct.accountId).where('type', '=', 'shipment.in_transit').execute();
+      assert.equal(events.length, 5, 'one shipment.in_transit per label, for its webhooks');
+      assert.equal(new Set(events.map((e) => e.shipment_id)).size, 5);
+      assert.equal(m.labelCount, 5);
+    });
+  });
+});
