@@ -1,4 +1,5 @@
 // Assembles the Fastify app: the one place that knows every capability.
+import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -95,6 +96,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
     defaultJson(request, body as string, done);
+  });
+
+  // Every answer's time by route template (never a path with an id in it) and status.
+  app.addHook('onResponse', (request, reply, done) => {
+    httpRequestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
   });
 
   // More connections than this are refused (closed at once) until some close.

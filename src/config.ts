@@ -53,6 +53,9 @@ export interface Config {
   rateLimitBurst: number;
   /** SDR per unit of each currency, for the CN22/CN23 choice (CUSTOMS_SDR_RATES over the defaults). */
   sdrRates: Readonly<Record<string, number>>;
+  /** The metrics listener (§17): port (0: none) and host. */
+  metricsPort: number;
+  metricsHost: string;
   /** Which X-Forwarded-For hops to believe (TRUST_PROXY). */
   trustProxy: false | number | string[];
   version: string;
@@ -254,6 +257,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerSecond: parseNumber('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, 100, 0, 1_000_000),
     rateLimitBurst: parseNumber('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 200, 1, 10_000_000),
     sdrRates: parseSdrRates(env.CUSTOMS_SDR_RATES),
+    metricsPort: parseInteger('METRICS_PORT', env.METRICS_PORT, 9464, 0, 65535),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     version,
   };
 }

@@ -1,4 +1,6 @@
 // Process entry: read config, build the app and the worker, listen, shut down gracefully.
+import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
+import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
@@ -39,6 +41,17 @@ async function main(): Promise<void> {
     }
   }
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
+  // Metrics on a listener of their own (§17); a port taken by another process is logged, not fatal.
+  setWebhookBacklogReader(() => deliveryBacklog(ctx));
+  let metrics: MetricsServer | null = null;
+  if (config.metricsPort > 0) {
+    try {
+      metrics = await startMetricsServer(config.metricsHost, config.metricsPort, async () => (worker?.metrics ? [await worker.metrics()] : []));
+      log.info({ port: metrics.port, host: config.metricsHost }, `metrics at http://${config.metricsHost}:${metrics.port}/metrics`);
+    } catch (err) {
+      log.error({ err, port: config.metricsPort }, 'the metrics listener could not start (METRICS_PORT taken?); running without it');
+    }
+  }
   // Installed before listening, so a signal that arrives while starting still stops cleanly.
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -48,6 +61,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 20_000);
     force.unref();
     await app?.close();
+    await metrics?.close();
     await worker?.stop();
     await closeContext(ctx);
     log.info('stopped');

@@ -9,9 +9,10 @@ import { announceDomainEventWritten, onDomainEventWritten } from './db/events.ts
 import { closeContext, openContext } from './bootstrap.ts';
 import { createLogger } from './log.ts';
 import { startWorker, type Worker } from './worker.ts';
+import { metricsSnapshot } from './metrics.ts';
 
-type FromThread = { ready: true } | { failed: string } | { stopped: true };
-type ToThread = 'wake' | 'stop';
+type FromThread = { ready: true } | { failed: string } | { stopped: true } | { metrics: Awaited<ReturnType<typeof metricsSnapshot>> };
+type ToThread = 'wake' | 'stop' | 'metrics';
 
 /** Starts the jobs on a new thread; resolves once the thread has opened the database and started them. */
 export async function startWorkerThread(config: Config, onUnexpectedExit: (code: number) => void): Promise<Worker> {
@@ -40,6 +41,16 @@ export async function startWorkerThread(config: Config, onUnexpectedExit: (code:
     });
   });
   return {
+    metrics: () =>
+      new Promise((resolve) => {
+        const onMessage = (m: FromThread) => {
+          if (!('metrics' in m)) return;
+          thread.off('message', onMessage);
+          resolve(m.metrics);
+        };
+        thread.on('message', onMessage);
+        send('metrics');
+      }),
     async stop() {
       stopping = true;
       unsubscribe();
@@ -66,6 +77,7 @@ async function runThread(config: Config): Promise<void> {
   }
   port.on('message', (m: ToThread) => {
     if (m === 'wake') announceDomainEventWritten();
+    if (m === 'metrics') void metricsSnapshot().then((metrics) => port.postMessage({ metrics } satisfies FromThread));
     if (m === 'stop') {
       void (async () => {
         await worker.stop();

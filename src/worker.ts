@@ -10,6 +10,7 @@ import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
 import { purgeRenderedDocuments } from './documents/service.ts';
 import { processBatches } from './batches/service.ts';
+import type { metricsSnapshot } from './metrics.ts';
 import { scanManifests } from './manifests/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
@@ -28,6 +29,8 @@ export function jobs(): Job[] {
 
 export interface Worker {
   stop(): Promise<void>;
+  /** The metrics of the thread the jobs run on, when it is not this one (ROLE=all). */
+  metrics?(): Promise<Awaited<ReturnType<typeof metricsSnapshot>>>;
   /** Resolves once every job has found nothing to do (tests use it). */
   drain(): Promise<void>;
 }

@@ -3,6 +3,7 @@
 // transaction also moving the batch past the item: a crash at any moment redoes at most the item
 // whose transaction did not commit, so no item is ever done twice. Print files put labels in order
 // into one PDF or ZPL document behind a signed link.
+import { labelsCreated } from '../metrics.ts';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/index.ts';
@@ -127,19 +128,25 @@ export async function processBatches(ctx: AppContext): Promise<number> {
   const next = await store.nextProcessingBatch(ctx.db);
   if (!next) return 0;
   let done = 0;
-  while (done < ITEMS_PER_RUN && (await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id)))) done++;
+  while (done < ITEMS_PER_RUN) {
+    const item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));
+    if (!item) break;
+    // Counted once the item's transaction has committed.
+    if (item.label) labelsCreated.inc(item.label);
+    done++;
+  }
   return done;
 }
 
-/** Does the batch's next item and moves the batch past it, in the caller's transaction; false when nothing was left. */
-async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boolean> {
+/** Does the batch's next item and moves the batch past it, in the caller's transaction; null when nothing was left. */
+async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<{ label: { carrier: string; format: string } | null } | null> {
   const batch = await store.lockBatch(tx, ctx.storage.dialect, batchId);
-  if (batch?.status !== 'processing') return false;
+  if (batch?.status !== 'processing') return null;
   const idx = Number(batch.next_index);
   const item = await store.findItem(tx, batch.id, idx);
   if (!item) throw new Error(`batch ${batch.id} has no item ${idx}`);
   const outcome = await doItem(ctx, tx, batch, JSON.parse(item.request) as BatchItemRequest);
-  await store.finishItem(tx, batch.id, idx, outcome);
+  await store.finishItem(tx, batch.id, idx, { shipment_id: outcome.shipment_id, label_id: outcome.label_id, tracking_number: outcome.tracking_number, error: outcome.error });
   const completed = idx + 1 >= Number(batch.total);
   const now = isoNow();
   const updated: store.BatchRow = {
@@ -152,20 +159,20 @@ async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<boo
   };
   await store.advanceBatch(tx, batch.id, updated);
   if (completed) await recordDomainEvent(tx, { accountId: batch.account_id, type: 'batch.completed', subjectId: batch.id, data: toBatch(updated), at: now });
-  return true;
+  return { label: outcome.carrier ? { carrier: outcome.carrier, format: batch.format } : null };
 }
 
 /**
  * One item: its shipment (found, or created from the item) and a label. A refusal of its own (404,
  * 409, 400) is the item's error; anything else (the database) rolls the item back to be done again.
  */
-async function doItem(ctx: AppContext, tx: Tx, batch: store.BatchRow, request: BatchItemRequest): Promise<Pick<store.BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'>> {
+async function doItem(ctx: AppContext, tx: Tx, batch: store.BatchRow, request: BatchItemRequest): Promise<Pick<store.BatchItemRow, 'shipment_id' | 'label_id' | 'tracking_number' | 'error'> & { carrier?: string }> {
   let shipmentId = 'shipmentId' in request ? request.shipmentId : null;
   try {
     const shipment = 'shipmentId' in request ? await getShipment(tx, batch.account_id, request.shipmentId) : await insertShipment(tx, batch.account_id, request.shipment);
     shipmentId = shipment.id;
     const label = await insertLabelFor(ctx, tx, batch.account_id, shipment, { format: batch.format as LabelFormat, size: batch.size as LabelSize });
-    return { shipment_id: shipment.id, label_id: label.id, tracking_number: label.tracking_number, error: null };
+    return { shipment_id: shipment.id, label_id: label.id, tracking_number: label.tracking_number, error: null, carrier: label.carrier };
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) throw err;
     return { shipment_id: shipmentId, label_id: null, tracking_number: null, error: JSON.stringify({ code: err.code, message: err.message }) };

@@ -3,6 +3,7 @@
 // RATE_LIMIT_PER_SECOND tokens a second refill a bucket of RATE_LIMIT_BURST; each request takes one.
 // One process on SQLite keeps the buckets in memory; on PostgreSQL every process shares them through
 // the database (docs/decisions.md).
+import { rateLimited } from '../metrics.ts';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { sql } from 'kysely';
@@ -110,7 +111,10 @@ export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, d
 export async function charge(limiter: RateLimiter, reply: FastifyReply, key: string, cost = 1): Promise<void> {
   const decision = await limiter.take(key, cost);
   setRateLimitHeaders(reply, limiter, decision);
-  if (!decision.allowed) throw new RateLimited(decision.retryAfterSeconds);
+  if (!decision.allowed) {
+    rateLimited.inc({ route: reply.request.routeOptions.url ?? 'unmatched' });
+    throw new RateLimited(decision.retryAfterSeconds);
+  }
 }
 
 /** The public routes limited per client address: the token endpoint, the sign-in form, downloads. */

@@ -1,3 +1,4 @@
+import { labelsCreated } from '../metrics.ts';
 import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
 import type { Page } from '../db/page.ts';
@@ -82,6 +83,7 @@ export async function createLabel(ctx: AppContext, accountId: string, input: New
     const winner = await store.findActiveLabel(ctx.db, accountId, shipment.id);
     throw alreadyLabelled(shipment.id, winner?.id);
   }
+  labelsCreated.inc({ carrier: row.carrier, format: row.format });
   return toLabel(ctx, row, input.format);
 }
 

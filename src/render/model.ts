@@ -89,3 +89,6 @@ export interface Drawing {
   /** Document metadata; fixed values keep the output byte-identical for the same drawing. */
   meta?: { title?: string; subject?: string; createdAt?: string };
 }
+
+/** Bytes a render thread appends to a document it hands back: its render time in seconds, a float64 (src/render/render-thread.ts). */
+export const RENDER_TIME_BYTES = 8;

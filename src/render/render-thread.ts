@@ -5,6 +5,7 @@ import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
 import { renderDocument, type DocumentSource, type LabelData, type LabelFormat } from './index.ts';
 import { printPages, type PrintLayout } from './layouts/sheet.ts';
+import { RENDER_TIME_BYTES } from './model.ts';
 import { pagesToPdf } from './pdf.ts';
 
 setCachesEnabled((workerData as { caches?: boolean } | undefined)?.caches ?? true);
@@ -32,10 +33,15 @@ export default async function render(task: RenderTask | PrintTask): Promise<Uint
     await printFile(task);
     return null;
   }
+  const started = performance.now();
   const { body } = await renderDocument(task.source, task.format, { dpi: task.dpi });
   // Copied into memory of its own first: a Buffer may be a view into Node's shared pool or memory
-  // that native code (sharp) allocated, neither of which can be transferred.
-  return move(new Uint8Array(body)) as Uint8Array;
+  // that native code (sharp) allocated, neither of which can be transferred. The last 8 bytes carry
+  // the seconds the thread took (a float64), measured here, where the rendering runs.
+  const out = new Uint8Array(body.byteLength + RENDER_TIME_BYTES);
+  out.set(body);
+  new DataView(out.buffer).setFloat64(body.byteLength, (performance.now() - started) / 1000, true);
+  return move(out) as Uint8Array;
 }
 
 async function printFile({ print, port }: PrintTask): Promise<void> {

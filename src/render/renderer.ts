@@ -10,6 +10,8 @@ import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type
 import { MessageChannel } from 'node:worker_threads';
 import { Readable } from 'node:stream';
 import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
+import { RENDER_TIME_BYTES } from './model.ts';
+import { renderDuration } from '../metrics.ts';
 import { RENDERER_VERSION } from './version.ts';
 
 /** Where rendered documents are kept beyond this process's memory (src/documents/service.ts). */
@@ -87,9 +89,11 @@ export class Renderer {
   }
 
   #draw(task: RenderTask): Promise<Uint8Array> {
-    return this.#poolOf().run(task).then((body) => {
+    return this.#poolOf().run(task).then((result) => {
       this.#rendered++;
-      return body!;
+      const end = result!.byteLength - RENDER_TIME_BYTES;
+      renderDuration.observe({ format: task.format }, new DataView(result!.buffer, result!.byteOffset).getFloat64(end, true));
+      return result!.subarray(0, end);
     });
   }
 

@@ -1,5 +1,6 @@
 // The webhook worker: fan-out turns domain events into deliveries, delivery sends them. Both claim
 // their work in the database, so any number of processes share it and a crash loses nothing.
+import { webhookDeliveries } from '../metrics.ts';
 import type { AppContext } from '../context.ts';
 import { createCache } from '../cache.ts';
 import type { Job } from '../job.ts';
@@ -167,6 +168,7 @@ class DeliveryEngine {
       const outcome = await sendOnce(setup.send, hook.url, webhookHeaders(d.event_id, body, this.#signer(setup, hook)), body);
       const attempt = d.attempt_count + 1;
       const v = verdict(outcome, attempt, ctx.config.webhookRetrySchedule);
+      webhookDeliveries.inc({ outcome: v.status === 'pending' ? 'retrying' : v.status });
       const nextAttemptAt = v.status === 'pending' ? isoNow(Date.now() + v.delayMs) : null;
       await this.#record(setup, {
         deliveryId: d.id,

@@ -174,3 +174,8 @@ export async function redeliver(ctx: AppContext, accountId: string, webhookId: s
   const attempts = await store.attemptsOf(ctx.db, [deliveryId]);
   return toDelivery({ ...row, status: 'pending', attempt_count: 0, next_attempt_at: now, locked_until: null, updated_at: now }, attempts);
 }
+
+/** Deliveries waiting for an attempt, for the metrics' backlog gauge (one count on the status index). */
+export async function deliveryBacklog(ctx: AppContext): Promise<number> {
+  return store.countPending(ctx.db);
+}

@@ -222,3 +222,8 @@ export async function recordAttempts(db: Db, results: AttemptResult[], disableIf
     return disabled;
   });
 }
+
+export async function countPending(db: Db): Promise<number> {
+  const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string | number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,122 @@
+// §17 metrics: after a known set of requests the families count them (requests by route template and
+// status, labels by carrier and format, a render per format, webhook deliveries, a 429); no label
+// value is an id, a tracking number or an address; `promtool check metrics` finds nothing about our
+// families. On both databases.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from '../../src/metrics.ts';
+import { deliveryBacklog } from '../../src/webhooks/service.ts';
+import { webhookJobs } from '../../src/webhooks/jobs.ts';
+import { startWorker } from '../../src/worker.ts';
+import { createShipment, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
+
+const OURS = /^(http_request_duration_seconds|shipping_[a-z_]+)/;
+
+async function scrape(server: MetricsServer): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return res.text();
+}
+
+/** The value of one sample, `name{a="b",…}`, with labels given in any order (0 when absent). */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const m = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const have = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[2]);
+  }
+  return 0;
+}
+
+function promtool(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('promtool', ['check', 'metrics']);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', () => reject(new Error('promtool is not installed: install the Debian package prometheus (or run .ci/run)')));
+    child.on('close', () => resolve(out));
+    child.stdin.end(text);
+  });
+}
+
+forEachDatabase((database) => {
+  describe('GET /metrics', () => {
+    let t: TestApp;
+    let limited: TestApp;
+    let server: MetricsServer;
+    before(async () => {
+      t = await startTestApp(database);
+      limited = await startTestApp(database, { RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '1' });
+      server = await startMetricsServer('127.0.0.1', 0);
+      setWebhookBacklogReader(() => deliveryBacklog(t.ctx));
+    });
+    after(async () => {
+      await server.close();
+      await limited.close();
+      await t.close();
+    });
+
+    it('counts requests by route template and status, labels by carrier and format, renders per format, deliveries, and 429s', async () => {
+      const before = await scrape(server);
+      const route = { method: 'GET', route: '/v1/shipments/:id' };
+      const shipment = await createShipment(t);
+      for (let i = 0; i < 3; i++) await t.request({ method: 'GET', url: `/v1/shipments/${shipment.id}` });
+      await t.request({ method: 'GET', url: '/v1/shipments/0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' });
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'ZPL' } })).json();
+      for (const format of ['PDF', 'PNG', 'ZPL']) {
+        const { url } = (await t.request({ method: 'GET', url: `/v1/labels/${label.id}?format=${format}` })).json();
+        assert.equal((await t.app.inject({ method: 'GET', url: url.replace('http://localhost:8080', '') })).statusCode, 200);
+      }
+      // A webhook delivered once.
+      const receiver = createServer((_q, s) => s.end('ok'));
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const port = (receiver.address() as { port: number }).port;
+      const hook = (await t.request({ method: 'POST', url: '/v1/webhooks', payload: { url: `http://127.0.0.1:${port}/hook`, events: ['shipment.created'] } })).json();
+      await createShipment(t);
+      const worker = startWorker(t.ctx, webhookJobs());
+      await worker.drain();
+      await worker.stop();
+      receiver.close();
+      // Two requests on a bucket of one: the second is 429.
+      await limited.request({ method: 'GET', url: '/v1/shipments' });
+      assert.equal((await limited.request({ method: 'GET', url: '/v1/shipments' })).statusCode, 429);
+
+      const now = await scrape(server);
+      const delta = (name: string, labels: Record<string, string> = {}) => sample(now, name, labels) - sample(before, name, labels);
+      assert.equal(delta('http_request_duration_seconds_count', { ...route, status_code: '200' }), 3);
+      assert.equal(delta('http_request_duration_seconds_count', { ...route, status_code: '404' }), 1);
+      assert.equal(delta('http_request_duration_seconds_count', { method: 'POST', route: '/v1/labels', status_code: '201' }), 1);
+      assert.equal(delta('shipping_labels_created_total', { carrier: 'UPS', format: 'ZPL' }), 1);
+      for (const format of ['PDF', 'PNG', 'ZPL']) assert.equal(delta('shipping_render_duration_seconds_count', { format }), 1, `one ${format} render`);
+      assert.ok(sample(now, 'shipping_render_duration_seconds_sum', { format: 'PNG' }) > 0);
+      const delivered = (await t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}/deliveries?status=succeeded` })).json().length;
+      assert.ok(delivered >= 1);
+      assert.equal(delta('shipping_webhook_deliveries_total', { outcome: 'succeeded' }), delivered, 'one per delivery the webhook shows');
+      assert.equal(delta('shipping_rate_limited_total', { route: '/v1/shipments' }), 1);
+      assert.equal(sample(now, 'shipping_webhook_backlog'), 0, 'nothing waits');
+      assert.ok(sample(now, 'nodejs_eventloop_lag_seconds') >= 0 && now.includes('process_cpu_seconds_total'), 'the runtime metrics');
+
+      // No label value is an id, a tracking number, an address or an e-mail.
+      for (const line of now.split('\n').filter((l) => OURS.test(l))) {
+        for (const [, value] of line.matchAll(/\w+="([^"]*)"/g)) {
+          assert.doesNotMatch(value!, /[0-9a-f]{8}-[0-9a-f]{4}-|1Z[0-9A-Z]{10,}|\d{10,}|@|Avenue|Street/i, `label value ${value} in ${line}`);
+        }
+      }
+      const report = await promtool(now);
+      const aboutOurs = report.split('\n').filter((l) => OURS.test(l.trim()));
+      assert.deepEqual(aboutOurs, [], report);
+    });
+
+    it('answers only GET /metrics', async () => {
+      assert.equal((await fetch(`http://127.0.0.1:${server.port}/`)).status, 404);
+      assert.equal((await fetch(`http://127.0.0.1:${server.port}/metrics`, { method: 'POST' })).status, 404);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404, 'the API port does not serve it');
+    });
+  });
+});
