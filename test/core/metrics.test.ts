@@ -120,3 +120,36 @@ forEachDatabase((database) => {
     });
   });
 });
+
+describe('ROLE=all: the process serves its API thread and its jobs thread together', () => {
+  it('labels a batch made on the jobs thread are counted on the process listener', async () => {
+    const { freePort, spawnChild } = await import('./support.ts');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { randomToken } = await import('../../src/auth/secrets.ts');
+    const { sampleShipment } = await import('../helpers.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'metrics-'));
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const key = `sk_test_${randomToken(32)}`;
+    const child = spawnChild(process.execPath, ['src/main.ts'], { ROLE: 'all', DATABASE_URL: `sqlite:${join(dir, 's.db')}`, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', WORKER_IDLE_MS: '20', RATE_LIMIT_PER_SECOND: '0' });
+    try {
+      await child.waitFor(/is serving/);
+      const api = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const batch = await (await api('POST', '/v1/batches', { items: [{ shipment: sampleShipment }, { shipment: sampleShipment }], format: 'PNG' })).json();
+      for (let i = 0; i < 200; i++) {
+        if ((await (await api('GET', `/v1/batches/${batch.id}`)).json()).status === 'completed') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.equal(sample(text, 'shipping_labels_created_total', { carrier: 'UPS', format: 'PNG' }), 2, 'counted on the jobs thread, served by the process');
+      assert.ok(sample(text, 'http_request_duration_seconds_count', { method: 'POST', route: '/v1/batches', status_code: '202' }) === 1);
+      assert.match(text, /shipping_webhook_backlog 0/);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the API port');
+    } finally {
+      child.process.kill('SIGTERM');
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
