@@ -135,9 +135,9 @@ describe('two processes on one PostgreSQL share one budget', () => {
   it('a key limited through one service instance is limited through another on the same database', async (tc) => {
     const pg = DATABASES.find((d) => d.name === 'postgres');
     if (!pg) return tc.skip('no PostgreSQL');
-    const a = await startTestApp(pg, { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '4' });
+    const a = await startTestApp(pg, { RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '4' });
     // A second service on the same schema: its own pool, its own limiter, as another process has.
-    const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: await sharedDatabaseUrl(a), RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '4', LOG_LEVEL: 'silent' }, 'test');
+    const config = loadConfig({ APP_ENV: 'development', DATABASE_URL: await sharedDatabaseUrl(a), RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '4', LOG_LEVEL: 'silent' }, 'test');
     const ctx = await openContext(config, createLogger('silent'));
     const b = await buildApp(ctx);
     try {
