@@ -1,4 +1,6 @@
 // Assembles the Fastify app: the one place that knows every capability.
+import { context, trace, tracer, SpanKind, SpanStatusCode } from './tracing.ts';
+import type { Span } from '@opentelemetry/api';
 import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv } from 'ajv';
@@ -97,6 +99,25 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (body === '') return done(null, undefined);
     defaultJson(request, body as string, done);
   });
+
+  // A span per request when tracing is on (src/tracing.ts); nothing at all when it is off.
+  const t = tracer();
+  if (t) {
+    const spans = new WeakMap<object, Span>();
+    app.addHook('onRequest', (request, _reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      const span = t.startSpan(`${request.method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route } });
+      spans.set(request, span);
+      context.with(trace.setSpan(context.active(), span), done);
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      const span = spans.get(request);
+      span?.setAttribute('http.response.status_code', reply.statusCode);
+      if (reply.statusCode >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+      span?.end();
+      done();
+    });
+  }
 
   // Every answer's time by route template (never a path with an id in it) and status.
   app.addHook('onResponse', (request, reply, done) => {

@@ -56,6 +56,8 @@ export interface Config {
   /** The metrics listener (§17): port (0: none) and host. */
   metricsPort: number;
   metricsHost: string;
+  /** OpenTelemetry tracing (§17): on when an OTLP endpoint is set. */
+  tracing: { endpoint: string | undefined; protocol: string | undefined; serviceName: string };
   /** Which X-Forwarded-For hops to believe (TRUST_PROXY). */
   trustProxy: false | number | string[];
   version: string;
@@ -259,6 +261,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sdrRates: parseSdrRates(env.CUSTOMS_SDR_RATES),
     metricsPort: parseInteger('METRICS_PORT', env.METRICS_PORT, 9464, 0, 65535),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
+    tracing: {
+      endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
+      protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || undefined,
+      serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform',
+    },
     version,
   };
 }

@@ -1,4 +1,5 @@
 // Process entry: read config, build the app and the worker, listen, shut down gracefully.
+import { stopTracing } from './tracing.ts';
 import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
 import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
     await metrics?.close();
     await worker?.stop();
     await closeContext(ctx);
+    await stopTracing();
     log.info('stopped');
     process.exit(0);
   };

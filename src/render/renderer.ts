@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
 import { RENDER_TIME_BYTES } from './model.ts';
 import { renderDuration } from '../metrics.ts';
+import { inSpan } from '../tracing.ts';
 import { RENDERER_VERSION } from './version.ts';
 
 /** Where rendered documents are kept beyond this process's memory (src/documents/service.ts). */
@@ -68,7 +69,7 @@ export class Renderer {
     if (!body) {
       let pending = this.#inFlight.get(key);
       if (!pending) {
-        pending = this.#fetchOrDraw(key, { source, format, dpi });
+        pending = inSpan(`render ${format}`, { 'shipping.document.layout': source.layout, 'shipping.document.format': format }, () => this.#fetchOrDraw(key, { source, format, dpi }));
         this.#inFlight.set(key, pending);
         pending.finally(() => this.#inFlight.delete(key)).catch(() => {});
       }

@@ -11,7 +11,7 @@ const SRC = join(import.meta.dirname, '..', '..', 'src');
 /** The rooms that hold one capability each: routes, service, store. */
 const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses', 'batches', 'manifests'];
 /** The shared layers every capability stands on. */
-const SHARED = ['db', 'carriers', 'render', 'http', 'auth', 'errors', 'countries', 'cache', 'log', 'config', 'job', 'metrics'];
+const SHARED = ['db', 'carriers', 'render', 'http', 'auth', 'errors', 'countries', 'cache', 'log', 'config', 'job', 'metrics', 'tracing'];
 /** The modules that assemble the rest into processes (they may import anything). */
 const ASSEMBLY = ['app', 'main', 'worker', 'worker-thread', 'bootstrap', 'cli', 'context'];
 
