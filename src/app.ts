@@ -119,11 +119,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     });
   }
 
-  // Every answer's time by route template (never a path with an id in it) and status.
-  app.addHook('onResponse', (request, reply, done) => {
-    httpRequestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    done();
-  });
+  // Every answer's time by route template (never a path with an id in it) and status; with
+  // METRICS_PORT=0 nobody can read it, so it is not measured.
+  if (ctx.config.metricsPort > 0) {
+    app.addHook('onResponse', (request, reply, done) => {
+      httpRequestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+      done();
+    });
+  }
 
   // More connections than this are refused (closed at once) until some close.
   app.server.maxConnections = ctx.config.maxConnections;
