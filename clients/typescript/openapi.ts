@@ -2595,7 +2595,7 @@ export interface operations {
             query: {
                 /** @description Expiry of the link, Unix seconds. */
                 expires: string;
-                /** @description The document: cn22, cn23 or commercial_invoice. */
+                /** @description The format the link was signed for: the document, cn22, cn23 or commercial_invoice. */
                 format: string;
                 /** @description HMAC-SHA256 over label id, format and expiry, base64url. */
                 sig: string;
@@ -2902,7 +2902,7 @@ export interface operations {
             query: {
                 /** @description Expiry of the link, Unix seconds. */
                 expires: string;
-                /** @description The format the link was signed for (PDF). */
+                /** @description The format the link was signed for: PDF. */
                 format: string;
                 /** @description HMAC-SHA256 over manifest id, format and expiry, base64url. */
                 sig: string;
@@ -3049,7 +3049,7 @@ export interface operations {
             query: {
                 /** @description Expiry of the link, Unix seconds. */
                 expires: string;
-                /** @description The format the link was signed for. */
+                /** @description The format the link was signed for: PDF or ZPL. */
                 format: string;
                 /** @description HMAC-SHA256 over print file id, format and expiry, base64url. */
                 sig: string;

@@ -4,6 +4,7 @@ import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams } from '../http/schemas.ts';
+import { signedLinkQuery } from '../http/signed-links.ts';
 import { batchSchema, batchWithItemsSchema, createBatchBody, createPrintFileBody, printFileSchema } from './schemas.ts';
 import { createBatch, createPrintFile, getBatch, listBatches, openPrintFileDownload, type NewBatch, type NewPrintFile } from './service.ts';
 
@@ -77,16 +78,7 @@ export function batchRoutes(app: FastifyInstance, ctx: AppContext): void {
       summary: 'Download a print file by its signed link',
       description: 'The `url` of a print file. Needs no other credential. 403 if the link was changed, 410 after expiresAt or when one of its labels was invalidated since.',
       params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 100 } } },
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['format', 'expires', 'sig'],
-        properties: {
-          format: { type: 'string', maxLength: 20, description: 'The format the link was signed for.' },
-          expires: { type: 'string', maxLength: 20, description: 'Expiry of the link, Unix seconds.' },
-          sig: { type: 'string', maxLength: 100, description: 'HMAC-SHA256 over print file id, format and expiry, base64url.' },
-        },
-      },
+      querystring: signedLinkQuery('print file', 'PDF or ZPL'),
       response: {
         200: { description: 'The print file', content: { 'application/pdf': { schema: binary }, 'application/zpl': { schema: binary } }, headers: downloadHeaders },
         304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },

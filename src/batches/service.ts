@@ -10,9 +10,9 @@ import type { Tx } from '../db/index.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
-import { AppError, Forbidden, Gone, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
+import { AppError, Gone, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import type { Download } from '../http/downloads.ts';
-import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { DOWNLOAD_VALIDITY_MS, insertLabelFor, labelsForPrint } from '../labels/service.ts';
 import type { LabelData, LabelFormat, LabelSize } from '../render/index.ts';
 import { pageCount, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
@@ -259,10 +259,7 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
 
 /** Checks a print file's signed link (403 tampered, 410 expired or a label invalidated since) and prepares its stream. */
 export async function openPrintFileDownload(ctx: AppContext, req: { id: string; format: string; expires: string; sig: string }): Promise<Download> {
-  const expires = /^[0-9]{1,15}$/.test(req.expires) ? Number(req.expires) : NaN;
-  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'print-files', req.id, req.format, expires, req.sig)) {
-    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
-  }
+  const expires = verifiedLinkExpiry(ctx.urlKey, 'print-files', req);
   const row = await store.findPrintFileForDownload(ctx.db, req.id);
   if (!row) throw new NotFound('print file', req.id);
   const now = Date.now();

@@ -1,6 +1,7 @@
 // Download links that need no other credential (a printer or a browser fetches them): HMAC-SHA256
 // over the resource kind, id, format and expiry, with the service's URL key from the database.
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { Forbidden } from '../errors.ts';
 
 export type LinkKind = 'labels' | 'stamps' | 'print-files' | 'label-documents' | 'manifests';
 
@@ -45,3 +46,30 @@ export const downloadQuery = {
     dpi: { type: 'integer', enum: [203, 300], default: 203 },
   },
 } as const;
+
+/**
+ * Checks a signed link's expiry (only the canonical decimal form: `0123` cannot stand in for `123`)
+ * and signature; 403 when either was changed or the link is another's. Returns the expiry in Unix
+ * seconds; whether it has passed is the caller's to say (410), beside its own record's expiry.
+ */
+export function verifiedLinkExpiry(key: Buffer, kind: LinkKind, req: { id: string; format: string; expires: string; sig: string }): number {
+  const expires = /^[0-9]{1,15}$/.test(req.expires) ? Number(req.expires) : NaN;
+  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(key, kind, req.id, req.format, expires, req.sig)) {
+    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
+  }
+  return expires;
+}
+
+/** The query of a signed download link of `what`, for the OpenAPI document and validation. */
+export function signedLinkQuery(what: string, formats: string) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['format', 'expires', 'sig'],
+    properties: {
+      format: { type: 'string', maxLength: 20, description: `The format the link was signed for: ${formats}.` },
+      expires: { type: 'string', maxLength: 20, description: 'Expiry of the link, Unix seconds.' },
+      sig: { type: 'string', maxLength: 100, description: `HMAC-SHA256 over ${what} id, format and expiry, base64url.` },
+    },
+  } as const;
+}

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { errors, idParams } from '../http/schemas.ts';
+import { signedLinkQuery } from '../http/signed-links.ts';
 import { LABEL_FORMATS, mediaTypeOf, type LabelFormat } from '../render/index.ts';
 import { createLabelBody, labelDownloadParams, labelDownloadQuery, labelFormatQuery, labelSchema } from './schemas.ts';
 import { LOGO_MAX_BYTES, LOGO_MEDIA_TYPES } from './logo.ts';
@@ -130,16 +131,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
       summary: "Download a label's customs document by its signed link",
       description: 'A `documents[].url` of a label: its CN22 or CN23 declaration or commercial invoice, as PDF. Needs no other credential. 403 if the link was changed, 410 after the label\'s expiresAt or its invalidation.',
       params: labelDownloadParams,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['format', 'expires', 'sig'],
-        properties: {
-          format: { type: 'string', maxLength: 20, description: 'The document: cn22, cn23 or commercial_invoice.' },
-          expires: labelDownloadQuery.properties.expires,
-          sig: labelDownloadQuery.properties.sig,
-        },
-      },
+      querystring: signedLinkQuery('label', 'the document, cn22, cn23 or commercial_invoice'),
       response: {
         200: { description: 'The document (PDF)', content: { 'application/pdf': { schema: binary } }, headers: downloadHeaders },
         304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },

@@ -7,7 +7,7 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
-import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
@@ -212,15 +212,9 @@ export interface DownloadRequest {
   dpi: 203 | 300;
 }
 
-const DIGITS = /^[0-9]{1,15}$/;
-
 /** The label behind a signed link of `kind`: 403 if tampered or foreign, 410 if expired or invalidated. */
 async function linkedLabel(ctx: AppContext, kind: 'labels' | 'label-documents', req: Omit<DownloadRequest, 'dpi'>): Promise<{ row: store.LabelRow; until: number; now: number }> {
-  // Only the canonical decimal form is accepted, so `0123` cannot stand in for `123`.
-  const expires = DIGITS.test(req.expires) ? Number(req.expires) : NaN;
-  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, kind, req.id, req.format, expires, req.sig)) {
-    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
-  }
+  const expires = verifiedLinkExpiry(ctx.urlKey, kind, req);
   const row = await store.findLabelForDownload(ctx.db, req.id);
   if (!row) throw new NotFound('label', req.id);
   if (row.status !== 'active') throw new Gone(`label ${row.id} was invalidated and can no longer be downloaded`);

@@ -5,6 +5,7 @@ import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { dateTime, errors, idParams, uuid } from '../http/schemas.ts';
+import { signedLinkQuery } from '../http/signed-links.ts';
 import { createManifest, getManifest, listManifests, openManifestDownload, type NewManifest } from './service.ts';
 
 const manifestSchema = {
@@ -85,16 +86,7 @@ export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
       summary: 'Download a manifest by its signed link',
       description: 'The `url` of a manifest: its PDF (for USPS the SCAN form, PS Form 5630). Needs no other credential. 403 if the link was changed, 410 after expiresAt.',
       params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 100 } } },
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['format', 'expires', 'sig'],
-        properties: {
-          format: { type: 'string', maxLength: 20, description: 'The format the link was signed for (PDF).' },
-          expires: { type: 'string', maxLength: 20, description: 'Expiry of the link, Unix seconds.' },
-          sig: { type: 'string', maxLength: 100, description: 'HMAC-SHA256 over manifest id, format and expiry, base64url.' },
-        },
-      },
+      querystring: signedLinkQuery('manifest', 'PDF'),
       response: {
         200: { description: 'The manifest (PDF)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } }, headers: downloadHeaders },
         304: { description: 'Not modified (If-None-Match)', type: 'null', headers: { etag: downloadHeaders.etag } },

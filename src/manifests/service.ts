@@ -7,9 +7,9 @@ import type { AppContext } from '../context.ts';
 import { nextCounter } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
-import { AppError, Forbidden, Gone, NotFound } from '../errors.ts';
+import { AppError, Gone, NotFound } from '../errors.ts';
 import type { Download } from '../http/downloads.ts';
-import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
+import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
 import { DOWNLOAD_VALIDITY_MS, claimForManifest, labelRecord } from '../labels/service.ts';
@@ -101,10 +101,7 @@ export async function listManifests(ctx: AppContext, accountId: string, page: Pa
 
 /** A manifest's PDF behind its signed link (403 changed, 410 expired). */
 export async function openManifestDownload(ctx: AppContext, req: { id: string; format: string; expires: string; sig: string }): Promise<Download> {
-  const expires = /^[0-9]{1,15}$/.test(req.expires) ? Number(req.expires) : NaN;
-  if (!Number.isSafeInteger(expires) || String(expires) !== req.expires || !linkSignatureValid(ctx.urlKey, 'manifests', req.id, req.format, expires, req.sig)) {
-    throw new Forbidden('the download link is not valid: it was changed or not issued by this service');
-  }
+  const expires = verifiedLinkExpiry(ctx.urlKey, 'manifests', req);
   const row = await store.findManifestForDownload(ctx.db, req.id);
   if (!row) throw new NotFound('manifest', req.id);
   const now = Date.now();

@@ -4,9 +4,6 @@
 // picture another program draws of the file.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
@@ -15,9 +12,9 @@ import { LABEL_FORMATS, layoutLabel, renderLabel, type LabelData, type Logo } fr
 import type { ImagePrimitive, TextPrimitive } from '../../src/render/model.ts';
 import { forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 import { DHL_LABEL, USPS_LABEL } from '../render/fixtures.ts';
-import { darkShare, pictureOf } from '../render/pictures.ts';
+import { darkShare, pictureOf, pdfText } from '../render/pictures.ts';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 const MESSAGES = ['FRAGILE - GLASS INSIDE', 'Gift wrap with the blue ribbon', 'Thank you for shopping with us!'];
 
 /** A solid black square PNG: its box on the label must come out dark. */
@@ -25,15 +22,6 @@ async function blackSquare(px = 120): Promise<Buffer> {
   return sharp({ create: { width: px, height: px, channels: 3, background: '#000' } }).png().toBuffer();
 }
 
-async function pdfText(pdf: Buffer): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'custom-'));
-  try {
-    await writeFile(join(dir, 'l.pdf'), pdf);
-    return (await run('pdftotext', ['-layout', join(dir, 'l.pdf'), '-'])).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 function logoBox(d: LabelData): ImagePrimitive {
   const image = layoutLabel(d).primitives.find((p): p is ImagePrimitive => p.kind === 'image');

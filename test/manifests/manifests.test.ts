@@ -4,9 +4,6 @@
 // also with two workers on PostgreSQL. On both databases.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
@@ -17,20 +14,12 @@ import { ACCEPTED, scanManifests } from '../../src/manifests/service.ts';
 import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { runBatches } from '../batches/batches.test.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
+import { pdfText } from '../render/pictures.ts';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 const US_FROM = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
 const USPS = { ...sampleShipment, from: US_FROM, customs: undefined, carrier: 'USPS', service: 'priority_mail' };
 
-async function pdfText(pdf: Buffer): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'manifest-'));
-  try {
-    await writeFile(join(dir, 'm.pdf'), pdf);
-    return (await run('pdftotext', ['-layout', join(dir, 'm.pdf'), '-'], { maxBuffer: 64 << 20 })).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 async function labelsOf(t: TestApp, apiKey: string, n: number, shipment: object = sampleShipment): Promise<{ id: string; trackingNumber: string }[]> {
   const out = [];

@@ -90,3 +90,14 @@ export function darkShare(p: Picture, widthPt: number, box: { x: number; y: numb
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (p.grey[y * p.width + x]! < 128) dark++;
   return dark / Math.max(1, (x1 - x0) * (y1 - y0));
 }
+
+/** The text of a PDF as poppler's `pdftotext -layout` extracts it. */
+export async function pdfText(pdf: Buffer): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'pdftotext-'));
+  try {
+    await writeFile(join(dir, 'in.pdf'), pdf);
+    return (await run('pdftotext', ['-layout', join(dir, 'in.pdf'), '-'], { maxBuffer: 64 << 20 })).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

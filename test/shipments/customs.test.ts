@@ -4,28 +4,16 @@
 // labels, and return shipments. On both databases.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { crossesCustomsBorder, customsForm, DEFAULT_SDR_RATES } from '../../src/carriers/customs.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { LABEL_FORMATS, layoutLabel, renderLabel, type LabelData } from '../../src/render/index.ts';
-import { darkShare, pictureOf } from '../render/pictures.ts';
+import { darkShare, pictureOf, pdfText } from '../render/pictures.ts';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 
-async function pdfText(pdf: Buffer): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'customs-'));
-  try {
-    await writeFile(join(dir, 'd.pdf'), pdf);
-    return (await run('pdftotext', ['-layout', join(dir, 'd.pdf'), '-'])).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 const get = (t: TestApp, url: string) => t.app.inject({ method: 'GET', url: url.replace('http://localhost:8080', '') });
 
