@@ -12,7 +12,7 @@ import type { Download } from '../http/downloads.ts';
 import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
-import { DOWNLOAD_VALIDITY_MS, claimForManifest, labelRecord } from '../labels/service.ts';
+import { DOWNLOAD_VALIDITY_MS, claimForManifest } from '../labels/service.ts';
 import { documentKey, etagOf } from '../render/renderer.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
@@ -136,9 +136,9 @@ export async function scanManifests(ctx: AppContext): Promise<number> {
       if (!row) return false;
       const data = JSON.parse(row.document) as ManifestData;
       const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
-      const labels = await Promise.all((JSON.parse(row.label_ids) as string[]).map((labelId) => labelRecord(tx, row.account_id, labelId)));
-      const events = labels.flatMap((l) => (l ? [{ trackingNumber: l.tracking_number, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }] : []));
-      if (events.length) await ingestTrackingEvents(tx, ctx.storage.dialect, row.account_id, events);
+      // The document lists every label's tracking number; labels on a manifest stay active.
+      const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }));
+      await ingestTrackingEvents(tx, ctx.storage.dialect, row.account_id, events);
       return true;
     });
     if (scanned) done++;
