@@ -25,6 +25,7 @@ import { manifestRoutes, manifestSchemas } from './manifests/routes.ts';
 import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const BODY_LIMIT = 1024 * 1024;
@@ -164,5 +165,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
+  // The web pages for an account's users (§15), with their own cookies, CSRF tokens and error pages.
+  await app.register(async (pages) => dashboardRoutes(pages, ctx), { prefix: '/dashboard' });
   return app;
 }

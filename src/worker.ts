@@ -12,6 +12,7 @@ import { purgeRenderedDocuments } from './documents/service.ts';
 import { processBatches } from './batches/service.ts';
 import type { metricsSnapshot } from './metrics.ts';
 import { scanManifests } from './manifests/service.ts';
+import { purgeSessions } from './dashboard/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
 
@@ -20,6 +21,7 @@ export function jobs(): Job[] {
     { name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, idleMs: 3600_000 },
     { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
     { name: 'purge-rendered-documents', run: purgeRenderedDocuments, idleMs: 60_000 },
+    { name: 'purge-dashboard-sessions', run: purgeSessions, idleMs: 3600_000 },
     { name: 'sandbox-carrier', run: runSandbox },
     { name: 'batches', run: processBatches },
     { name: 'manifest-scans', run: scanManifests },

@@ -312,6 +312,15 @@ export interface RenderedDocumentsTable {
   created_at: string;
 }
 
+export interface DashboardSessionsTable {
+  /** SHA-256 (hex) of the session cookie's token. */
+  id: string;
+  user_id: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -343,6 +352,7 @@ export interface Database {
   batches: BatchesTable;
   batch_items: BatchItemsTable;
   print_files: PrintFilesTable;
+  dashboard_sessions: DashboardSessionsTable;
   manifests: ManifestsTable;
 }
 

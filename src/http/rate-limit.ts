@@ -117,9 +117,9 @@ export async function charge(limiter: RateLimiter, reply: FastifyReply, key: str
   }
 }
 
-/** The public routes limited per client address: the token endpoint, the sign-in form, downloads. */
+/** The public routes limited per client address: the token endpoint, the sign-in forms, downloads. */
 function limitedByAddress(config: FastifyContextConfig & { oauth?: boolean }, url: string, method: string): boolean {
-  return Boolean(config.oauth) || (method === 'POST' && url.endsWith('/oauth/authorize/sign-in')) || url.includes('/downloads/');
+  return Boolean(config.oauth) || (method === 'POST' && (url.endsWith('/oauth/authorize/sign-in') || url === '/dashboard/sign-in')) || url.includes('/downloads/');
 }
 
 /**

@@ -6,7 +6,9 @@ import { isoNow, isUuid, uuidv7 } from '../db/ids.ts';
 import { findClient, findAccount, type OAuthClient } from '../auth/credentials.ts';
 import { parseScopes, scopeString, type Scope } from '../auth/scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../auth/secrets.ts';
-import { authenticateUser, findUser, normalizeEmail } from './users.ts';
+import { findUser } from './users.ts';
+import { checkSignIn, SIGNIN_WINDOW_MS, WRONG_CREDENTIALS } from './service.ts';
+export { MAX_FAILURES_PER_ADDRESS, MAX_FAILURES_PER_ADDRESS_ANY_EMAIL, MAX_FAILURES_PER_EMAIL, SIGNIN_WINDOW_MS, WRONG_CREDENTIALS } from './service.ts';
 import * as store from './store.ts';
 
 /** A pending request lives this long between the first page and the consent answer. */
@@ -14,16 +16,6 @@ export const REQUEST_TTL_MS = 10 * 60 * 1000;
 /** Authorization pages one client address may open a minute: each is a row until it expires. */
 export const MAX_REQUESTS_PER_ADDRESS_PER_MINUTE = 30;
 export const CODE_TTL_MS = 60 * 1000;
-export const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
-/** Failed sign-ins allowed per window: per email address, and per client address. */
-export const MAX_FAILURES_PER_EMAIL = 5;
-export const MAX_FAILURES_PER_ADDRESS = 20;
-/**
- * Failures from one address after which every attempt from there is refused unchecked, whatever the
- * email: the bound on one password tried against many accounts. Ten times the per-address limit, so
- * an office or a proxy (set TRUST_PROXY) is not locked out by a few people's typos.
- */
-export const MAX_FAILURES_PER_ADDRESS_ANY_EMAIL = 10 * MAX_FAILURES_PER_ADDRESS;
 const MAX_STATE_LENGTH = 1024;
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -163,49 +155,18 @@ async function pendingFor(ctx: AppContext, form: Record<string, string>, browser
   return { view: { client, pending, scopes: pending.scope.split(' ').filter(Boolean) as Scope[] } };
 }
 
-function retryAfterSeconds(oldest: string | null, now: number): number {
-  const leaves = oldest ? Date.parse(oldest) + SIGNIN_WINDOW_MS : now + SIGNIN_WINDOW_MS;
-  return Math.max(1, Math.ceil((leaves - now) / 1000));
-}
-
-export const WRONG_CREDENTIALS = 'The email address or password is not correct.';
 
 export async function signIn(ctx: AppContext, form: Record<string, string>, browserCookie: string | undefined, clientAddress: string): Promise<Outcome> {
   const found = await pendingFor(ctx, form, browserCookie);
   if ('outcome' in found) return found.outcome;
   const { view } = found;
   const email = form.email ?? '';
-  const password = form.password ?? '';
-  if (!email.trim() || !password) return { kind: 'signin', view, status: 400, email, error: 'Enter your email address and your password.' };
-
-  const now = Date.now();
-  const since = isoNow(now - SIGNIN_WINDOW_MS);
-  const emailKey = `email:${normalizeEmail(email)}`;
-  const addressKey = `ip:${clientAddress}`;
-  // Recorded first, counted after: concurrent attempts cannot all pass the count (see recordSignInAttempt).
-  const attempt = await store.recordSignInAttempt(ctx.db, [emailKey, addressKey]);
-  const byEmail = await store.countSignInFailures(ctx.db, emailKey, since);
-  const byAddress = await store.countSignInFailures(ctx.db, addressKey, since);
-  // This attempt is one of the counted, so MAX attempts pass and the next is refused.
-  const emailLimited = byEmail.count > MAX_FAILURES_PER_EMAIL;
-  // Behind a shared address (a proxy, an office), the address limit does not stop a user who has not
-  // failed; past the much higher bound for any email, nothing from that address is checked any more.
-  const addressLimited = (byAddress.count > MAX_FAILURES_PER_ADDRESS && byEmail.count > 1) || byAddress.count > MAX_FAILURES_PER_ADDRESS_ANY_EMAIL;
-  const limited = [emailLimited ? byEmail : null, addressLimited ? byAddress : null].filter((x) => x !== null);
-  if (limited.length) {
-    await store.forgetSignInAttempt(ctx.db, attempt);
-    const retryAfter = Math.max(...limited.map((l) => retryAfterSeconds(l.oldest, now)));
-    const minutes = Math.ceil(retryAfter / 60);
-    return { kind: 'signin', view, status: 429, email, retryAfter, error: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` };
+  const checked = await checkSignIn(ctx, email, form.password ?? '', clientAddress);
+  if (!checked.ok) {
+    if (checked.status === 400 && checked.error === WRONG_CREDENTIALS) ctx.log.info({ client: view.client.clientId }, 'oauth sign-in failed');
+    return { kind: 'signin', view, status: checked.status, email, error: checked.error, ...(checked.retryAfter ? { retryAfter: checked.retryAfter } : {}) };
   }
-
-  const user = await authenticateUser(ctx.db, email, password);
-  if (!user) {
-    ctx.log.info({ client: view.client.clientId }, 'oauth sign-in failed');
-    return { kind: 'signin', view, status: 400, email, error: WRONG_CREDENTIALS };
-  }
-  await store.forgetSignInAttempt(ctx.db, attempt);
-  await store.clearSignInFailures(ctx.db, emailKey);
+  const { user } = checked;
   const account = await findAccount(ctx.db, user.accountId);
   // A fresh CSRF token after sign-in, so a token seen before it cannot answer the consent form.
   const csrf = randomToken(43);

@@ -42,11 +42,11 @@ export async function createUser(db: Db, accountId: string, email: string, passw
   return user;
 }
 
-export async function findUser(db: Db, id: string): Promise<(User & { accountName: string }) | null> {
-  const row = await db.selectFrom('users').select(['id', 'account_id', 'email']).where('id', '=', id).executeTakeFirst();
+export async function findUser(db: Db, id: string): Promise<(User & { accountName: string; disabled: boolean }) | null> {
+  const row = await db.selectFrom('users').select(['id', 'account_id', 'email', 'disabled_at']).where('id', '=', id).executeTakeFirst();
   if (!row) return null;
   const account = await findAccount(db, row.account_id);
-  return { id: row.id, accountId: row.account_id, email: row.email, accountName: account.name };
+  return { id: row.id, accountId: row.account_id, email: row.email, accountName: account.name, disabled: row.disabled_at !== null };
 }
 
 /** The user when email and password match, else null; an unknown email costs the same scrypt work. */

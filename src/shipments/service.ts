@@ -189,8 +189,11 @@ function notFound(id: string): NotFound {
   return new NotFound('shipment', id);
 }
 
-export async function listShipments(ctx: AppContext, accountId: string, page: Page): Promise<Shipment[]> {
-  return (await store.listShipments(ctx.db, accountId, page)).map(toShipment);
+export type ShipmentFilter = store.ShipmentFilter;
+
+/** Newest first; the dashboard narrows the list by status, carrier, or a tracking number or reference. */
+export async function listShipments(ctx: AppContext, accountId: string, page: Page, filter: ShipmentFilter = {}): Promise<Shipment[]> {
+  return (await store.listShipments(ctx.db, accountId, page, filter)).map(toShipment);
 }
 
 // ---- what the other capabilities do to a shipment, inside their own transactions ----

@@ -1,6 +1,7 @@
 import type { Db, Tx } from '../db/index.ts';
 import type { ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
+import { sql } from 'kysely';
 
 export type ShipmentRow = ShipmentsTable;
 
@@ -16,9 +17,23 @@ export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<Sh
   return db.selectFrom('shipments').selectAll().where('id', 'in', ids).execute();
 }
 
-export async function listShipments(db: Db, accountId: string, page: Page): Promise<ShipmentRow[]> {
+export interface ShipmentFilter {
+  status?: string;
+  carrier?: string;
+  /** A tracking number (exactly, any case) or part of a reference (any case). */
+  search?: string;
+}
+
+export async function listShipments(db: Db, accountId: string, page: Page, filter: ShipmentFilter = {}): Promise<ShipmentRow[]> {
   let q = db.selectFrom('shipments').selectAll().where('account_id', '=', accountId);
   if (page.before) q = q.where('id', '<', page.before);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.carrier) q = q.where('carrier', '=', filter.carrier);
+  if (filter.search) {
+    const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const tracking = filter.search.replace(/\s+/g, '').toUpperCase();
+    q = q.where((eb) => eb.or([eb('tracking_number', '=', tracking), eb(sql<string>`lower(reference)`, 'like', sql<string>`${pattern} escape '\\'`)]));
+  }
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
 

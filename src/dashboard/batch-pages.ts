@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify';
+import type { Dashboard } from './routes.ts';
+
+export function batchPages(_app: FastifyInstance, _d: Dashboard): void {}

@@ -1,0 +1,163 @@
+// The pieces every dashboard page is built from: escaping, the page frame (skip link, navigation,
+// one h1), form fields that show the API's messages beside them, tables and dates. Every dynamic
+// value goes through `esc` (or a helper that calls it); nothing here loads anything from elsewhere.
+import type { FieldProblem } from '../errors.ts';
+
+/** HTML-escaped text: safe inside element content and quoted attributes. */
+export function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A trusted fragment of HTML (built by these helpers), as opposed to text that must be escaped. */
+export class Html {
+  readonly html: string;
+  constructor(html: string) {
+    this.html = html;
+  }
+  toString(): string {
+    return this.html;
+  }
+}
+
+/** Template tag: interpolated values are escaped unless they are Html (or arrays of it). */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!;
+  values.forEach((v, i) => {
+    out += render(v) + strings[i + 1]!;
+  });
+  return new Html(out);
+}
+
+function render(v: unknown): string {
+  if (v instanceof Html) return v.html;
+  if (Array.isArray(v)) return v.map(render).join('');
+  if (v === null || v === undefined || v === false) return '';
+  return esc(v);
+}
+
+export interface PageFrame {
+  /** The path the dashboard is reached at, e.g. `/dashboard`. */
+  base: string;
+  title: string;
+  /** The signed-in user, or none on the sign-in page. */
+  user?: { email: string; accountName: string };
+  /** Which navigation entry is this page's. */
+  section?: Section;
+  csrfToken?: string;
+  /** One message above the content (after an action), announced to screen readers. */
+  notice?: string;
+}
+
+export const SECTIONS = [
+  ['shipments', 'Shipments'],
+  ['shipments/new', 'New shipment'],
+  ['batches', 'Batches'],
+  ['manifests', 'Manifests'],
+  ['webhooks', 'Webhooks'],
+  ['keys', 'API keys'],
+] as const;
+export type Section = (typeof SECTIONS)[number][0];
+
+export function page(frame: PageFrame, body: Html): string {
+  const { base, user } = frame;
+  const nav = user
+    ? html`<nav aria-label="Dashboard"><ul>${SECTIONS.map(([path, name]) => html`<li><a href="${base}/${path}"${frame.section === path ? new Html(' aria-current="page"') : ''}>${name}</a></li>`)}</ul></nav>
+<form method="post" action="${base}/sign-out" class="sign-out">${csrfField(frame.csrfToken)}<span>${user.email} · ${user.accountName}</span> <button type="submit">Sign out</button></form>`
+    : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${esc(frame.title)} · Shipping dashboard</title>
+<link rel="stylesheet" href="${esc(base)}/assets/dashboard.css">
+<script src="${esc(base)}/assets/dashboard.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header><p class="brand"><a href="${esc(base)}/shipments">Shipping</a></p>${nav}</header>
+<main id="main" tabindex="-1">
+${frame.notice ? `<p class="notice" role="status">${esc(frame.notice)}</p>\n` : ''}${body.html}
+</main>
+</body>
+</html>
+`;
+}
+
+export function csrfField(token: string | undefined): Html {
+  return token ? html`<input type="hidden" name="_csrf" value="${token}">` : new Html('');
+}
+
+/** `to.postalCode` → `f-to-postalCode`: an element id for a field path. */
+export function fieldId(path: string): string {
+  return `f-${path.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
+}
+
+/** The messages of a failed form, by field path. */
+export type FieldErrors = Map<string, string>;
+
+export function fieldErrors(problems: FieldProblem[] | undefined): FieldErrors {
+  const map: FieldErrors = new Map();
+  for (const p of problems ?? []) if (!map.has(p.field)) map.set(p.field, p.message);
+  return map;
+}
+
+export interface FieldOptions {
+  label: string;
+  /** Field path: the form field's name and the key of its error. */
+  name: string;
+  value?: string;
+  type?: 'text' | 'email' | 'password' | 'number' | 'url' | 'search';
+  required?: boolean;
+  hint?: string;
+  autocomplete?: string;
+  step?: string;
+  errors?: FieldErrors;
+  /** `<select>` options as [value, label]. */
+  options?: readonly (readonly [string, string])[];
+}
+
+/** A labelled input (or select) with its hint and, when the form came back refused, its message beside it. */
+export function field(o: FieldOptions): Html {
+  const id = fieldId(o.name);
+  const error = o.errors?.get(o.name);
+  const described = [o.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const attrs = new Html(
+    [
+      `id="${esc(id)}" name="${esc(o.name)}"`,
+      o.required ? 'required' : '',
+      o.autocomplete ? `autocomplete="${esc(o.autocomplete)}"` : '',
+      o.step ? `step="${esc(o.step)}"` : '',
+      described ? `aria-describedby="${esc(described)}"` : '',
+      error ? 'aria-invalid="true"' : '',
+    ].filter(Boolean).join(' '),
+  );
+  const control = o.options
+    ? html`<select ${attrs}>${o.options.map(([v, l]) => html`<option value="${v}"${v === (o.value ?? '') ? new Html(' selected') : ''}>${l}</option>`)}</select>`
+    : html`<input type="${o.type ?? 'text'}" ${attrs} value="${o.value ?? ''}">`;
+  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required ? '' : html` <span class="optional">(optional)</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
+}
+
+/** The list of a refused form's problems, each linking to its field; announced when the page loads. */
+export function errorSummary(problems: FieldProblem[] | undefined, message?: string): Html {
+  if (!problems?.length && !message) return new Html('');
+  return html`<div class="error-summary" role="alert" tabindex="-1" id="error-summary"><h2>${problems?.length ? 'The form has problems' : 'That did not work'}</h2>${message && !problems?.length ? html`<p>${message}</p>` : ''}${problems?.length ? html`<ul>${problems.map((p) => html`<li><a href="#${fieldId(p.field)}">${p.field}: ${p.message}</a></li>`)}</ul>` : ''}</div>`;
+}
+
+/** A table with a caption and column headers; `rows` are cells already made safe. */
+export function table(caption: string, headers: string[], rows: Html[][], empty: string): Html {
+  if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<div class="table-wrap"><table><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
+}
+
+/** A timestamp people read, with the machine-readable one kept. */
+export function time(iso: string | null | undefined): Html {
+  if (!iso) return new Html('—');
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}</time>`;
+}
+
+/** A POST form of one button (invalidate, revoke, redeliver): CSRF-protected, works without script. */
+export function actionButton(action: string, label: string, csrfToken: string, hidden: Record<string, string> = {}, danger = false): Html {
+  return html`<form method="post" action="${action}" class="inline">${csrfField(csrfToken)}${Object.entries(hidden).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? new Html(' class="danger"') : ''}>${label}</button></form>`;
+}

@@ -1,0 +1,239 @@
+// The dashboard (§15): server-rendered pages for an account's users at /dashboard, over the same
+// services as the API. This file is the plumbing every page shares: the session cookie, CSRF tokens
+// on every form, form and file bodies, security headers, sign-in and sign-out, the stylesheet and
+// script, and errors shown as pages. The pages themselves are in *-pages.ts beside it.
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import multipart from '@fastify/multipart';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { toAppError } from '../http/errors.ts';
+import { errorSummary, field, html, page, type PageFrame, type Section } from './html.ts';
+import { sessionUser, signIn, signOut, type SessionUser } from './service.ts';
+import { shipmentPages } from './shipment-pages.ts';
+import { batchPages } from './batch-pages.ts';
+import { manifestPages } from './manifest-pages.ts';
+import { webhookPages } from './webhook-pages.ts';
+import { keyPages } from './key-pages.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in user of a dashboard request (null when signed out). */
+    dashboardUser: SessionUser | null;
+  }
+  interface FastifyContextConfig {
+    /** Dashboard routes anyone may open (sign-in, the stylesheet); the others need a session. */
+    signedOut?: boolean;
+  }
+}
+
+/**
+ * Route config of every dashboard page: `public` to the API's bearer check (the session hook below
+ * guards it instead); OPEN pages need no session either.
+ */
+export const PAGE = { public: true } as const;
+const OPEN = { public: true, signedOut: true } as const;
+
+const SESSION_COOKIE = 'dashboard_session';
+const CSRF_COOKIE = 'dashboard_csrf';
+const STYLESHEET = readFileSync(new URL('./assets/dashboard.css', import.meta.url), 'utf8');
+const SCRIPT = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
+/** Uploaded CSV files are at most this big (1,000 items of a few hundred bytes each fit easily). */
+export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024;
+
+/** What every page handler is given: the service's context, the user, and how to answer. */
+export interface Dashboard {
+  ctx: AppContext;
+  /** The path the dashboard is reached at (the public base URL's path and /dashboard). */
+  base: string;
+  user(request: FastifyRequest): SessionUser;
+  /** A whole page for the signed-in user, with a fresh CSRF token for its forms. */
+  send(request: FastifyRequest, reply: FastifyReply, view: { title: string; section?: Section; notice?: string; status?: number; body: (csrfToken: string) => ReturnType<typeof html> }): FastifyReply;
+  /** After a form: 303 to a page of the dashboard (Post/Redirect/Get), with an optional notice. */
+  redirect(reply: FastifyReply, path: string, notice?: string): FastifyReply;
+  /** The posted form's fields (urlencoded or multipart), each a string or, repeated, a list. */
+  form(request: FastifyRequest): Record<string, string | string[] | Buffer>;
+}
+
+/** A urlencoded body as fields; repeated names (checkbox groups) become lists. */
+function parseForm(body: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(body)) {
+    const had = out[k];
+    out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+  }
+  return out;
+}
+
+/** Only a path inside the dashboard may be returned to after sign-in (no open redirect). */
+function safeNext(base: string, next: unknown): string {
+  return typeof next === 'string' && next.startsWith(`${base}/`) && !next.startsWith('//') && !/[\\\s]/.test(next) ? next : `${base}/shipments`;
+}
+
+export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const publicUrl = new URL(ctx.config.publicBaseUrl);
+  const base = `${publicUrl.pathname.replace(/\/+$/, '')}/dashboard`;
+  const secure = ctx.config.env !== 'development';
+  const cookieOpts = { path: base, httpOnly: true, sameSite: 'lax' as const, secure };
+  const csp = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    // Label previews and downloads are the API's own signed links, on the public base URL.
+    `img-src 'self' ${publicUrl.origin}`,
+    "connect-src 'self'",
+    `form-action 'self' ${publicUrl.origin}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+
+  await app.register(cookie);
+  await app.register(csrf, {
+    cookieKey: CSRF_COOKIE,
+    cookieOpts,
+    // A token is bound to the session it was made for: one from the sign-in page, or from another
+    // session, is refused (and a cookie set from a sibling host cannot forge one).
+    getUserInfo: (request: FastifyRequest) => request.dashboardUser?.sessionId ?? 'signed-out',
+    csrfOpts: { hmacKey: createHmac('sha256', ctx.urlKey).update('dashboard csrf').digest() },
+  });
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 50 } });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => done(null, parseForm(body as string)));
+  app.decorateRequest('dashboardUser', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply
+      .header('content-security-policy', csp)
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'same-origin')
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store');
+    request.dashboardUser = await sessionUser(ctx, request.cookies[SESSION_COOKIE]);
+    if (request.dashboardUser || request.routeOptions.config.signedOut) return;
+    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}` : '';
+    return reply.redirect(`${base}/sign-in${next}`, 303);
+  });
+  // Every form carries the page's token; checked once the body (urlencoded or multipart) is read.
+  app.addHook('preHandler', (request, reply, done) => {
+    if (request.method !== 'POST') return done();
+    app.csrfProtection(request, reply, done);
+  });
+
+  const frameOf = (request: FastifyRequest, reply: FastifyReply, title: string, extra: Partial<PageFrame> = {}): PageFrame & { csrfToken: string } => {
+    const user = request.dashboardUser;
+    return { base, title, csrfToken: reply.generateCsrf({ userInfo: user?.sessionId ?? 'signed-out' }), ...(user ? { user } : {}), ...extra };
+  };
+
+  const d: Dashboard = {
+    ctx,
+    base,
+    user(request) {
+      if (!request.dashboardUser) throw new Error('dashboard route without a session');
+      return request.dashboardUser;
+    },
+    send(request, reply, view) {
+      const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), notice: view.notice ?? noticeOf(request) });
+      return reply.status(view.status ?? 200).type('text/html; charset=utf-8').send(page(frame, view.body(frame.csrfToken)));
+    },
+    redirect(reply, path, notice) {
+      return reply.redirect(`${base}${path}${notice ? `${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}` : ''}`, 303);
+    },
+    form(request) {
+      return (request.body ?? {}) as Record<string, string | string[] | Buffer>;
+    },
+  };
+
+  // Anything thrown (a foreign id, a refused form token, a database failure) is shown as a page.
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const csrfFailure = err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET';
+    const appErr = toAppError(err, request);
+    if (appErr.status >= 500) request.log.error({ err }, 'dashboard page failed');
+    const status = csrfFailure ? 403 : appErr.status === 413 || err.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : Math.min(appErr.status, 500);
+    const title = status === 404 ? 'Not found' : status === 403 ? 'Form expired' : status === 429 ? 'Too many requests' : status >= 500 ? 'Something went wrong' : 'That did not work';
+    const message = csrfFailure
+      ? 'The form was sent without its security token or from another session. Go back, reload the page and try again.'
+      : status === 413 ? `The upload is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB.`
+      : status >= 500 ? `Something went wrong on our side. The request id is ${request.id}.`
+      : appErr.message;
+    reply.headers(appErr.headers);
+    return d.send(request, reply, { title, status, body: () => html`<h1>${title}</h1><p>${message}</p><p><a href="${base}/shipments">Back to the shipments</a></p>` });
+  });
+  app.setNotFoundHandler((request, reply) => d.send(request, reply, { title: 'Not found', status: 404, body: () => html`<h1>Not found</h1><p>There is no page at ${request.url.split('?')[0]}.</p><p><a href="${base}/shipments">Back to the shipments</a></p>` }));
+
+  const signInPage = (request: FastifyRequest, reply: FastifyReply, o: { status?: number; email?: string; error?: string; next?: string }) =>
+    d.send(request, reply, {
+      title: 'Sign in',
+      status: o.status ?? 200,
+      body: (token) => html`<h1>Sign in to the dashboard</h1>
+${errorSummary(undefined, o.error)}
+<form method="post" action="${base}/sign-in" class="narrow">
+<input type="hidden" name="_csrf" value="${token}"><input type="hidden" name="next" value="${o.next ?? ''}">
+${field({ label: 'Email address', name: 'email', type: 'email', value: o.email ?? '', required: true, autocomplete: 'username' })}
+${field({ label: 'Password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' })}
+<button type="submit">Sign in</button>
+</form>
+<p class="hint">Users are created by the operator: <code>npm run admin -- user create</code>.</p>`,
+    });
+
+  app.get('/', { config: PAGE, schema: { hide: true } }, async (_request, reply) => reply.redirect(`${base}/shipments`, 303));
+
+  app.get<{ Querystring: { next?: string } }>('/sign-in', {
+    config: OPEN,
+    schema: { hide: true, querystring: { type: 'object', properties: { next: { type: 'string', maxLength: 2000 } } } },
+    handler: async (request, reply) => {
+      if (request.dashboardUser) return reply.redirect(safeNext(base, request.query.next), 303);
+      return signInPage(request, reply, { next: request.query.next ?? '' });
+    },
+  });
+
+  app.post('/sign-in', {
+    config: OPEN,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const form = d.form(request);
+      const email = typeof form.email === 'string' ? form.email : '';
+      const password = typeof form.password === 'string' ? form.password : '';
+      const next = typeof form.next === 'string' ? form.next : '';
+      const result = await signIn(ctx, email, password, request.ip);
+      if (!result.ok) {
+        if (result.retryAfter) reply.header('retry-after', String(result.retryAfter));
+        return signInPage(request, reply, { status: result.status, email, error: result.error, next });
+      }
+      // A new CSRF secret with the new session: nothing seen before signing in answers a form after it.
+      reply.clearCookie(CSRF_COOKIE, cookieOpts);
+      reply.setCookie(SESSION_COOKIE, result.token, cookieOpts);
+      return reply.redirect(safeNext(base, next), 303);
+    },
+  });
+
+  app.post('/sign-out', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      await signOut(ctx, d.user(request).sessionId);
+      reply.clearCookie(SESSION_COOKIE, cookieOpts).clearCookie(CSRF_COOKIE, cookieOpts);
+      return reply.redirect(`${base}/sign-in?notice=${encodeURIComponent('You are signed out.')}`, 303);
+    },
+  });
+
+  for (const [name, type, body] of [['dashboard.css', 'text/css; charset=utf-8', STYLESHEET], ['dashboard.js', 'text/javascript; charset=utf-8', SCRIPT]] as const) {
+    app.get(`/assets/${name}`, {
+      config: OPEN,
+      schema: { hide: true },
+      handler: async (_request, reply) => reply.header('cache-control', 'public, max-age=3600').type(type).send(body),
+    });
+  }
+
+  shipmentPages(app, d);
+  batchPages(app, d);
+  manifestPages(app, d);
+  webhookPages(app, d);
+  keyPages(app, d);
+}
+
+/** The notice a redirect after a form carries (`?notice=`), shown once at the top of the page. */
+function noticeOf(request: FastifyRequest): string | undefined {
+  const notice = (request.query as Record<string, unknown> | undefined)?.notice;
+  return typeof notice === 'string' && notice.length <= 200 ? notice : undefined;
+}
