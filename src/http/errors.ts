@@ -26,16 +26,18 @@ function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; mes
   return v.message ?? 'is invalid';
 }
 
+/** Ajv's errors as the `details` of a 400: each names its field as a JavaScript path. */
+export function validationProblems(errors: readonly { keyword: string; instancePath?: string; params?: unknown; schema?: unknown; message?: string }[], where = 'body'): FieldProblem[] {
+  return errors.map((v) => ({ field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where), message: problemOf(v) }));
+}
+
 /** Turns anything thrown into one of our typed errors. */
 export function toAppError(err: FastifyError | Error, request: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError;
   if (fe.validation) {
     const where = fe.validationContext ?? 'body';
-    const details: FieldProblem[] = fe.validation.map((v) => ({
-      field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where),
-      message: problemOf(v),
-    }));
+    const details = validationProblems(fe.validation, where);
     const first = details[0]!;
     const message = `${where === 'body' ? '' : `${where} `}${first.field} ${first.message}`.trim();
     return new InvalidInput(message, details);

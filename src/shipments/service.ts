@@ -214,5 +214,7 @@ export async function recordShipmentStatus(tx: Tx, shipmentId: string, status: s
   await store.updateShipmentStatus(tx, shipmentId, status, at);
 }
 
-/** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches). */
+/** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches, the dashboard's forms). */
 export { createShipmentBody } from './schemas.ts';
+/** The schemas `createShipmentBody` refers to, for a validator of its own. */
+export const shipmentBodySchemas = [addressSchema, parcelSchema, customsSchema];

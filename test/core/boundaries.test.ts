@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 /** The rooms that hold one capability each: routes, service, store. */
-const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses', 'batches', 'manifests'];
+const CAPABILITIES = ['shipments', 'labels', 'stamps', 'tracking', 'webhooks', 'oauth', 'documents', 'health', 'addresses', 'batches', 'manifests', 'dashboard'];
 /** The shared layers every capability stands on. */
 const SHARED = ['db', 'carriers', 'render', 'http', 'auth', 'errors', 'countries', 'cache', 'log', 'config', 'job', 'metrics', 'tracing'];
 /** The modules that assemble the rest into processes (they may import anything). */
@@ -27,6 +27,7 @@ const OWNERS: Record<string, string[]> = {
   documents: ['rendered_documents'],
   batches: ['batches', 'batch_items', 'print_files'],
   manifests: ['manifests'],
+  dashboard: ['dashboard_sessions'],
   db: ['counters', 'domain_events'],
   http: ['idempotency_keys', 'rate_limit_buckets'],
 };
