@@ -148,6 +148,23 @@ export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
   const ids = rows.filter((r) => r.prefix.startsWith(prefix) || prefix.startsWith(r.prefix)).map((r) => r.id);
   if (ids.length === 0) throw new NotFound('api key', prefix);
   if (ids.length > 1) throw new InvalidInput(`${ids.length} keys start with ${prefix}; give more characters`);
+  await revokeKeys(db, ids);
+  return ids.length;
+}
+
+/**
+ * Revokes one key of the account (the dashboard): another account's key, or an unknown id, is
+ * NotFound. Revoking a revoked key changes nothing. Answers the key's display prefix.
+ */
+export async function revokeAccountApiKey(db: Db, accountId: string, id: string): Promise<{ prefix: string }> {
+  const row = await db.selectFrom('api_keys').select(['id', 'prefix', 'revoked_at']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  if (!row) throw new NotFound('api key', id);
+  if (row.revoked_at === null) await revokeKeys(db, [row.id]);
+  return { prefix: row.prefix };
+}
+
+/** Marks keys revoked, with no remembered check of them outliving the update in this process. */
+async function revokeKeys(db: Db, ids: string[]): Promise<void> {
   forgetApiKeys(db);
   try {
     await db.updateTable('api_keys').set({ revoked_at: isoNow() }).where('id', 'in', ids).execute();
@@ -155,7 +172,6 @@ export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
     // Lookups that ran during the update may have read the key as still valid: they must not be kept.
     forgetApiKeys(db);
   }
-  return ids.length;
 }
 
 export interface OAuthClient {

@@ -71,6 +71,7 @@ export function page(frame: PageFrame, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${esc(frame.title)} · Shipping dashboard</title>
+<link rel="icon" href="${esc(base)}/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${esc(base)}/assets/dashboard.css">
 <script src="${esc(base)}/assets/dashboard.js" defer></script>
 </head>
@@ -139,6 +140,14 @@ export function field(o: FieldOptions): Html {
   return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required ? '' : html` <span class="optional">(optional)</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
 }
 
+/** A fieldset for a part of the body (`to`, `parcel`, `customs`): a problem of the whole part shows under its legend. */
+export function group(legend: string, name: string, errors: FieldErrors, content: Html, hint?: string): Html {
+  const id = fieldId(name);
+  const error = errors.get(name);
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return html`<fieldset id="${id}"${described ? new Html(` aria-describedby="${esc(described)}"`) : ''}><legend>${legend}</legend>${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}<div class="grid">${content}</div></fieldset>`;
+}
+
 /** The list of a refused form's problems, each linking to its field; announced when the page loads. */
 export function errorSummary(problems: FieldProblem[] | undefined, message?: string): Html {
   if (!problems?.length && !message) return new Html('');
@@ -148,7 +157,8 @@ export function errorSummary(problems: FieldProblem[] | undefined, message?: str
 /** A table with a caption and column headers; `rows` are cells already made safe. */
 export function table(caption: string, headers: string[], rows: Html[][], empty: string): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="table-wrap"><table><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
+  // A table wider than a phone scrolls inside its region, which the keyboard can reach (tabindex).
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
 /** A timestamp people read, with the machine-readable one kept. */

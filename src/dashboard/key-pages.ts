@@ -1,4 +1,136 @@
-import type { FastifyInstance } from 'fastify';
-import type { Dashboard } from './routes.ts';
+// API keys in the dashboard: the account's keys (display prefix only), a form to create one and a
+// button to revoke one. A new key is shown once, in the answer to the form that created it; it is
+// never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createApiKey, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
+import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
+import type { FieldProblem } from '../errors.ts';
+import { idParams } from '../http/schemas.ts';
+import { actionButton, csrfField, errorSummary, fieldId, html, Html, table, time } from './html.ts';
+import { PAGE, type Dashboard } from './routes.ts';
 
-export function keyPages(_app: FastifyInstance, _d: Dashboard): void {}
+/** A key made a moment ago, in the page that answers its form. */
+interface NewKey {
+  key: string;
+  scopes: readonly Scope[];
+}
+
+interface KeysView {
+  /** The scopes ticked in the form. */
+  checked?: readonly string[];
+  problems?: FieldProblem[];
+  created?: NewKey;
+  status?: number;
+}
+
+/** A key's scopes as people read them: "all scopes", or the list. */
+function scopesText(scopes: readonly string[]): string {
+  return ALL_SCOPES.every((s) => scopes.includes(s)) ? 'all scopes' : scopes.join(', ');
+}
+
+function scopesFieldset(checked: readonly string[], error: string | undefined): Html {
+  const id = fieldId('scopes');
+  return html`<fieldset id="${id}" class="checks${error ? ' invalid' : ''}"${error ? new Html(` aria-describedby="${id}-error"`) : ''}>
+<legend>Scopes</legend>
+<p class="hint">What requests with the key may do. A key holds every scope unless you take some away.</p>
+${ALL_SCOPES.map((scope) => {
+  const box = fieldId(`scopes-${scope}`);
+  return html`<label for="${box}"><input type="checkbox" id="${box}" name="scopes" value="${scope}"${checked.includes(scope) ? new Html(' checked') : ''}> <span><code>${scope}</code>: ${SCOPE_DESCRIPTIONS[scope]}</span></label>`;
+})}
+${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+</fieldset>`;
+}
+
+function newKeyBox(created: NewKey): Html {
+  return html`<section class="new-key" aria-labelledby="new-key-heading">
+<h2 id="new-key-heading">Your new API key</h2>
+<p role="alert"><strong>Copy the key now: it will not be shown again.</strong> Only a hash of it is stored, so nobody can show it to you later. If you lose it, revoke it and create another.</p>
+<p class="secret" id="new-key"><code>${created.key}</code></p>
+<p>Send it in the <code>X-API-Key</code> header of every request. Its scopes: ${scopesText(created.scopes)}.</p>
+</section>`;
+}
+
+export function keyPages(app: FastifyInstance, d: Dashboard): void {
+  const live = d.ctx.config.env === 'production';
+  const keyStart = live ? 'sk_live_' : 'sk_test_';
+
+  const keysPage = async (request: FastifyRequest, reply: FastifyReply, view: KeysView = {}): Promise<FastifyReply> => {
+    const user = d.user(request);
+    const keys = await listApiKeys(d.ctx.db, user.accountId);
+    const problems = view.problems ?? [];
+    const scopesError = problems.find((p) => p.field === 'scopes')?.message;
+    return d.send(request, reply, {
+      title: view.created ? 'New API key' : 'API keys',
+      section: 'keys',
+      ...(view.status ? { status: view.status } : {}),
+      body: (token) => html`<h1>API keys</h1>
+${view.created ? newKeyBox(view.created) : ''}
+<section aria-labelledby="keys-list">
+<h2 id="keys-list">Keys of ${user.accountName}</h2>
+${table(
+  'API keys, oldest first',
+  ['Key', 'Scopes', 'Created', 'State', 'Action'],
+  keys.map((k) => [
+    html`<code>${k.prefix}…</code>`,
+    html`${scopesText(k.scopes.split(' ').filter(Boolean))}`,
+    time(k.created_at),
+    k.revoked_at ? html`Revoked ${time(k.revoked_at)}` : html`Active`,
+    k.revoked_at ? html`—` : actionButton(`${d.base}/keys/${k.id}/revoke`, `Revoke ${k.prefix}…`, token, {}, true),
+  ]),
+  'No API keys yet.',
+)}
+<p class="hint">Revoking a key is immediate and cannot be undone: requests with it are refused from then on.</p>
+</section>
+<section aria-labelledby="keys-create">
+<h2 id="keys-create">Create a key</h2>
+${errorSummary(problems)}
+<form method="post" action="${d.base}/keys" novalidate>
+${csrfField(token)}
+${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
+<p class="hint">Keys made here start with <code>${keyStart}</code>${live ? '' : ' (outside production)'}.</p>
+<button type="submit">Create the key</button>
+</form>
+</section>`,
+    });
+  };
+
+  app.get('/keys', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => keysPage(request, reply),
+  });
+
+  app.post('/keys', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const raw = d.form(request).scopes;
+      const given = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.map(String) : [];
+      const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
+      const unknown = given.filter((s) => canonicalScope(s) === null);
+      const problems: FieldProblem[] = unknown.length
+        ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }]
+        : scopes.length === 0
+          ? [{ field: 'scopes', message: 'choose at least one scope' }]
+          : [];
+      if (problems.length) return keysPage(request, reply, { checked: scopes, problems, status: 400 });
+      const { accountId, userId } = d.user(request);
+      const created = await createApiKey(d.ctx.db, accountId, scopes, live);
+      request.log.info({ user: userId, key: created.prefix }, 'dashboard api key created');
+      // Answered here, never through a redirect: this page is the only place the key is ever shown.
+      return keysPage(request, reply, { created: { key: created.key, scopes } });
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/keys/:id/revoke', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const { accountId, userId } = d.user(request);
+      const { prefix } = await revokeAccountApiKey(d.ctx.db, accountId, request.params.id);
+      request.log.info({ user: userId, key: prefix }, 'dashboard api key revoked');
+      // The notice names no part of the key: it travels in the URL.
+      return d.redirect(reply, '/keys', 'The key is revoked: requests with it are refused from now on.');
+    },
+  });
+}

@@ -1,4 +1,83 @@
-import type { FastifyInstance } from 'fastify';
-import type { Dashboard } from './routes.ts';
+// The dashboard's end of day (§14, §15): the account's manifests with their documents, and "Close
+// the day" for a carrier: every active label of that carrier on no manifest yet goes onto one new
+// manifest (createManifest without labelIds, as `POST /v1/manifests {carrier}` does).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CARRIERS, type Carrier } from '../carriers/services.ts';
+import { UUID_PATTERN } from '../db/ids.ts';
+import { AppError, type FieldProblem } from '../errors.ts';
+import { createManifest, listManifests, type Manifest } from '../manifests/service.ts';
+import { csrfField, errorSummary, field, fieldErrors, html, table, time } from './html.ts';
+import { PAGE, type Dashboard } from './routes.ts';
 
-export function manifestPages(_app: FastifyInstance, _d: Dashboard): void {}
+const PER_PAGE = 25;
+
+export function manifestPages(app: FastifyInstance, d: Dashboard): void {
+  const { ctx, base } = d;
+
+  const download = (m: Manifest) =>
+    Date.parse(m.expiresAt) > Date.now()
+      ? html`<a href="${m.url}">Download ${m.number} (PDF)</a>`
+      : html`Link expired ${time(m.expiresAt)}`;
+
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; carrier?: string; formErrors?: FieldProblem[]; message?: string } = {}) => {
+    const before = (request.query as { before?: string } | undefined)?.before;
+    const rows = await listManifests(ctx, d.user(request).accountId, { limit: PER_PAGE, ...(before ? { before } : {}) });
+    const manifests = rows.slice(0, PER_PAGE);
+    const older = rows.length > PER_PAGE ? manifests[manifests.length - 1]!.id : undefined;
+    const errors = fieldErrors(o.formErrors);
+    return d.send(request, reply, {
+      title: o.status ? 'Manifests: the day was not closed' : 'Manifests',
+      section: 'manifests',
+      status: o.status ?? 200,
+      body: (token) => html`<h1>Manifests</h1>
+${errorSummary(o.formErrors, o.message)}
+<section aria-labelledby="close-heading">
+<h2 id="close-heading">Close the day</h2>
+<p>Puts every active label of the carrier that is on no manifest yet onto one manifest: the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). A label on a manifest can no longer be invalidated.</p>
+<form method="post" action="${base}/manifests">
+${csrfField(token)}
+${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: CARRIERS.map((c) => [c, c] as const), required: true, errors })}
+<button type="submit">Close the day</button>
+</form>
+</section>
+<section aria-labelledby="list-heading">
+<h2 id="list-heading">Your manifests</h2>
+<p class="hint">Each document can be downloaded for 24 hours after the manifest was made.</p>
+${table(
+  'Manifests, newest first',
+  ['Number', 'Carrier', 'Labels', 'Created', 'Document'],
+  manifests.map((m) => [html`<code>${m.number}</code>`, html`${m.carrier}`, html`${m.labelCount}`, time(m.createdAt), download(m)]),
+  before ? 'No older manifests.' : 'No manifests yet: close the day for a carrier above.',
+)}
+${older ? html`<p><a href="${base}/manifests?before=${older}">Older manifests</a></p>` : ''}${before ? html`<p><a href="${base}/manifests">Newest manifests</a></p>` : ''}
+</section>`,
+    });
+  };
+
+  app.get<{ Querystring: { before?: string } }>('/manifests', {
+    config: PAGE,
+    schema: { hide: true, querystring: { type: 'object', properties: { before: { type: 'string', pattern: UUID_PATTERN } } } },
+    handler: async (request, reply) => listPage(request, reply),
+  });
+
+  app.post('/manifests', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const form = d.form(request);
+      const carrier = typeof form.carrier === 'string' ? form.carrier.trim() : '';
+      if (!(CARRIERS as readonly string[]).includes(carrier)) {
+        return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message: `must be one of ${CARRIERS.join(', ')}` }] });
+      }
+      try {
+        const manifest = await createManifest(ctx, d.user(request).accountId, { carrier: carrier as Carrier });
+        const labels = `${manifest.labelCount} ${manifest.labelCount === 1 ? 'label' : 'labels'}`;
+        return d.redirect(reply, '/manifests', `Manifest ${manifest.number} was made for ${manifest.carrier} with ${labels}.`);
+      } catch (err) {
+        // Nothing to manifest (422) and the like: the service's message, with its status, on this page.
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        return listPage(request, reply, { status: err.status, carrier, formErrors: err.details, message: err.message });
+      }
+    },
+  });
+}

@@ -40,6 +40,7 @@ const SESSION_COOKIE = 'dashboard_session';
 const CSRF_COOKIE = 'dashboard_csrf';
 const STYLESHEET = readFileSync(new URL('./assets/dashboard.css', import.meta.url), 'utf8');
 const SCRIPT = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
+const ICON = readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8');
 /** Uploaded CSV files are at most this big (1,000 items of a few hundred bytes each fit easily). */
 export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024;
 
@@ -217,7 +218,7 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
     },
   });
 
-  for (const [name, type, body] of [['dashboard.css', 'text/css; charset=utf-8', STYLESHEET], ['dashboard.js', 'text/javascript; charset=utf-8', SCRIPT]] as const) {
+  for (const [name, type, body] of [['dashboard.css', 'text/css; charset=utf-8', STYLESHEET], ['dashboard.js', 'text/javascript; charset=utf-8', SCRIPT], ['favicon.svg', 'image/svg+xml', ICON]] as const) {
     app.get(`/assets/${name}`, {
       config: OPEN,
       schema: { hide: true },

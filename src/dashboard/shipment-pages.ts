@@ -1,4 +1,357 @@
-import type { FastifyInstance } from 'fastify';
-import type { Dashboard } from './routes.ts';
+// Shipments in the dashboard: the list (search and filters), a new shipment with its label (the API's
+// messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
+// downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
+import { CONTENTS_TYPES } from '../carriers/customs.ts';
+import type { Address } from '../carriers/types.ts';
+import { InvalidInput, type FieldProblem } from '../errors.ts';
+import { pageOf } from '../http/pagination.ts';
+import { createPrintFile } from '../batches/service.ts';
+import { createLabel, getLabel, invalidateLabel, type Label } from '../labels/service.ts';
+import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
+import { LABEL_SIZES } from '../render/label.ts';
+import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
+import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors } from './html.ts';
+import { PAGE, type Dashboard } from './routes.ts';
+import { shipmentBodyProblems } from './validation.ts';
 
-export function shipmentPages(_app: FastifyInstance, _d: Dashboard): void {}
+const idParams = { type: 'object', properties: { id: { type: 'string', maxLength: 64 } } } as const;
+const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v] as const)];
+const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
+/** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
+const NUMBERS = new Set(['parcel.weight.value', 'parcel.length', 'parcel.width', 'parcel.height', 'customs.items[0].netWeight.value', 'customs.items[0].value.amount']);
+const INTEGERS = new Set(['customs.items[0].quantity']);
+
+type Form = Record<string, string>;
+
+/** `to.postalCode` and `customs.items[0].hsCode` form fields → the nested body the API takes. Empty fields are left out. */
+export function bodyOf(form: Form): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [path, raw] of Object.entries(form)) {
+    const text = raw.trim().replace(/\s+/g, ' ');
+    if (text === '' || path === '_csrf' || path.startsWith('label.')) continue;
+    const n = Number(text);
+    // A number the person mistyped stays text, so the schema names the field ("must be number").
+    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && text !== '' && Number.isFinite(n) ? n : text;
+    const keys = path.split(/\.|\[(\d+)\]\.?/).filter((k) => k !== undefined && k !== '');
+    let node: Record<string, unknown> | unknown[] = out;
+    keys.forEach((key, i) => {
+      const last = i === keys.length - 1;
+      const nextIsIndex = /^\d+$/.test(keys[i + 1] ?? '');
+      const slot = node as Record<string, unknown>;
+      if (last) slot[key] = value;
+      else {
+        slot[key] ??= nextIsIndex ? [] : {};
+        node = slot[key] as Record<string, unknown>;
+      }
+    });
+  }
+  return out;
+}
+
+function stringFields(request: FastifyRequest, d: Dashboard): Form {
+  const form: Form = {};
+  for (const [k, v] of Object.entries(d.form(request))) form[k] = Array.isArray(v) ? String(v[0] ?? '') : String(v);
+  return form;
+}
+
+// ---- the list ----
+
+interface ListQuery {
+  q?: string;
+  status?: string;
+  carrier?: string;
+  cursor?: string;
+}
+
+function statusOf(s: string): Html {
+  return html`<span class="status">${s.replace(/_/g, ' ')}</span>`;
+}
+
+function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, next: string | null): (token: string) => Html {
+  return () => html`<h1>Shipments</h1>
+<form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
+${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '' })}
+${field({ label: 'Status', name: 'status', value: query.status ?? '', options: options(shipmentStatuses, 'Any status') })}
+${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options: options(CARRIERS, 'Any carrier') })}
+<button type="submit">Search</button>
+</form>
+<p><a href="${d.base}/shipments/new">Create a shipment</a></p>
+${table(
+  query.q || query.status || query.carrier ? 'Shipments found' : 'Newest shipments first',
+  ['Shipment', 'To', 'Carrier', 'Status', 'Tracking number', 'Created'],
+  shipments.map((s) => [
+    html`<a href="${d.base}/shipments/${s.id}">${s.reference ?? s.id}</a>${s.returnOf ? ' (return)' : ''}`,
+    html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
+    html`${s.carrier} ${s.service}`,
+    statusOf(s.status),
+    html`${s.label?.trackingNumber ?? '—'}`,
+    time(s.createdAt),
+  ]),
+  query.q || query.status || query.carrier ? 'No shipment matches.' : 'No shipments yet.',
+)}
+${next ? html`<p><a href="${next}" rel="next">Older shipments</a></p>` : ''}`;
+}
+
+// ---- the new-shipment form ----
+
+const ADDRESS_FIELDS: [keyof Address, string, string?][] = [
+  ['name', 'Name'],
+  ['company', 'Company'],
+  ['street1', 'Street'],
+  ['street2', 'Street, second line'],
+  ['city', 'City'],
+  ['state', 'State or province', 'Required for US, CA and AU: NY, ON, NSW …'],
+  ['postalCode', 'Postal code'],
+  ['country', 'Country', 'Two letters: US, DE, GB …'],
+  ['phone', 'Phone'],
+  ['email', 'Email'],
+];
+const REQUIRED_ADDRESS = new Set(['name', 'street1', 'city', 'country']);
+const AUTOCOMPLETE: Record<keyof Address, string> = { name: 'name', company: 'organization', street1: 'address-line1', street2: 'address-line2', city: 'address-level2', state: 'address-level1', postalCode: 'postal-code', country: 'country', phone: 'tel', email: 'email' };
+
+function addressFieldset(side: 'from' | 'to', legend: string, form: Form, errors: FieldErrors): Html {
+  return group(legend, side, errors, html`${ADDRESS_FIELDS.map(([key, label, hint]) =>
+    field({
+      label,
+      name: `${side}.${key}`,
+      value: form[`${side}.${key}`] ?? '',
+      required: REQUIRED_ADDRESS.has(key),
+      type: key === 'email' ? 'email' : 'text',
+      autocomplete: `section-${side} ${AUTOCOMPLETE[key]}`,
+      errors,
+      ...(hint ? { hint } : {}),
+    }),
+  )}`);
+}
+
+function newShipmentPage(d: Dashboard, form: Form, problems?: FieldProblem[], message?: string): (token: string) => Html {
+  const errors = fieldErrors(problems);
+  const f = (name: string, label: string, extra: Partial<Parameters<typeof field>[0]> = {}) => field({ label, name, value: form[name] ?? '', errors, ...extra });
+  const services = CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ');
+  const allServices = [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))];
+  return (token) => html`<h1>New shipment and label</h1>
+${errorSummary(problems, message)}
+<form method="post" action="${d.base}/shipments/new" novalidate>
+${csrfField(token)}
+${group('Carrier', 'body', errors, html`
+${f('carrier', 'Carrier', { required: true, options: options(CARRIERS, 'Choose a carrier') })}
+${f('service', 'Service', { required: true, options: options(allServices, 'Choose a service'), hint: services })}
+${f('reference', 'Reference', { hint: 'Printed on the label, and what you can search for.' })}`)}
+${addressFieldset('from', 'From (sender)', form, errors)}
+${addressFieldset('to', 'To (recipient)', form, errors)}
+${group('Parcel', 'parcel', errors, html`
+${f('parcel.weight.value', 'Weight', { required: true, type: 'number', step: 'any' })}
+${f('parcel.weight.unit', 'Weight unit', { required: true, options: options(WEIGHT_UNITS) })}
+${f('parcel.length', 'Length', { type: 'number', step: 'any' })}
+${f('parcel.width', 'Width', { type: 'number', step: 'any' })}
+${f('parcel.height', 'Height', { type: 'number', step: 'any' })}
+${f('parcel.dimensionUnit', 'Dimension unit', { options: options(['cm', 'in'], 'None') })}`)}
+${group('Customs declaration (parcels that cross a customs border)', 'customs', errors, html`
+${f('customs.contentsType', 'Contents', { options: options(CONTENTS_TYPES, 'No declaration') })}
+${f('customs.signer', 'Signed by')}
+${f('customs.items[0].description', 'Item description')}
+${f('customs.items[0].quantity', 'Quantity', { type: 'number' })}
+${f('customs.items[0].netWeight.value', 'Net weight', { type: 'number', step: 'any' })}
+${f('customs.items[0].netWeight.unit', 'Net weight unit', { options: options(WEIGHT_UNITS, '—') })}
+${f('customs.items[0].value.amount', 'Value', { type: 'number', step: 'any' })}
+${f('customs.items[0].value.currency', 'Currency', { hint: 'Three letters: USD, EUR …' })}
+${f('customs.items[0].hsCode', 'HS code', { hint: '6 to 10 digits.' })}
+${f('customs.items[0].originCountry', 'Country of origin', { hint: 'Two letters.' })}`, 'One line of contents here; the API takes up to 50.')}
+${group('Label', 'label', errors, html`
+${field({ label: 'Format', name: 'label.format', value: form['label.format'] ?? 'PDF', options: options(LABEL_FORMATS), errors })}
+${field({ label: 'Size', name: 'label.size', value: form['label.size'] ?? '4x6', options: options(LABEL_SIZES), errors })}`)}
+<button type="submit">Create shipment and label</button>
+</form>`;
+}
+
+// ---- a shipment ----
+
+function addressBlock(a: Address): Html {
+  const cityLine = [a.city, a.state, a.postalCode].filter(Boolean).join(' ');
+  return html`<address>${[a.name, a.company, a.street1, a.street2, cityLine, a.country].filter(Boolean).join('\n')}${a.phone ? `\n${a.phone}` : ''}${a.email ? `\n${a.email}` : ''}</address>`;
+}
+
+function weight(w: { value: number; unit: string }): string {
+  return `${w.value} ${w.unit}`;
+}
+
+function labelSection(d: Dashboard, s: Shipment, label: Label | null, preview: string | null, token: string): Html {
+  if (!label) {
+    return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2><p>This shipment has no active label.</p>
+<form method="post" action="${d.base}/shipments/${s.id}/label" class="actions">${csrfField(token)}
+${field({ label: 'Format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS) })}
+${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZES) })}
+<button type="submit">Create label</button></form></section>`;
+  }
+  return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
+<dl><dt>Tracking number</dt><dd>${label.trackingNumber}</dd><dt>Created</dt><dd>${time(label.createdAt)}</dd><dt>Downloads until</dt><dd>${time(label.expiresAt)}</dd></dl>
+<p class="preview"><img src="${preview ?? ''}" alt="Label ${label.trackingNumber}, preview" width="${previewPixels(label.size)[0]}" height="${previewPixels(label.size)[1]}" id="label-preview"></p>
+<form method="get" action="${d.base}/labels/${label.id}/download" class="actions">
+${field({ label: 'Download format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS) })}
+<button type="submit">Download label</button></form>
+${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')} (PDF)</a>`)}</p>` : ''}
+<form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
+${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS) })}
+${field({ label: 'Print file format', name: 'format', value: 'PDF', options: options(['PDF', 'ZPL']) })}
+<button type="submit" class="secondary">Print file</button></form>
+<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>
+</section>`;
+}
+
+/** The preview's box in CSS pixels (half the label's 203 dpi dots): the page keeps its place while the image loads. */
+function previewPixels(size: LabelSize): [number, number] {
+  const [w, h] = size.split('x').map(Number) as [number, number];
+  return [Math.round(w * 101.5), Math.round(h * 101.5)];
+}
+
+function timeline(events: TrackingEvent[] | undefined): Html {
+  if (!events?.length) return html`<p class="empty">No tracking events yet.</p>`;
+  return html`<ol class="timeline" reversed>${events.map((e) => html`<li>${time(e.timestamp)}: <strong>${e.status.replace(/_/g, ' ')}</strong> — ${e.description}${e.location ? `, ${e.location}` : ''}</li>`)}</ol>`;
+}
+
+async function shipmentPage(d: Dashboard, accountId: string, id: string): Promise<(token: string) => Html> {
+  const s = await getShipment(d.ctx.db, accountId, id);
+  const label = s.label ? await getLabel(d.ctx, accountId, s.label.id, 'PDF') : null;
+  const preview = label ? (await getLabel(d.ctx, accountId, label.id, 'PNG')).url : null;
+  const tracking = label ? await trackingInfo(d.ctx, accountId, label.id, { format: 'detailed', limit: 100, sort: 'newest_first' }) : null;
+  const c = s.customs;
+  return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
+<p>${statusOf(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
+<section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from)}</div><div><h3>To</h3>${addressBlock(s.to)}</div></div></section>
+<section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
+${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
+${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
+${labelSection(d, s, label, preview, token)}
+<section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusOf(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
+}
+
+export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
+  app.get<{ Querystring: ListQuery }>('/shipments', {
+    config: PAGE,
+    schema: { hide: true, querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 100 }, status: { type: 'string', maxLength: 40 }, carrier: { type: 'string', maxLength: 20 }, cursor: { type: 'string', maxLength: 200 }, notice: { type: 'string' } } } },
+    handler: async (request, reply) => {
+      const query = request.query;
+      const status = (shipmentStatuses as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
+      const carrier = (CARRIERS as readonly string[]).includes(query.carrier ?? '') ? (query.carrier as Carrier) : undefined;
+      const search = query.q?.trim() || undefined;
+      const page = pageOf({ limit: 50, ...(query.cursor ? { cursor: query.cursor } : {}) });
+      const rows = await listShipments(d.ctx, d.user(request).accountId, page, { ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), ...(search ? { search } : {}) });
+      const shown = rows.slice(0, page.limit);
+      let next: string | null = null;
+      if (rows.length > page.limit) {
+        const params = new URLSearchParams({ ...(search ? { q: search } : {}), ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), cursor: Buffer.from(shown[shown.length - 1]!.id).toString('base64url') });
+        next = `${d.base}/shipments?${params}`;
+      }
+      return d.send(request, reply, { title: 'Shipments', section: 'shipments', body: listPage(d, shown, { ...query, ...(search ? { q: search } : {}) }, next) });
+    },
+  });
+
+  app.get('/shipments/new', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }) }),
+  });
+
+  app.post('/shipments/new', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const form = stringFields(request, d);
+      const accountId = d.user(request).accountId;
+      const refuse = (problems: FieldProblem[], message?: string) =>
+        d.send(request, reply, { title: 'New shipment (problems)', section: 'shipments/new', status: 400, body: newShipmentPage(d, form, problems, message) });
+      const body = bodyOf(form);
+      const format = form['label.format'] ?? 'PDF';
+      const size = form['label.size'] ?? '4x6';
+      const labelProblems: FieldProblem[] = [
+        ...((LABEL_FORMATS as readonly string[]).includes(format) ? [] : [{ field: 'label.format', message: `must be one of ${LABEL_FORMATS.join(', ')}` }]),
+        ...((LABEL_SIZES as readonly string[]).includes(size) ? [] : [{ field: 'label.size', message: `must be one of ${LABEL_SIZES.join(', ')}` }]),
+      ];
+      // The API's own checks, every problem at once: the schema first, then the service's rules.
+      const problems = [...shipmentBodyProblems(body), ...labelProblems];
+      if (problems.length) return refuse(problems);
+      let shipment: Shipment;
+      try {
+        shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
+      } catch (err) {
+        if (err instanceof InvalidInput) return refuse(err.details ?? [], err.message);
+        throw err;
+      }
+      const label = await createLabel(d.ctx, accountId, { shipmentId: shipment.id, format: format as LabelFormat, size: size as LabelSize });
+      return d.redirect(reply, `/shipments/${shipment.id}`, `Shipment created; label ${label.trackingNumber} is ready.`);
+    },
+  });
+
+  app.get<{ Params: { id: string } }>('/shipments/:id', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const body = await shipmentPage(d, d.user(request).accountId, request.params.id);
+      return d.send(request, reply, { title: 'Shipment', section: 'shipments', body });
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/shipments/:id/label', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const form = stringFields(request, d);
+      const format = (LABEL_FORMATS as readonly string[]).includes(form.format ?? '') ? (form.format as LabelFormat) : 'PDF';
+      const size = (LABEL_SIZES as readonly string[]).includes(form.size ?? '') ? (form.size as LabelSize) : '4x6';
+      const label = await createLabel(d.ctx, d.user(request).accountId, { shipmentId: request.params.id, format, size });
+      return d.redirect(reply, `/shipments/${request.params.id}`, `Label ${label.trackingNumber} is ready.`);
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/shipments/:id/invalidate', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const accountId = d.user(request).accountId;
+      const s = await getShipment(d.ctx.db, accountId, request.params.id);
+      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label.');
+      await invalidateLabel(d.ctx, accountId, s.label.id);
+      return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is invalidated.`);
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/shipments/:id/return', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const ret = await createReturn(d.ctx, d.user(request).accountId, request.params.id, {});
+      return d.redirect(reply, `/shipments/${ret.id}`, 'Return shipment created; create its label below.');
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/shipments/:id/print-file', {
+    config: PAGE,
+    schema: { hide: true, params: idParams },
+    handler: async (request, reply) => {
+      const accountId = d.user(request).accountId;
+      const form = stringFields(request, d);
+      const s = await getShipment(d.ctx.db, accountId, request.params.id);
+      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label to print.');
+      const layout = (PRINT_LAYOUTS as readonly string[]).includes(form.layout ?? '') ? (form.layout as PrintLayout) : 'label';
+      const format = form.format === 'ZPL' ? 'ZPL' : 'PDF';
+      const file = await createPrintFile(d.ctx, accountId, { labelIds: [s.label.id], layout, format });
+      return reply.redirect(file.url, 303);
+    },
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/labels/:id/download', {
+    config: PAGE,
+    schema: { hide: true, params: idParams, querystring: { type: 'object', properties: { format: { type: 'string', maxLength: 10 } } } },
+    handler: async (request, reply) => {
+      const format = request.query.format ?? 'PDF';
+      if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new InvalidInput(`format must be one of ${LABEL_FORMATS.join(', ')}`);
+      const label = await getLabel(d.ctx, d.user(request).accountId, request.params.id, format as LabelFormat);
+      return reply.redirect(label.url, 303);
+    },
+  });
+}

@@ -1,4 +1,278 @@
-import type { FastifyInstance } from 'fastify';
-import type { Dashboard } from './routes.ts';
+// Webhooks in the dashboard: the account's subscriptions with a form to add one, and a webhook's page
+// (change it; its delivery log, each delivery with its attempts and a button to send it again). The
+// forms are checked as `POST /v1/webhooks` and `PATCH /v1/webhooks/{id}` check a body, so a refused
+// form shows the API's own messages beside its fields. Handlers only call webhooks/service.ts.
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EVENT_TYPES, type EventType } from '../db/events.ts';
+import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
+import { validationProblems } from '../http/errors.ts';
+import { pageOf } from '../http/pagination.ts';
+import { uuid } from '../http/schemas.ts';
+import { createWebhook, createWebhookBody, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors } from './html.ts';
+import { PAGE, type Dashboard } from './routes.ts';
 
-export function webhookPages(_app: FastifyInstance, _d: Dashboard): void {}
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+// As the API checks bodies (no coercion), but every error rather than the first.
+const ajv = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false }));
+let formValidator: ValidateFunction | undefined;
+
+const LIST_SIZE = 50;
+const DELIVERIES_PER_PAGE = 20;
+const listQuery = { type: 'object', properties: { cursor: { type: 'string', maxLength: 200 }, notice: { type: 'string' } } } as const;
+const hookParams = { type: 'object', required: ['id'], properties: { id: uuid } } as const;
+const deliveryParams = { type: 'object', required: ['id', 'deliveryId'], properties: { id: uuid, deliveryId: uuid } } as const;
+
+/** What the webhook form holds, as typed (the secret is never sent back to the page). */
+interface WebhookForm {
+  url: string;
+  events: string[];
+  active: boolean;
+  /** Empty: none (create) or unchanged (edit). */
+  secret: string;
+  /** Edit only: send deliveries unsigned from now on. */
+  removeSecret: boolean;
+}
+
+const EMPTY_FORM: WebhookForm = { url: '', events: [], active: true, secret: '', removeSecret: false };
+
+function readForm(request: FastifyRequest, d: Dashboard): WebhookForm {
+  const form = d.form(request);
+  const one = (name: string): string => {
+    const v = form[name];
+    return typeof v === 'string' ? v : Array.isArray(v) ? String(v[0] ?? '') : '';
+  };
+  const raw = form.events;
+  const events = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.map(String) : [];
+  return { url: one('url').trim(), events, active: one('active') === 'true', secret: one('secret'), removeSecret: one('removeSecret') === 'true' };
+}
+
+/** The form as the API's body; empty fields are left out, so the API's "is required" names them. */
+function bodyOf(form: WebhookForm): Record<string, unknown> {
+  return {
+    ...(form.url ? { url: form.url } : {}),
+    ...(form.events.length ? { events: form.events } : {}),
+    active: form.active,
+    ...(form.secret ? { secret: form.secret } : {}),
+  };
+}
+
+/** The schema's problems; a problem of one event (`events[1]`) is shown beside the group. */
+function formProblems(form: WebhookForm): FieldProblem[] {
+  formValidator ??= ajv.compile(createWebhookBody);
+  const problems = formValidator(bodyOf(form)) ? [] : validationProblems(formValidator.errors ?? []);
+  if (form.secret && form.removeSecret) problems.push({ field: 'secret', message: 'give a new secret or remove it, not both' });
+  return problems.map((p) => (/^events\[\d+\]$/.test(p.field) ? { ...p, field: 'events' } : p));
+}
+
+/** The URL, events and active fields shared by the add and the change form. */
+function webhookFields(form: WebhookForm, errors: FieldErrors, mode: 'create' | 'edit'): Html {
+  const eventsError = errors.get('events');
+  return html`${field({ label: 'URL', name: 'url', type: 'url', value: form.url, required: true, hint: 'Absolute http(s) address the events are POSTed to (https only in production).', errors })}
+<fieldset id="${fieldId('events')}" class="checks${eventsError ? ' invalid' : ''}"${eventsError ? new Html(` aria-describedby="${fieldId('events')}-error"`) : ''}>
+<legend>Events</legend>
+<p class="hint">The kinds of event sent to this URL; choose at least one.</p>
+${EVENT_TYPES.map((e) => {
+  const id = fieldId(`events-${e}`);
+  return html`<label for="${id}"><input type="checkbox" id="${id}" name="events" value="${e}"${form.events.includes(e) ? new Html(' checked') : ''}> <code>${e}</code></label>`;
+})}
+${eventsError ? html`<p class="error" id="${fieldId('events')}-error">${eventsError}</p>` : ''}
+</fieldset>
+<div class="field checks"><label for="${fieldId('active')}"><input type="checkbox" id="${fieldId('active')}" name="active" value="true"${form.active ? new Html(' checked') : ''}> Active: events are sent</label></div>
+${field({
+  label: mode === 'create' ? 'Signing secret' : 'New signing secret',
+  name: 'secret',
+  type: 'password',
+  autocomplete: 'off',
+  hint: mode === 'create'
+    ? 'Signs every delivery (Standard Webhooks): whsec_ and base64, or any other text. It is never shown again; without one, deliveries are not signed.'
+    : 'Replaces the secret deliveries are signed with; leave empty to keep the current one. It is never shown.',
+  errors,
+})}
+${mode === 'edit' ? html`<div class="field checks"><label for="${fieldId('removeSecret')}"><input type="checkbox" id="${fieldId('removeSecret')}" name="removeSecret" value="true"${form.removeSecret ? new Html(' checked') : ''}> Remove the signing secret (deliveries are sent unsigned)</label></div>` : ''}`;
+}
+
+/** Where the next page of a list starts, or null on the last page. */
+function nextLink(path: string, rows: { id: string }[], limit: number): string | null {
+  if (rows.length <= limit) return null;
+  return `${path}?cursor=${Buffer.from(rows[limit - 1]!.id).toString('base64url')}`;
+}
+
+// ---- the list ----
+
+function listPage(d: Dashboard, hooks: Webhook[], next: string | null, form: WebhookForm, problems: FieldProblem[], message?: string): (token: string) => Html {
+  const errors = fieldErrors(problems);
+  return (token) => html`<h1>Webhooks</h1>
+<section aria-labelledby="webhooks-list">
+<h2 id="webhooks-list">Your webhooks</h2>
+${table(
+  'Webhooks, newest first',
+  ['URL', 'Events', 'Active', 'Created'],
+  hooks.map((h) => [html`<a href="${d.base}/webhooks/${h.id}">${h.url}</a>`, html`${h.events.join(', ')}`, html`${h.active ? 'Yes' : 'No (nothing is sent)'}`, time(h.createdAt)]),
+  'No webhooks yet.',
+)}
+${next ? html`<p><a href="${next}" rel="next">Older webhooks</a></p>` : ''}
+</section>
+<section aria-labelledby="webhooks-add">
+<h2 id="webhooks-add">Add a webhook</h2>
+${errorSummary(problems, message)}
+<form method="post" action="${d.base}/webhooks" novalidate>
+${csrfField(token)}
+${webhookFields(form, errors, 'create')}
+<button type="submit">Add the webhook</button>
+</form>
+</section>`;
+}
+
+// ---- a webhook's page ----
+
+function statusOf(s: string): Html {
+  return html`<span class="status">${s}</span>`;
+}
+
+function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, token: string): Html {
+  return html`<article class="delivery" aria-labelledby="delivery-${delivery.id}">
+<h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusOf(delivery.status)}</h3>
+<dl><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
+${table(
+  `Attempts of this ${delivery.type} delivery, oldest first`,
+  ['Time', 'Response status', 'Duration', 'Error'],
+  delivery.attempts.map((a) => [time(a.at), html`${a.responseStatus ?? 'no answer'}`, html`${a.durationMs} ms`, html`${a.error ?? '—'}`]),
+  'No attempt yet.',
+)}
+${hook.active ? actionButton(`${d.base}/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`, 'Redeliver', token) : ''}
+</article>`;
+}
+
+interface DetailView {
+  form?: WebhookForm;
+  problems?: FieldProblem[];
+  message?: string;
+  status?: number;
+  cursor?: string;
+}
+
+async function detailPage(d: Dashboard, request: FastifyRequest, reply: FastifyReply, id: string, view: DetailView = {}): Promise<FastifyReply> {
+  const { accountId } = d.user(request);
+  const hook = await getWebhook(d.ctx, accountId, id);
+  const page = pageOf({ limit: DELIVERIES_PER_PAGE, ...(view.cursor ? { cursor: view.cursor } : {}) });
+  const rows = await listDeliveries(d.ctx, accountId, id, page);
+  const deliveries = rows.slice(0, page.limit);
+  const next = nextLink(`${d.base}/webhooks/${id}`, rows, page.limit);
+  const form = view.form ?? { ...EMPTY_FORM, url: hook.url, events: hook.events, active: hook.active };
+  const problems = view.problems ?? [];
+  return d.send(request, reply, {
+    title: `Webhook ${hook.url}`,
+    section: 'webhooks',
+    ...(view.status ? { status: view.status } : {}),
+    body: (token) => html`<h1>Webhook ${hook.url}</h1>
+<p><a href="${d.base}/webhooks">All webhooks</a></p>
+${!view.form && view.message ? errorSummary(undefined, view.message) : ''}
+<dl><dt>Active</dt><dd>${hook.active ? 'Yes' : 'No: nothing is sent until it is activated again'}</dd><dt>Created</dt><dd>${time(hook.createdAt)}</dd><dt>Changed</dt><dd>${time(hook.updatedAt)}</dd><dt>Id</dt><dd><code>${hook.id}</code></dd></dl>
+<section aria-labelledby="webhook-edit">
+<h2 id="webhook-edit">Change the webhook</h2>
+${view.form ? errorSummary(problems, view.message) : ''}
+<form method="post" action="${d.base}/webhooks/${hook.id}" novalidate>
+${csrfField(token)}
+${webhookFields(form, fieldErrors(problems), 'edit')}
+<button type="submit">Save the webhook</button>
+</form>
+</section>
+<section aria-labelledby="webhook-deliveries">
+<h2 id="webhook-deliveries">Deliveries</h2>
+${hook.active ? '' : html`<p class="hint">The webhook is inactive: activate it to send deliveries again.</p>`}
+${deliveries.length
+  ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery) => deliveryItem(d, hook, delivery, token))}`
+  : html`<p class="empty">No deliveries yet: one is made for each event this webhook receives.</p>`}
+${next ? html`<p><a href="${next}" rel="next">Older deliveries</a></p>` : ''}
+</section>`,
+  });
+}
+
+export function webhookPages(app: FastifyInstance, d: Dashboard): void {
+  const listAndForm = async (request: FastifyRequest, reply: FastifyReply, o: { cursor?: string; form?: WebhookForm; problems?: FieldProblem[]; message?: string; status?: number } = {}) => {
+    const page = pageOf({ limit: LIST_SIZE, ...(o.cursor ? { cursor: o.cursor } : {}) });
+    const rows = await listWebhooks(d.ctx, d.user(request).accountId, page);
+    const next = nextLink(`${d.base}/webhooks`, rows, page.limit);
+    return d.send(request, reply, {
+      title: 'Webhooks',
+      section: 'webhooks',
+      ...(o.status ? { status: o.status } : {}),
+      body: listPage(d, rows.slice(0, page.limit), next, o.form ?? EMPTY_FORM, o.problems ?? [], o.message),
+    });
+  };
+
+  app.get<{ Querystring: { cursor?: string } }>('/webhooks', {
+    config: PAGE,
+    schema: { hide: true, querystring: listQuery },
+    handler: async (request, reply) => listAndForm(request, reply, request.query.cursor ? { cursor: request.query.cursor } : {}),
+  });
+
+  app.post('/webhooks', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const form = readForm(request, d);
+      const refused = (problems: FieldProblem[], message?: string) => listAndForm(request, reply, { form, problems, status: 400, ...(message ? { message } : {}) });
+      const problems = formProblems(form);
+      if (problems.length) return refused(problems);
+      let hook: Webhook;
+      try {
+        hook = await createWebhook(d.ctx, d.user(request).accountId, { url: form.url, events: form.events as EventType[], active: form.active, ...(form.secret ? { secret: form.secret } : {}) });
+      } catch (err) {
+        if (err instanceof InvalidInput) return refused(err.details ?? [], err.message);
+        throw err;
+      }
+      return d.redirect(reply, `/webhooks/${hook.id}`, 'Webhook added.');
+    },
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { cursor?: string } }>('/webhooks/:id', {
+    config: PAGE,
+    schema: { hide: true, params: hookParams, querystring: listQuery },
+    handler: async (request, reply) => detailPage(d, request, reply, request.params.id, request.query.cursor ? { cursor: request.query.cursor } : {}),
+  });
+
+  app.post<{ Params: { id: string } }>('/webhooks/:id', {
+    config: PAGE,
+    schema: { hide: true, params: hookParams },
+    handler: async (request, reply) => {
+      const { id } = request.params;
+      const form = readForm(request, d);
+      const refused = (problems: FieldProblem[], message?: string) => detailPage(d, request, reply, id, { form, problems, status: 400, ...(message ? { message } : {}) });
+      // An id of another account is a 404 whatever the form holds.
+      await getWebhook(d.ctx, d.user(request).accountId, id);
+      const problems = formProblems(form);
+      if (problems.length) return refused(problems);
+      const patch: WebhookPatch = { url: form.url, events: form.events as EventType[], active: form.active };
+      if (form.secret) patch.secret = form.secret;
+      else if (form.removeSecret) patch.secret = null;
+      try {
+        await updateWebhook(d.ctx, d.user(request).accountId, id, patch);
+      } catch (err) {
+        if (err instanceof InvalidInput) return refused(err.details ?? [], err.message);
+        throw err;
+      }
+      return d.redirect(reply, `/webhooks/${id}`, 'Webhook saved.');
+    },
+  });
+
+  app.post<{ Params: { id: string; deliveryId: string } }>('/webhooks/:id/deliveries/:deliveryId/redeliver', {
+    config: PAGE,
+    schema: { hide: true, params: deliveryParams },
+    handler: async (request, reply) => {
+      const { id, deliveryId } = request.params;
+      try {
+        await redeliver(d.ctx, d.user(request).accountId, id, deliveryId);
+      } catch (err) {
+        // The webhook was deactivated since the page was shown: say so on its page.
+        if (err instanceof Conflict) return detailPage(d, request, reply, id, { status: 409, message: 'The webhook is inactive: activate it (tick Active and save) to send deliveries again.' });
+        throw err;
+      }
+      return d.redirect(reply, `/webhooks/${id}`, 'The delivery is sent again shortly.');
+    },
+  });
+}

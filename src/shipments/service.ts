@@ -9,6 +9,7 @@ import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
+export { shipmentStatuses } from './schemas.ts';
 import { crossesCustomsBorder, grams, isCurrencyCode, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 

@@ -179,3 +179,6 @@ export async function redeliver(ctx: AppContext, accountId: string, webhookId: s
 export async function deliveryBacklog(ctx: AppContext): Promise<number> {
   return store.countPending(ctx.db);
 }
+
+/** The body of `POST /v1/webhooks`, for the dashboard's form (the same checks, the same messages). */
+export { createWebhookBody } from './schemas.ts';

@@ -2,7 +2,6 @@
 // - A region marked data-refresh (a batch still processing) reloads itself from the server every
 //   two seconds until the server sends it without the mark; the live region announces the change.
 // - A form's error summary takes the focus when the page opens, so a screen reader reads it first.
-'use strict';
 document.addEventListener('DOMContentLoaded', () => {
   const summary = document.getElementById('error-summary');
   if (summary) summary.focus();

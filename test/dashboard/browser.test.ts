@@ -1,0 +1,250 @@
+// The dashboard in a real browser (Debian's Chromium driven by Playwright) against a listening server:
+// a warehouse user's day from sign-in to sign-out. Every page is checked for console errors, requests
+// to other origins, and axe-core's serious or critical accessibility violations.
+// UPDATE_SCREENSHOTS=1 writes the screenshots of docs/dashboard.md (SQLite run only).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { createUser } from '../../src/oauth/users.ts';
+import { startWorker, type Worker } from '../../src/worker.ts';
+import { freePort } from '../core/support.ts';
+import { PASSWORD } from './support.ts';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const DOCS = new URL('../../docs/dashboard/', import.meta.url);
+const screenshots = process.env.UPDATE_SCREENSHOTS === '1';
+
+let browser: Browser;
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+});
+after(async () => browser?.close());
+
+/** A field's label, whether or not it is marked optional. */
+function label(text: string): RegExp {
+  return new RegExp(`^${text.replace(/[()]/g, '\\$&')}( \\(optional\\))?$`);
+}
+
+/** A webhook receiver on loopback that answers 200 and remembers what it got. */
+async function receiver(): Promise<{ server: Server; url: string; received: string[] }> {
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(body);
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
+}
+
+forEachDatabase((database) => {
+  describe(`the dashboard in Chromium (${database.name})`, () => {
+    let t: TestApp;
+    let base: string;
+    let worker: Worker;
+    let context: BrowserContext;
+    let page: Page;
+    let hooks: Awaited<ReturnType<typeof receiver>>;
+    const email = `packer-${database.name}@example.com`;
+    /** Console errors, failed page scripts and requests to any other origin, over the whole session. */
+    const problems: string[] = [];
+
+    before(async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      t = await startTestApp(database, { PUBLIC_BASE_URL: base, PORT: String(port), SANDBOX_STEP_SECONDS: '0' });
+      await t.app.listen({ host: '127.0.0.1', port });
+      worker = startWorker(t.ctx);
+      hooks = await receiver();
+      await createUser(t.ctx.db, t.accountId, email, PASSWORD);
+      // A phone-sized window: the pages must work there too.
+      context = await browser.newContext({ locale: 'en-US', viewport: { width: 412, height: 915 }, acceptDownloads: true });
+      page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      page.on('console', (m) => {
+        // A refused form or a foreign id is a 4xx page on purpose; Chromium logs each such answer.
+        if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+      });
+      // ...so every answer of 400 or more is looked at here: only pages may be refused, never a stylesheet, script or image.
+      page.on('response', (r) => {
+        if (r.status() >= 400 && r.request().resourceType() !== 'document') problems.push(`${r.status()} for ${r.request().resourceType()} ${r.url()}`);
+      });
+      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      page.on('request', (r) => {
+        const url = new URL(r.url());
+        // Chromium's own PDF viewer (chrome-extension:) is the browser, not a request to anyone.
+        if (url.protocol !== 'chrome-extension:' && url.origin !== base) problems.push(`request to another origin: ${r.url()}`);
+      });
+    });
+    after(async () => {
+      await context?.close();
+      await worker?.stop();
+      await new Promise<void>((resolve) => hooks.server.close(() => resolve()));
+      await t.close();
+    });
+
+    /** axe-core on the page as it is now: no serious or critical violation. */
+    async function accessible(name: string): Promise<void> {
+      await page.evaluate(AXE_SOURCE);
+      const result = await page.evaluate(async () => {
+        const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+        const r = await axe.run();
+        return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(' ')}`);
+      });
+      assert.deepEqual(result, [], `axe on ${name}`);
+      if (screenshots && database.name === 'sqlite') await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname, fullPage: true });
+    }
+
+    it('sends a visitor without a session to the sign-in page, and back where they were going after it', async () => {
+      const response = await page.goto(`${base}/dashboard/shipments?status=created`);
+      assert.equal(response?.status(), 200);
+      assert.equal(new URL(page.url()).pathname, '/dashboard/sign-in');
+      await accessible('sign-in');
+      await page.getByLabel(label('Email address')).fill(email);
+      await page.getByLabel(label('Password')).fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').waitFor();
+      assert.match((await page.getByRole('alert').textContent()) ?? '', /email address or password is not correct/);
+      await page.getByLabel(label('Password')).fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Shipments' }).waitFor();
+      assert.equal(new URL(page.url()).search, '?status=created');
+      const cookies = await context.cookies(`${base}/dashboard/shipments`);
+      const session = cookies.find((c) => c.name === 'dashboard_session')!;
+      assert.equal(session.httpOnly, true);
+      assert.equal(session.sameSite, 'Lax');
+      assert.equal(session.path, '/dashboard');
+    });
+
+    let shipmentUrl: string;
+    let trackingNumber: string;
+
+    it('creates a shipment and its label through the form, the API\'s messages beside the fields first', async () => {
+      await page.getByRole('link', { name: 'New shipment' }).click();
+      await page.getByRole('heading', { level: 1, name: 'New shipment and label' }).waitFor();
+      await accessible('new-shipment');
+      const s = sampleShipment as unknown as { from: Record<string, string>; to: Record<string, string>; customs: { contentsType: string; signer: string; items: Record<string, any>[] } };
+      await page.getByLabel(label('Carrier')).selectOption('UPS');
+      await page.getByLabel(label('Service')).selectOption('ground');
+      await page.getByLabel(label('Reference')).fill('Order 4711');
+      for (const [side, legend] of [['from', 'From (sender)'], ['to', 'To (recipient)']] as const) {
+        const group = page.getByRole('group', { name: legend });
+        for (const [key, name] of [['name', 'Name'], ['street1', 'Street'], ['city', 'City'], ['state', 'State or province'], ['postalCode', 'Postal code'], ['country', 'Country']] as const) {
+          if (s[side][key]) await group.getByLabel(label(name)).fill(s[side][key]!);
+        }
+      }
+      await page.getByLabel(label('Weight')).fill('1.2');
+      // Berlin to New York crosses a customs border: leave the declaration out first.
+      await page.getByRole('button', { name: 'Create shipment and label' }).click();
+      await page.locator('#error-summary').waitFor();
+      const message = page.locator('#f-customs-error');
+      assert.match((await message.textContent()) ?? '', /is required: the parcel crosses a customs border/);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'error-summary', 'the summary takes the focus');
+      await accessible('new-shipment-problems');
+
+      const item = s.customs.items[0]!;
+      await page.getByLabel(label('Contents')).selectOption(s.customs.contentsType);
+      await page.getByLabel(label('Signed by')).fill(s.customs.signer);
+      await page.getByLabel(label('Item description')).fill(item.description);
+      await page.getByLabel(label('Quantity')).fill(String(item.quantity));
+      await page.getByLabel(label('Net weight')).fill(String(item.netWeight.value));
+      await page.getByLabel(label('Net weight unit')).selectOption(item.netWeight.unit);
+      await page.getByLabel(label('Value')).fill(String(item.value.amount));
+      await page.getByLabel(label('Currency')).fill(item.value.currency);
+      await page.getByLabel(label('HS code')).fill(item.hsCode);
+      await page.getByLabel(label('Country of origin')).fill(item.originCountry);
+      await page.getByRole('button', { name: 'Create shipment and label' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Shipment Order 4711' }).waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', /Shipment created; label \S+ is ready/);
+      shipmentUrl = page.url();
+      trackingNumber = /label (\S+) is ready/.exec((await page.getByRole('status').textContent())!)![1]!;
+    });
+
+    it('shows the shipment in the list and finds it by tracking number and by reference', async () => {
+      await page.getByRole('link', { name: 'Shipments', exact: true }).click();
+      await page.getByRole('link', { name: 'Order 4711' }).waitFor();
+      await accessible('shipments');
+      const search = page.getByRole('searchbox', { name: 'Tracking number or reference' });
+      await search.fill(trackingNumber.toLowerCase());
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('link', { name: 'Order 4711' }).waitFor();
+      await search.fill('no such parcel');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByText('No shipment matches.').waitFor();
+      await search.fill('4711');
+      await page.getByLabel(label('Carrier')).selectOption('UPS');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('link', { name: 'Order 4711' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Shipment Order 4711' }).waitFor();
+    });
+
+    it('shows the label preview, and downloads the label as a PDF', async () => {
+      const preview = page.getByRole('img', { name: new RegExp(`Label ${trackingNumber}`) });
+      await preview.waitFor();
+      await page.waitForFunction(() => {
+        const img = document.getElementById('label-preview') as HTMLImageElement | null;
+        return img?.complete && img.naturalWidth > 0;
+      });
+      assert.ok(await preview.evaluate((img: HTMLImageElement) => img.naturalWidth >= 800), 'a 4×6 label at 203 dpi');
+      await accessible('shipment');
+      await page.getByLabel(label('Download format')).selectOption('PDF');
+      // The dashboard sends the browser on to the label's signed link; Chromium shows the PDF in its
+      // viewer, so the bytes are fetched again through the same link to look at them.
+      const [redirect] = await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/dashboard/labels/') && r.status() === 303),
+        page.getByRole('button', { name: 'Download label' }).click(),
+      ]);
+      const link = new URL(redirect.headers().location!, base);
+      assert.equal(link.origin, base);
+      assert.equal(link.searchParams.get('format'), 'PDF');
+      const pdf = await context.request.get(link.href);
+      assert.equal(pdf.status(), 200);
+      assert.equal(pdf.headers()['content-type'], 'application/pdf');
+      assert.equal((await pdf.body()).subarray(0, 5).toString(), '%PDF-');
+      await page.goto(shipmentUrl);
+    });
+
+    it('answers 404 for another account\'s shipment', async () => {
+      const other = await t.newAccount();
+      const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': other.apiKey }, payload: sampleShipment });
+      const response = await page.goto(`${base}/dashboard/shipments/${res.json().id}`);
+      assert.equal(response?.status(), 404);
+      await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      await page.goto(shipmentUrl);
+    });
+
+    it('creates a return, then invalidates the original label', async () => {
+      await page.getByRole('button', { name: 'Create a return shipment' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Shipment Order 4711' }).waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', /Return shipment created/);
+      assert.ok(await page.getByText('return of').isVisible());
+      await page.goto(shipmentUrl);
+      await page.getByRole('button', { name: 'Invalidate label' }).click();
+      await page.getByRole('status').waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', new RegExp(`Label ${trackingNumber} is invalidated`));
+      assert.ok(await page.getByText('This shipment has no active label.').isVisible());
+    });
+
+    it('had no console error and no request to another origin on any page', () => {
+      assert.deepEqual(problems, []);
+    });
+
+    it('signs out: the session ends and the pages ask for a sign-in again', async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sign in to the dashboard' }).waitFor();
+      await page.goto(`${base}/dashboard/shipments`);
+      assert.equal(new URL(page.url()).pathname, '/dashboard/sign-in');
+    });
+  });
+});

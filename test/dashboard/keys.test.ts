@@ -1,0 +1,171 @@
+// The dashboard's API key pages (§15, issue 19; keys as §2 describes them): the list (display prefix
+// only), a new key shown once in the answer to its form, revocation of the account's own keys only,
+// and no change without the form's CSRF token.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { forEachDatabase, type TestAccount, withTestApp } from '../helpers.ts';
+import { listApiKeys, revokeAccountApiKey } from '../../src/auth/credentials.ts';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../src/auth/scopes.ts';
+import { NotFound } from '../../src/errors.ts';
+import { signedIn, type Visitor } from './support.ts';
+
+const KEY = /<p class="secret" id="new-key"><code>(sk_test_[A-Za-z0-9_-]+)<\/code><\/p>/;
+
+forEachDatabase((database) => {
+  const t = withTestApp(database);
+
+  async function user(): Promise<{ acct: TestAccount; v: Visitor }> {
+    const acct = await t.newAccount();
+    return { acct, v: await signedIn(t, acct.accountId) };
+  }
+  const withKey = (key: string, url = '/v1/shipments') => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+  const postWithoutToken = (v: Visitor, url: string, fields: Record<string, string>) =>
+    t.app.inject({ method: 'POST', url, headers: { cookie: [...v.cookies].map(([k, val]) => `${k}=${val}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+  /** Creates a key through the form and answers it as the page showed it. */
+  async function createKey(v: Visitor, scopes: string | string[] = [...ALL_SCOPES]): Promise<string> {
+    const res = await v.post('/dashboard/keys', { scopes }, '/dashboard/keys');
+    assert.equal(res.statusCode, 200, res.body.slice(0, 500));
+    const m = KEY.exec(res.body);
+    assert.ok(m, 'the new key is on the page');
+    return m[1]!;
+  }
+
+  describe('GET /dashboard/keys', () => {
+    it('lists the account\'s keys by prefix and offers a form with every scope ticked', async () => {
+      const { acct, v } = await user();
+      const res = await v.get('/dashboard/keys');
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.body.match(/<h1[ >]/g)?.length, 1);
+      assert.match(res.body, /<h2 id="keys-create">Create a key<\/h2>/);
+      assert.match(res.body, /<caption>API keys, oldest first<\/caption>/);
+      for (const h of ['Key', 'Scopes', 'Created', 'State', 'Action']) assert.ok(res.body.includes(`<th scope="col">${h}</th>`), h);
+      // The account's key from the test set-up: its prefix, never the key.
+      assert.ok(res.body.includes(`<code>${acct.apiKey.slice(0, 16)}…</code>`));
+      assert.ok(!res.body.includes(acct.apiKey));
+      assert.match(res.body, /<fieldset id="f-scopes" class="checks">\s*<legend>Scopes<\/legend>/);
+      for (const s of ALL_SCOPES) {
+        const id = `f-scopes-${s.replace(':', '-')}`;
+        assert.ok(res.body.includes(`<label for="${id}"><input type="checkbox" id="${id}" name="scopes" value="${s}" checked> <span><code>${s}</code>: ${SCOPE_DESCRIPTIONS[s]}</span></label>`), s);
+      }
+    });
+  });
+
+  describe('POST /dashboard/keys', () => {
+    it('shows the new key once (200, not a redirect), and the key works against the API', async () => {
+      const { acct, v } = await user();
+      const res = await v.post('/dashboard/keys', { scopes: [...ALL_SCOPES] }, '/dashboard/keys');
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers.location, undefined);
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.match(res.body, /it will not be shown again/);
+      const key = KEY.exec(res.body)![1]!;
+      assert.match(key, /^sk_test_/);
+      assert.equal((await withKey(key)).statusCode, 200);
+      assert.equal((await withKey(key, '/v1/webhooks')).statusCode, 200);
+
+      // Afterwards: the prefix in the list, the key nowhere (nor in the logs).
+      const list = await v.get('/dashboard/keys');
+      assert.ok(list.body.includes(`<code>${key.slice(0, 16)}…</code>`));
+      assert.ok(!list.body.includes(key));
+      assert.ok(!KEY.test(list.body));
+      assert.ok(!t.logs.join('').includes(key), 'the key is not logged');
+      assert.match(list.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>all scopes</td>`));
+      const stored = await listApiKeys(t.ctx.db, acct.accountId);
+      assert.equal(stored.length, 2);
+      assert.equal(stored[1]!.prefix, key.slice(0, 16));
+    });
+
+    it('gives the key only the scopes ticked', async () => {
+      const { v } = await user();
+      const key = await createKey(v, 'read:webhooks');
+      assert.equal((await withKey(key, '/v1/webhooks')).statusCode, 200);
+      assert.equal((await withKey(key, '/v1/shipments')).statusCode, 403);
+      const list = await v.get('/dashboard/keys');
+      assert.match(list.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>read:webhooks</td>`));
+    });
+
+    it('refuses a form without scopes, or with an unknown one: 400, the message beside the scopes, no key', async () => {
+      const { acct, v } = await user();
+      const none = await v.post('/dashboard/keys', {}, '/dashboard/keys');
+      assert.equal(none.statusCode, 400);
+      assert.match(none.body, /<p class="error" id="f-scopes-error">choose at least one scope<\/p>/);
+      assert.match(none.body, /<fieldset id="f-scopes" class="checks invalid" aria-describedby="f-scopes-error">/);
+      assert.ok(!none.body.includes(' checked>'), 'the form comes back as it was sent');
+      const unknown = await v.post('/dashboard/keys', { scopes: ['read:shipments', 'admin:everything'] }, '/dashboard/keys');
+      assert.equal(unknown.statusCode, 400);
+      assert.match(unknown.body, /<p class="error" id="f-scopes-error">must be one of read:labels/);
+      assert.ok(!KEY.test(none.body) && !KEY.test(unknown.body));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 1);
+    });
+
+    it('without the form\'s CSRF token is 403 and creates no key', async () => {
+      const { acct, v } = await user();
+      await v.get('/dashboard/keys');
+      const res = await postWithoutToken(v, '/dashboard/keys', { scopes: 'read:shipments' });
+      assert.equal(res.statusCode, 403);
+      assert.ok(!res.body.includes('sk_test_'));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 1);
+    });
+  });
+
+  describe('POST /dashboard/keys/{id}/revoke', () => {
+    it('revokes the key: 303 to the list with a notice, and the API answers 401 for it', async () => {
+      const { acct, v } = await user();
+      const key = await createKey(v);
+      assert.equal((await withKey(key)).statusCode, 200);
+      const { id } = (await listApiKeys(t.ctx.db, acct.accountId)).find((k) => k.prefix === key.slice(0, 16))!;
+      const page = await v.get('/dashboard/keys');
+      assert.ok(page.body.includes(`<form method="post" action="/dashboard/keys/${id}/revoke" class="inline">`));
+      const res = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
+      assert.equal(res.statusCode, 303);
+      assert.match(String(res.headers.location), /^\/dashboard\/keys\?notice=/);
+      assert.equal((await withKey(key)).statusCode, 401);
+      // The account's other key still works.
+      assert.equal((await withKey(acct.apiKey)).statusCode, 200);
+      const after = await v.get(String(res.headers.location));
+      assert.match(after.body, /<p class="notice" role="status">The key is revoked: requests with it are refused from now on\.<\/p>/);
+      assert.ok(!String(res.headers.location).includes('sk_'), 'no part of the key in the URL');
+      assert.match(after.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
+      assert.ok(!after.body.includes(`/dashboard/keys/${id}/revoke`), 'no button for a revoked key');
+      // Again: nothing changes, still 303.
+      assert.equal((await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys')).statusCode, 303);
+    });
+
+    it('answers 404 for another account\'s key, which keeps working', async () => {
+      const { v } = await user();
+      const other = await t.newAccount();
+      const [theirs] = await listApiKeys(t.ctx.db, other.accountId);
+      const res = await v.post(`/dashboard/keys/${theirs!.id}/revoke`, {}, '/dashboard/keys');
+      assert.equal(res.statusCode, 404);
+      assert.match(res.body, /<h1>Not found<\/h1>/);
+      assert.equal((await withKey(other.apiKey)).statusCode, 200);
+      assert.equal((await listApiKeys(t.ctx.db, other.accountId))[0]!.revoked_at, null);
+      assert.equal((await v.post(`/dashboard/keys/${randomUUID()}/revoke`, {}, '/dashboard/keys')).statusCode, 404);
+      assert.equal((await v.post('/dashboard/keys/not-an-id/revoke', {}, '/dashboard/keys')).statusCode, 400);
+    });
+
+    it('without the form\'s CSRF token is 403 and the key keeps working', async () => {
+      const { acct, v } = await user();
+      const [mine] = await listApiKeys(t.ctx.db, acct.accountId);
+      await v.get('/dashboard/keys');
+      const res = await postWithoutToken(v, `/dashboard/keys/${mine!.id}/revoke`, {});
+      assert.equal(res.statusCode, 403);
+      assert.equal((await withKey(acct.apiKey)).statusCode, 200);
+    });
+  });
+
+  describe('revokeAccountApiKey', () => {
+    it('revokes only a key of the given account and forgets the remembered check at once', async () => {
+      const a = await t.newAccount();
+      const b = await t.newAccount();
+      const [keyA] = await listApiKeys(t.ctx.db, a.accountId);
+      // The key was checked a moment ago, so this process remembers it.
+      assert.equal((await withKey(a.apiKey)).statusCode, 200);
+      await assert.rejects(revokeAccountApiKey(t.ctx.db, b.accountId, keyA!.id), NotFound);
+      assert.equal((await withKey(a.apiKey)).statusCode, 200);
+      assert.deepEqual(await revokeAccountApiKey(t.ctx.db, a.accountId, keyA!.id), { prefix: a.apiKey.slice(0, 16) });
+      assert.equal((await withKey(a.apiKey)).statusCode, 401);
+    });
+  });
+});

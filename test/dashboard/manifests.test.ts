@@ -1,0 +1,118 @@
+// The dashboard's end of day (§14, §15): "Close the day" for a carrier makes a manifest of its waiting
+// labels, the list links to its document, nothing left to manifest is the service's refusal on the
+// page, and the form needs its token; on both databases.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { signedIn } from './support.ts';
+
+async function labelsOf(t: TestApp, apiKey: string, n: number, shipment: object = sampleShipment): Promise<{ id: string; trackingNumber: string }[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const s = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey }, payload: shipment });
+    assert.equal(s.statusCode, 201, s.body);
+    const label = await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': apiKey }, payload: { shipmentId: s.json().id } });
+    assert.equal(label.statusCode, 201, label.body);
+    out.push(label.json());
+  }
+  return out;
+}
+
+function textOf(res: LightMyRequestResponse): string {
+  return res.body.replace(/<[^>]+>/g, ' ').replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))).replace(/\s+/g, ' ');
+}
+
+const decodeEntities = (s: string) => s.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
+const USPS = { ...sampleShipment, customs: undefined, carrier: 'USPS', service: 'priority_mail', from: { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' } };
+
+forEachDatabase((database) => {
+  describe('dashboard manifests', () => {
+    const t = withTestApp(database);
+
+    it('closes the day for a carrier: a manifest of its waiting labels, listed with its document', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const ups = await labelsOf(t, acct.apiKey, 2);
+      const usps = await labelsOf(t, acct.apiKey, 1, USPS);
+
+      const empty = await v.get('/dashboard/manifests');
+      assert.equal(empty.statusCode, 200);
+      assert.equal(empty.body.match(/<h1[\s>]/g)?.length, 1);
+      assert.match(empty.body, /No manifests yet/);
+      assert.match(empty.body, /<form method="post" action="\/dashboard\/manifests">/);
+      assert.match(empty.body, /<label for="f-carrier">Carrier<\/label><select id="f-carrier" name="carrier" required>/);
+      assert.match(empty.body, /<button type="submit">Close the day<\/button>/);
+
+      const closed = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+      assert.equal(closed.statusCode, 303, textOf(closed).slice(0, 1000));
+      const location = String(closed.headers.location);
+      assert.match(location, /^\/dashboard\/manifests\?notice=/);
+      const notice = new URL(location, 'http://x').searchParams.get('notice')!;
+      assert.match(notice, /^Manifest UPSM\d{10} was made for UPS with 2 labels\.$/);
+      const number = /UPSM\d{10}/.exec(notice)![0];
+
+      const list = await v.get(location);
+      assert.equal(list.statusCode, 200);
+      assert.match(list.body, /<p class="notice" role="status">Manifest UPSM\d{10} was made/);
+      assert.match(list.body, /<caption>Manifests, newest first<\/caption>/);
+      assert.ok(!/<th(?=[\s>])(?! scope="col")/.test(list.body), 'every column header has scope=col');
+      assert.match(textOf(list), new RegExp(`${number} UPS 2 \\d{4}-\\d\\d-\\d\\d`));
+      const href = new RegExp(`<a href="([^"]+)">Download ${number} \\(PDF\\)</a>`).exec(list.body)?.[1];
+      assert.ok(href, 'a download link');
+      const link = new URL(decodeEntities(href));
+      assert.equal(link.origin, 'http://localhost:8080');
+      assert.match(link.pathname, /^\/v1\/downloads\/manifests\/[0-9a-f-]{36}$/);
+      const pdf = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
+      assert.equal(pdf.statusCode, 200);
+      assert.equal(pdf.headers['content-type'], 'application/pdf');
+      assert.equal(pdf.rawPayload.subarray(0, 4).toString('latin1'), '%PDF');
+
+      // The API sees the same manifest: the UPS labels, not the USPS one.
+      const api = (await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(api.length, 1);
+      assert.equal(api[0].number, number);
+      assert.deepEqual(new Set(api[0].labelIds), new Set(ups.map((l) => l.id)));
+      assert.ok(!api[0].labelIds.includes(usps[0]!.id));
+
+      // Nothing left for UPS: the service's message with its status, on the page, the carrier kept.
+      const again = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+      assert.equal(again.statusCode, 422);
+      assert.match(textOf(again), /no active UPS label of this account is waiting for a manifest/);
+      assert.match(again.body, /<option value="UPS" selected>/);
+      assert.match(again.body, /id="error-summary"/);
+      assert.match(textOf(again), new RegExp(number), 'the list is still shown');
+
+      const unknown = await v.post('/dashboard/manifests', { carrier: 'TNT' }, '/dashboard/manifests');
+      assert.equal(unknown.statusCode, 400);
+      assert.match(textOf(unknown), /carrier: must be one of UPS, USPS, FedEx, DHL/);
+
+      // USPS: its own manifest, a SCAN form number.
+      const scan = await v.post('/dashboard/manifests', { carrier: 'USPS' }, '/dashboard/manifests');
+      assert.equal(scan.statusCode, 303);
+      assert.match(new URL(String(scan.headers.location), 'http://x').searchParams.get('notice')!, /^Manifest 9475\d{18} was made for USPS with 1 label\.$/);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 2);
+    });
+
+    it("another account's manifests are not listed, and the form needs its token", async () => {
+      const mine = await t.newAccount();
+      const theirs = await t.newAccount();
+      await labelsOf(t, mine.apiKey, 1);
+      await labelsOf(t, theirs.apiKey, 1);
+      const made = await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': theirs.apiKey }, payload: { carrier: 'UPS' } });
+      assert.equal(made.statusCode, 201);
+      const v = await signedIn(t, mine.accountId);
+      const list = await v.get('/dashboard/manifests');
+      assert.ok(!list.body.includes(made.json().number));
+      assert.match(list.body, /No manifests yet/);
+
+      const manifests = await countRows(t.ctx, 'manifests');
+      const cookie = [...v.cookies].map(([k, val]) => `${k}=${val}`).join('; ');
+      const noToken = await t.app.inject({ method: 'POST', url: '/dashboard/manifests', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'carrier=UPS' });
+      assert.equal(noToken.statusCode, 403);
+      assert.match(noToken.body, /without its security token/);
+      assert.equal((await v.post('/dashboard/manifests', { _csrf: 'forged', carrier: 'UPS' })).statusCode, 403);
+      assert.equal(await countRows(t.ctx, 'manifests'), manifests, 'nothing was manifested');
+    });
+  });
+});
