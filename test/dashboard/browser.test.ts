@@ -83,8 +83,8 @@ forEachDatabase((database) => {
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       page.on('request', (r) => {
         const url = new URL(r.url());
-        // Chromium's own PDF viewer (chrome-extension:) is the browser, not a request to anyone.
-        if (url.protocol !== 'chrome-extension:' && url.origin !== base) problems.push(`request to another origin: ${r.url()}`);
+        // Chromium's own PDF viewer (chrome:, chrome-extension:) is the browser, not a request to anyone.
+        if (!['chrome:', 'chrome-extension:'].includes(url.protocol) && url.origin !== base) problems.push(`request to another origin: ${r.url()}`);
       });
     });
     after(async () => {
@@ -125,6 +125,20 @@ forEachDatabase((database) => {
       assert.equal(session.httpOnly, true);
       assert.equal(session.sameSite, 'Lax');
       assert.equal(session.path, '/dashboard');
+    });
+
+    let webhookUrl: string;
+
+    it('adds a webhook for new shipments', async () => {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+      await page.getByLabel(label('URL')).fill(hooks.url);
+      await page.getByRole('checkbox', { name: 'shipment.created' }).check();
+      await page.getByRole('button', { name: 'Add the webhook' }).click();
+      await page.getByRole('heading', { level: 1, name: `Webhook ${hooks.url}` }).waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', /Webhook added/);
+      webhookUrl = page.url().split('?')[0]!;
+      await accessible('webhook');
     });
 
     let shipmentUrl: string;
@@ -234,6 +248,72 @@ forEachDatabase((database) => {
       await page.getByRole('status').waitFor();
       assert.match((await page.getByRole('status').textContent()) ?? '', new RegExp(`Label ${trackingNumber} is invalidated`));
       assert.ok(await page.getByText('This shipment has no active label.').isVisible());
+    });
+
+    it('uploads a batch CSV, watches it finish, and downloads its print file', async () => {
+      await page.getByRole('link', { name: 'Batches' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Batches' }).waitFor();
+      await accessible('batches');
+      const csv = await context.request.get(`${base}/dashboard/batches/example.csv`);
+      assert.equal(csv.status(), 200);
+      await page.getByLabel(label('CSV file')).setInputFiles({ name: 'monday.csv', mimeType: 'text/csv', buffer: await csv.body() });
+      await page.getByRole('button', { name: 'Upload and create the labels' }).click();
+      await page.getByRole('heading', { level: 1, name: /^Batch of \d+ shipments$/ }).waitFor();
+      // The worker makes the labels; the page's script refreshes the progress until it is done.
+      await page.locator('#batch-live:not([data-refresh])').waitFor({ timeout: 60_000 });
+      assert.match((await page.locator('#batch-live [role="status"]').textContent()) ?? '', /completed/);
+      await accessible('batch');
+      const [redirect] = await Promise.all([
+        page.waitForResponse((r) => /\/dashboard\/batches\/[^/]+\/print-file$/.test(r.url()) && r.status() === 303),
+        page.getByRole('button', { name: 'Make the print file' }).click(),
+      ]);
+      const file = await context.request.get(new URL(redirect.headers().location!, base).href);
+      assert.equal(file.status(), 200);
+      assert.equal((await file.body()).subarray(0, 5).toString(), '%PDF-');
+    });
+
+    it('closes the day for a carrier and downloads the manifest', async () => {
+      await page.goto(`${base}/dashboard/manifests`);
+      await page.getByRole('heading', { level: 1, name: 'Manifests' }).waitFor();
+      await page.getByLabel(label('Carrier')).selectOption('UPS');
+      await page.getByRole('button', { name: 'Close the day' }).click();
+      await page.getByRole('status').waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', /Manifest \S+ was made for UPS/);
+      await accessible('manifests');
+      const href = await page.getByRole('link', { name: /^Download .* \(PDF\)$/ }).first().getAttribute('href');
+      const pdf = await context.request.get(new URL(href!, base).href);
+      assert.equal(pdf.status(), 200);
+      assert.equal((await pdf.body()).subarray(0, 5).toString(), '%PDF-');
+    });
+
+    it('shows the webhook\'s deliveries with their attempts, and redelivers one', async () => {
+      // Each shipment made above is a shipment.created event; the worker delivers them.
+      await page.goto(webhookUrl);
+      for (let i = 0; i < 50 && !(await page.getByRole('cell', { name: '200', exact: true }).count()); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await page.reload();
+      }
+      assert.ok(await page.getByRole('cell', { name: '200', exact: true }).count(), 'an attempt answered 200 is in the log');
+      assert.ok(hooks.received.some((body) => body.includes('"shipment.created"')));
+      await accessible('webhook-deliveries');
+      await page.getByRole('button', { name: 'Redeliver' }).first().click();
+      await page.getByRole('status').waitFor();
+    });
+
+    it('creates an API key that is shown once and works, then revokes it', async () => {
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+      await page.getByRole('button', { name: 'Create the key' }).click();
+      const key = ((await page.locator('#new-key').textContent()) ?? '').trim();
+      assert.match(key, /^sk_test_/);
+      await accessible('keys');
+      assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200);
+      await page.goto(`${base}/dashboard/keys`);
+      assert.equal(await page.locator('#new-key').count(), 0, 'never shown again');
+      const prefix = key.slice(0, 16);
+      await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
+      await page.getByRole('status').waitFor();
+      assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 401);
     });
 
     it('had no console error and no request to another origin on any page', () => {
