@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     say('');
     say(`Shipping API ${version} (${config.env}) is serving ${config.baseUrl} on ${config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'PostgreSQL'}`);
     say(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);
+    say(`  Dashboard: ${config.publicBaseUrl}/dashboard (a user to sign in with: echo '<password>' | npm run admin -- user create --account default --email <you@example.com>)`);
     if (createdKey) {
       say('');
       say(`  An API key was created for account "default". It is shown this once; keep it:`);

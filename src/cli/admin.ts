@@ -22,9 +22,9 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   client list [--account <id|name>]             list OAuth clients (never their secrets)
   client revoke <client_id>                     the client gets no more tokens; its grants end
   client rotate-secret <client_id>              a new secret, printed once; the old one stops working
-  user create --account <id|name> --email <e>   create a user who can sign in to the consent page;
+  user create --account <id|name> --email <e>   create a user who signs in to the dashboard and the consent page;
                                                 the password is read from standard input
-  user disable --email <e>                      the user can no longer sign in; the grants they gave end
+  user disable --email <e>                      the user can no longer sign in; the grants they gave and their dashboard sessions end
   keys rotate <access_token|stamp>              start signing with a new key (old ones stay published)
 
 Settings come from the environment (DATABASE_URL, APP_ENV, …) exactly as for npm start.`;

@@ -162,8 +162,8 @@ ${f('customs.items[0].value.currency', 'Currency', { hint: 'Three letters: USD, 
 ${f('customs.items[0].hsCode', 'HS code', { hint: '6 to 10 digits.' })}
 ${f('customs.items[0].originCountry', 'Country of origin', { hint: 'Two letters.' })}`, 'One line of contents here; the API takes up to 50.')}
 ${group('Label', 'label', errors, html`
-${field({ label: 'Format', name: 'label.format', value: form['label.format'] ?? 'PDF', options: options(LABEL_FORMATS), errors })}
-${field({ label: 'Size', name: 'label.size', value: form['label.size'] ?? '4x6', options: options(LABEL_SIZES), errors })}`)}
+${field({ label: 'Format', name: 'label.format', value: form['label.format'] ?? 'PDF', options: options(LABEL_FORMATS), required: true, errors })}
+${field({ label: 'Size', name: 'label.size', value: form['label.size'] ?? '4x6', options: options(LABEL_SIZES), required: true, errors })}`)}
 <button type="submit">Create shipment and label</button>
 </form>`;
 }
@@ -183,20 +183,20 @@ function labelSection(d: Dashboard, s: Shipment, label: Label | null, preview: s
   if (!label) {
     return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2><p>This shipment has no active label.</p>
 <form method="post" action="${d.base}/shipments/${s.id}/label" class="actions">${csrfField(token)}
-${field({ label: 'Format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS) })}
-${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZES) })}
+${field({ label: 'Format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS), required: true })}
+${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZES), required: true })}
 <button type="submit">Create label</button></form></section>`;
   }
   return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
 <dl><dt>Tracking number</dt><dd>${label.trackingNumber}</dd><dt>Created</dt><dd>${time(label.createdAt)}</dd><dt>Downloads until</dt><dd>${time(label.expiresAt)}</dd></dl>
 <p class="preview"><img src="${preview ?? ''}" alt="Label ${label.trackingNumber}, preview" width="${previewPixels(label.size)[0]}" height="${previewPixels(label.size)[1]}" id="label-preview"></p>
 <form method="get" action="${d.base}/labels/${label.id}/download" class="actions">
-${field({ label: 'Download format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS) })}
+${field({ label: 'Download format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS), required: true })}
 <button type="submit">Download label</button></form>
 ${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')} (PDF)</a>`)}</p>` : ''}
 <form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
-${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS) })}
-${field({ label: 'Print file format', name: 'format', value: 'PDF', options: options(['PDF', 'ZPL']) })}
+${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
+${field({ label: 'Print file format', name: 'format', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
 <button type="submit" class="secondary">Print file</button></form>
 <div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>
 </section>`;

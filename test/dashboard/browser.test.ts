@@ -103,7 +103,11 @@ forEachDatabase((database) => {
         return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(' ')}`);
       });
       assert.deepEqual(result, [], `axe on ${name}`);
-      if (screenshots && database.name === 'sqlite') await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname, fullPage: true });
+      if (screenshots && database.name === 'sqlite') {
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname, fullPage: true });
+        await page.setViewportSize({ width: 412, height: 915 });
+      }
     }
 
     it('sends a visitor without a session to the sign-in page, and back where they were going after it', async () => {

@@ -157,7 +157,7 @@ forEachDatabase((database) => {
     it('answers 429 with Retry-After and the RateLimit fields once the bucket is empty, as an HTML page', async () => {
       const v = visitor(t);
       const statuses: number[] = [];
-      let last;
+      let last: Awaited<ReturnType<typeof v.get>> | undefined;
       for (let i = 0; i < 3; i++) {
         last = await v.post('/dashboard/sign-in', { email: 'x@example.com', password: 'not it at all' }, '/dashboard/sign-in');
         statuses.push(last.statusCode);
