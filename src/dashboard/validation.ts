@@ -4,20 +4,27 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { validationProblems } from '../http/errors.ts';
 import type { FieldProblem } from '../errors.ts';
-import { createShipmentBody, shipmentBodySchemas, type NewShipment } from '../shipments/service.ts';
+import { createShipmentBody, shipmentBodySchemas } from '../shipments/service.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 // As the API checks bodies (no coercion), but every error rather than the first.
 const ajv = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false }));
 for (const s of shipmentBodySchemas) ajv.addSchema(s);
-let shipmentValidator: ValidateFunction | undefined;
+const compiled = new WeakMap<object, ValidateFunction>();
 
-/** The problems of a shipment body as `POST /v1/shipments` would name them (`to.postalCode`), or none. */
-export function shipmentBodyProblems(body: unknown, prefix = ''): FieldProblem[] {
-  shipmentValidator ??= ajv.compile(createShipmentBody);
-  if (shipmentValidator(body)) return [];
-  return validationProblems(shipmentValidator.errors ?? []).map((p) => ({ ...p, field: p.field === 'body' ? prefix.replace(/\.$/, '') || 'body' : `${prefix}${p.field}` }));
+/** The problems of `body` against a route's body schema, named as the API names them (`to.postalCode`), under `prefix`. */
+export function bodyProblems(schema: object, body: unknown, prefix = ''): FieldProblem[] {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (validate(body)) return [];
+  return validationProblems(validate.errors ?? []).map((p) => ({ ...p, field: p.field === 'body' ? prefix.replace(/\.$/, '') || 'body' : `${prefix}${p.field}` }));
 }
 
-export type { NewShipment };
+/** The problems of a shipment body as `POST /v1/shipments` would name them. */
+export function shipmentBodyProblems(body: unknown, prefix = ''): FieldProblem[] {
+  return bodyProblems(createShipmentBody, body, prefix);
+}

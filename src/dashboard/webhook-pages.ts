@@ -2,23 +2,17 @@
 // (change it; its delivery log, each delivery with its attempts and a button to send it again). The
 // forms are checked as `POST /v1/webhooks` and `PATCH /v1/webhooks/{id}` check a body, so a refused
 // form shows the API's own messages beside its fields. Handlers only call webhooks/service.ts.
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EVENT_TYPES, type EventType } from '../db/events.ts';
 import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
-import { validationProblems } from '../http/errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
 import { createWebhook, createWebhookBody, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
 import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
+import { bodyProblems } from './validation.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-// As the API checks bodies (no coercion), but every error rather than the first.
-const ajv = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false }));
-let formValidator: ValidateFunction | undefined;
 
 const LIST_SIZE = 50;
 const DELIVERIES_PER_PAGE = 20;
@@ -62,8 +56,7 @@ function bodyOf(form: WebhookForm): Record<string, unknown> {
 
 /** The schema's problems; a problem of one event (`events[1]`) is shown beside the group. */
 function formProblems(form: WebhookForm): FieldProblem[] {
-  formValidator ??= ajv.compile(createWebhookBody);
-  const problems = formValidator(bodyOf(form)) ? [] : validationProblems(formValidator.errors ?? []);
+  const problems = bodyProblems(createWebhookBody, bodyOf(form));
   if (form.secret && form.removeSecret) problems.push({ field: 'secret', message: 'give a new secret or remove it, not both' });
   return problems.map((p) => (/^events\[\d+\]$/.test(p.field) ? { ...p, field: 'events' } : p));
 }
