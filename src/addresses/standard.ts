@@ -16,7 +16,17 @@ interface ParsedStreet {
   sec_unit_num?: string;
 }
 // parse-address: US street lines parsed, with suffixes (Ave, St …) and directionals (NW …) in USPS's abbreviations.
-const parser = require('parse-address') as { parseLocation(text: string): ParsedStreet | null };
+const parser = require('parse-address') as Record<'parseLocation' | 'parseAddress' | 'parseInformalAddress', (text: string) => ParsedStreet | null>;
+// parseLocation builds its two dispatch regexes anew on every call (two thirds of its time); these
+// are the same patterns compiled once (`corner` and `po_box` of parse-address, flags x and i).
+const CORNER = /(?:\band\b|\bat\b|&|@)/i;
+const PO_BOX = /^p\W*(?:[om]|ost ?office)\W*b(?:ox)?/i;
+
+/** parse-address's parseLocation, without compiling its dispatch regexes per call. */
+export function parseStreet(line: string): ParsedStreet | null {
+  if (CORNER.test(line) || PO_BOX.test(line)) return parser.parseLocation(line);
+  return parser.parseAddress(line) || parser.parseInformalAddress(line);
+}
 
 /** USPS Publication 28, Appendix C2: the secondary unit designators and their abbreviations. */
 const UNIT_WORDS: Record<string, string> = {
@@ -41,7 +51,7 @@ export function canonicalPostal(country: string, code: string): string {
 
 function uspsLine(text: string): { line: string; parsed: boolean } {
   const clean = text.toUpperCase().replace(/[.,#]/g, ' ').replace(/\s+/g, ' ').trim();
-  const p = parser.parseLocation(clean);
+  const p = parseStreet(clean);
   if (!p?.number || !p.street) return { line: clean, parsed: false };
   const unitType = p.sec_unit_type ? (UNIT_WORDS[p.sec_unit_type.toUpperCase()] ?? p.sec_unit_type.toUpperCase()) : undefined;
   const parts = [p.number, p.prefix, p.street, p.type, p.suffix, unitType, p.sec_unit_num].filter((x): x is string => Boolean(x));
