@@ -166,6 +166,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { prefix: '/v1' },
   );
   // The web pages for an account's users (§15), with their own cookies, CSRF tokens and error pages.
-  await app.register(async (pages) => dashboardRoutes(pages, ctx), { prefix: '/dashboard' });
+  await app.register(async (pages) => dashboardRoutes(pages, ctx, limiter), { prefix: '/dashboard' });
   return app;
 }

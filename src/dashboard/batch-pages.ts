@@ -338,11 +338,6 @@ const LAYOUT_NAMES: Record<PrintLayout, string> = {
 };
 const SHOWN_PROBLEMS = 200;
 
-function text(form: Record<string, unknown>, name: string): string {
-  const v = form[name];
-  return typeof v === 'string' ? v.trim() : '';
-}
-
 function batchId(id: string): string {
   if (!new RegExp(UUID_PATTERN).test(id)) throw new NotFound('batch', id);
   return id;
@@ -451,11 +446,11 @@ ${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors)}
 <div id="batch-live"${processing ? new Html(' data-refresh') : ''}>
 <section aria-labelledby="progress-heading">
 <h2 id="progress-heading">Progress</h2>
-<p><progress id="batch-progress" aria-labelledby="progress-heading" value="${done}" max="${batch.counts.total}">${done} of ${batch.counts.total}</progress></p>
-<p role="status"><span class="status">${batch.status}</span> ${progressText(batch)}${batch.completedAt ? html`; finished ${time(batch.completedAt)}` : ''}.</p>
-${processing ? html`<p>The labels are being made; this part of the page updates itself. <a href="${base}/batches/${batch.id}">Refresh</a></p>` : ''}
+<p><progress id="batch-progress" data-live aria-labelledby="progress-heading" value="${done}" max="${batch.counts.total}">${done} of ${batch.counts.total}</progress></p>
+<p id="batch-status" data-live role="status"><span class="status">${batch.status}</span> ${progressText(batch)}${batch.completedAt ? html`; finished ${time(batch.completedAt)}` : ''}.</p>
+<p id="batch-note" data-live>${processing ? html`The labels are being made; this part of the page updates itself. <a href="${base}/batches/${batch.id}">Refresh</a>` : ''}</p>
 </section>
-${batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
+<div id="batch-print" data-live>${batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
 <h2 id="print-heading">Print file</h2>
 <p>All of the batch’s labels that are still active, in order, in one document to print.${processing ? ' The labels made so far.' : ''}</p>
 <form method="post" action="${base}/batches/${batch.id}/print-file">
@@ -467,11 +462,11 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
 </div>
 <button type="submit">Make the print file</button>
 </form>
-</section>` : ''}
+</section>` : ''}</div>
 <section aria-labelledby="items-heading">
 <h2 id="items-heading">Items</h2>
 <p class="hint">In the order of the batch: for an uploaded CSV file, item 1 is its first shipment row (row 2, below the header).</p>
-${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Tracking number', 'Outcome'], batch.items.map(itemRow), 'The batch has no items.')}
+<div id="batch-items" data-live>${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Tracking number', 'Outcome'], batch.items.map(itemRow), 'The batch has no items.')}</div>
 </section>
 </div>
 <p><a href="${base}/batches">All batches</a></p>`,
@@ -495,15 +490,15 @@ ${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Tracking number
     schema: { hide: true },
     handler: async (request, reply) => {
       const form = d.form(request);
-      const format = text(form, 'format') || 'PDF';
-      const size = text(form, 'size') || '4x6';
+      const format = form.one('format').trim() || 'PDF';
+      const size = form.one('size').trim() || '4x6';
       const formErrors: FieldProblem[] = [];
       if (!(LABEL_FORMATS as readonly string[]).includes(format)) formErrors.push({ field: 'format', message: `must be one of ${LABEL_FORMATS.join(', ')}` });
       if (!(LABEL_SIZES as readonly string[]).includes(size)) formErrors.push({ field: 'size', message: `must be one of ${LABEL_SIZES.join(', ')}` });
-      const file = form.file;
-      if (!Buffer.isBuffer(file)) formErrors.push({ field: 'file', message: 'Choose a CSV file to upload.' });
+      const file = form.file('file');
+      if (!file) formErrors.push({ field: 'file', message: 'Choose a CSV file to upload.' });
       if (formErrors.length) return listPage(request, reply, { status: 400, formErrors, format, size });
-      const parsed = parseShipmentsCsv(file as Buffer);
+      const parsed = parseShipmentsCsv(file!);
       if (!parsed.ok) return listPage(request, reply, { status: 400, problems: parsed.problems, format, size });
       let batch: Batch;
       try {
@@ -528,7 +523,7 @@ ${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Tracking number
     handler: async (request, reply) => {
       const id = batchId(request.params.id);
       const form = d.form(request);
-      const values = { format: text(form, 'format') || 'PDF', layout: text(form, 'layout') || 'label', start: text(form, 'start') || '1' };
+      const values = { format: form.one('format').trim() || 'PDF', layout: form.one('layout').trim() || 'label', start: form.one('start').trim() || '1' };
       const formErrors: FieldProblem[] = [];
       if (!(PRINT_FORMATS as readonly string[]).includes(values.format)) formErrors.push({ field: 'format', message: `must be one of ${PRINT_FORMATS.join(', ')}` });
       const layout = (PRINT_LAYOUTS as readonly string[]).includes(values.layout) ? (values.layout as PrintLayout) : undefined;

@@ -79,7 +79,7 @@ export function page(frame: PageFrame, body: Html): string {
 <a class="skip" href="#main">Skip to content</a>
 <header><p class="brand"><a href="${esc(base)}/shipments">Shipping</a></p>${nav}</header>
 <main id="main" tabindex="-1">
-${frame.notice ? `<p class="notice" role="status">${esc(frame.notice)}</p>\n` : ''}${body.html}
+${frame.notice ? `<p class="notice" role="status" id="notice" tabindex="-1">${esc(frame.notice)}</p>\n` : ''}${body.html}
 </main>
 </body>
 </html>
@@ -149,9 +149,9 @@ export function group(legend: string, name: string, errors: FieldErrors, content
 }
 
 /** The list of a refused form's problems, each linking to its field; announced when the page loads. */
-export function errorSummary(problems: FieldProblem[] | undefined, message?: string): Html {
+export function errorSummary(problems: FieldProblem[] | undefined, message?: string, labels?: ReadonlyMap<string, string>): Html {
   if (!problems?.length && !message) return new Html('');
-  return html`<div class="error-summary" role="alert" tabindex="-1" id="error-summary"><h2>${problems?.length ? 'The form has problems' : 'That did not work'}</h2>${message && !problems?.length ? html`<p>${message}</p>` : ''}${problems?.length ? html`<ul>${problems.map((p) => html`<li><a href="#${fieldId(p.field)}">${p.field}: ${p.message}</a></li>`)}</ul>` : ''}</div>`;
+  return html`<div class="error-summary" role="alert" tabindex="-1" id="error-summary"><h2>${problems?.length ? 'The form has problems' : 'That did not work'}</h2>${message && !problems?.length ? html`<p>${message}</p>` : ''}${problems?.length ? html`<ul>${problems.map((p) => html`<li><a href="#${fieldId(p.field)}">${labels?.get(p.field) ?? p.field}: ${p.message}</a></li>`)}</ul>` : ''}</div>`;
 }
 
 /** A table with a caption and column headers; `rows` are cells already made safe. */
@@ -170,4 +170,9 @@ export function time(iso: string | null | undefined): Html {
 /** A POST form of one button (invalidate, revoke, redeliver): CSRF-protected, works without script. */
 export function actionButton(action: string, label: string, csrfToken: string, hidden: Record<string, string> = {}, danger = false): Html {
   return html`<form method="post" action="${action}" class="inline">${csrfField(csrfToken)}${Object.entries(hidden).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? new Html(' class="danger"') : ''}>${label}</button></form>`;
+}
+
+/** A status word (`in_transit`, `succeeded`) as a badge. */
+export function statusBadge(status: string): Html {
+  return html`<span class="status">${status.replace(/_/g, ' ')}</span>`;
 }

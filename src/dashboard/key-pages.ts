@@ -104,8 +104,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const raw = d.form(request).scopes;
-      const given = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.map(String) : [];
+      const given = d.form(request).all('scopes');
       const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
       const unknown = given.filter((s) => canonicalScope(s) === null);
       const problems: FieldProblem[] = unknown.length

@@ -64,8 +64,7 @@ ${older ? html`<p><a href="${base}/manifests?before=${older}">Older manifests</a
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const form = d.form(request);
-      const carrier = typeof form.carrier === 'string' ? form.carrier.trim() : '';
+      const carrier = d.form(request).one('carrier').trim();
       if (!(CARRIERS as readonly string[]).includes(carrier)) {
         return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message: `must be one of ${CARRIERS.join(', ')}` }] });
       }

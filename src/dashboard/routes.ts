@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { toAppError } from '../http/errors.ts';
+import { charge, type RateLimiter } from '../http/rate-limit.ts';
 import { errorSummary, field, html, page, type PageFrame, type Section } from './html.ts';
 import { sessionUser, signIn, signOut, type SessionUser } from './service.ts';
 import { shipmentPages } from './shipment-pages.ts';
@@ -38,6 +39,8 @@ const OPEN = { public: true, signedOut: true } as const;
 
 const SESSION_COOKIE = 'dashboard_session';
 const CSRF_COOKIE = 'dashboard_csrf';
+/** The message of the page after a form (Post/Redirect/Get), shown once: never in a URL anyone can write. */
+const NOTICE_COOKIE = 'dashboard_notice';
 const STYLESHEET = readFileSync(new URL('./assets/dashboard.css', import.meta.url), 'utf8');
 const SCRIPT = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
 const ICON = readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8');
@@ -54,13 +57,37 @@ export interface Dashboard {
   send(request: FastifyRequest, reply: FastifyReply, view: { title: string; section?: Section; notice?: string; status?: number; body: (csrfToken: string) => ReturnType<typeof html> }): FastifyReply;
   /** After a form: 303 to a page of the dashboard (Post/Redirect/Get), with an optional notice. */
   redirect(reply: FastifyReply, path: string, notice?: string): FastifyReply;
-  /** The posted form's fields (urlencoded or multipart), each a string or, repeated, a list. */
-  form(request: FastifyRequest): Record<string, string | string[] | Buffer>;
+  /** The posted form (urlencoded or multipart). */
+  form(request: FastifyRequest): FormFields;
+}
+
+/** A posted form's fields, read by name: only fields the page asks for by name are ever looked at. */
+export interface FormFields {
+  /** The field's first value ('' when absent or a file). */
+  one(name: string): string;
+  /** Every value of a repeated field (a checkbox group). */
+  all(name: string): string[];
+  /** An uploaded file's bytes. */
+  file(name: string): Buffer | undefined;
+}
+
+export function formFields(body: unknown): FormFields {
+  const fields = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const values = (name: string): unknown[] => (Object.hasOwn(fields, name) ? [fields[name]].flat() : []);
+  return {
+    one: (name) => {
+      const v = values(name)[0];
+      return typeof v === 'string' ? v : '';
+    },
+    all: (name) => values(name).filter((v): v is string => typeof v === 'string'),
+    file: (name) => values(name).find((v): v is Buffer => Buffer.isBuffer(v)),
+  };
 }
 
 /** A urlencoded body as fields; repeated names (checkbox groups) become lists. */
 function parseForm(body: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  // No prototype: a field named __proto__ is a field like any other.
+  const out: Record<string, string | string[]> = Object.create(null);
   for (const [k, v] of new URLSearchParams(body)) {
     const had = out[k];
     out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
@@ -73,7 +100,7 @@ function safeNext(base: string, next: unknown): string {
   return typeof next === 'string' && next.startsWith(`${base}/`) && !next.startsWith('//') && !/[\\\s]/.test(next) ? next : `${base}/shipments`;
 }
 
-export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, limiter: RateLimiter | null): Promise<void> {
   const publicUrl = new URL(ctx.config.publicBaseUrl);
   const base = `${publicUrl.pathname.replace(/\/+$/, '')}/dashboard`;
   const secure = ctx.config.env !== 'development';
@@ -111,6 +138,8 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
       .header('x-content-type-options', 'nosniff')
       .header('cache-control', 'no-store');
     request.dashboardUser = await sessionUser(ctx, request.cookies[SESSION_COOKIE]);
+    // A signed-in user's pages take tokens of their own bucket, as an API key's requests do.
+    if (request.dashboardUser && limiter) await charge(limiter, reply, `user:${request.dashboardUser.userId}`);
     if (request.dashboardUser || request.routeOptions.config.signedOut) return;
     const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}` : '';
     return reply.redirect(`${base}/sign-in${next}`, 303);
@@ -134,14 +163,18 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
       return request.dashboardUser;
     },
     send(request, reply, view) {
-      const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), notice: view.notice ?? noticeOf(request) });
+      const carried = request.cookies[NOTICE_COOKIE];
+      if (carried !== undefined) reply.clearCookie(NOTICE_COOKIE, cookieOpts);
+      const notice = view.notice ?? (carried ? decodeNotice(carried) : undefined);
+      const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), ...(notice ? { notice } : {}) });
       return reply.status(view.status ?? 200).type('text/html; charset=utf-8').send(page(frame, view.body(frame.csrfToken)));
     },
     redirect(reply, path, notice) {
-      return reply.redirect(`${base}${path}${notice ? `${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}` : ''}`, 303);
+      if (notice) reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60 });
+      return reply.redirect(`${base}${path}`, 303);
     },
     form(request) {
-      return (request.body ?? {}) as Record<string, string | string[] | Buffer>;
+      return formFields(request.body);
     },
   };
 
@@ -150,11 +183,12 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
     const csrfFailure = err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET';
     const appErr = toAppError(err, request);
     if (appErr.status >= 500) request.log.error({ err }, 'dashboard page failed');
-    const status = csrfFailure ? 403 : appErr.status === 413 || err.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : Math.min(appErr.status, 500);
+    const fileTooLarge = err.code === 'FST_REQ_FILE_TOO_LARGE';
+    const status = csrfFailure ? 403 : fileTooLarge ? 413 : Math.min(appErr.status, 500);
     const title = status === 404 ? 'Not found' : status === 403 ? 'Form expired' : status === 429 ? 'Too many requests' : status >= 500 ? 'Something went wrong' : 'That did not work';
     const message = csrfFailure
       ? 'The form was sent without its security token or from another session. Go back, reload the page and try again.'
-      : status === 413 ? `The upload is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB.`
+      : fileTooLarge ? `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB.`
       : status >= 500 ? `Something went wrong on our side. The request id is ${request.id}.`
       : appErr.message;
     reply.headers(appErr.headers);
@@ -193,15 +227,17 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
     schema: { hide: true },
     handler: async (request, reply) => {
       const form = d.form(request);
-      const email = typeof form.email === 'string' ? form.email : '';
-      const password = typeof form.password === 'string' ? form.password : '';
-      const next = typeof form.next === 'string' ? form.next : '';
-      const result = await signIn(ctx, email, password, request.ip);
+      const email = form.one('email');
+      const next = form.one('next');
+      const result = await signIn(ctx, email, form.one('password'), request.ip);
       if (!result.ok) {
+        request.log.info({ status: result.status }, 'dashboard sign-in failed');
         if (result.retryAfter) reply.header('retry-after', String(result.retryAfter));
         return signInPage(request, reply, { status: result.status, email, error: result.error, next });
       }
-      // A new CSRF secret with the new session: nothing seen before signing in answers a form after it.
+      // Signing in again ends the session the browser had; a new CSRF secret with the new session:
+      // nothing seen before signing in answers a form after it.
+      if (request.dashboardUser) await signOut(ctx, request.dashboardUser.sessionId);
       reply.clearCookie(CSRF_COOKIE, cookieOpts);
       reply.setCookie(SESSION_COOKIE, result.token, cookieOpts);
       return reply.redirect(safeNext(base, next), 303);
@@ -214,7 +250,7 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
     handler: async (request, reply) => {
       await signOut(ctx, d.user(request).sessionId);
       reply.clearCookie(SESSION_COOKIE, cookieOpts).clearCookie(CSRF_COOKIE, cookieOpts);
-      return reply.redirect(`${base}/sign-in?notice=${encodeURIComponent('You are signed out.')}`, 303);
+      return d.redirect(reply, '/sign-in', 'You are signed out.');
     },
   });
 
@@ -233,8 +269,11 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
   keyPages(app, d);
 }
 
-/** The notice a redirect after a form carries (`?notice=`), shown once at the top of the page. */
-function noticeOf(request: FastifyRequest): string | undefined {
-  const notice = (request.query as Record<string, unknown> | undefined)?.notice;
-  return typeof notice === 'string' && notice.length <= 200 ? notice : undefined;
+function decodeNotice(value: string): string | undefined {
+  try {
+    const notice = decodeURIComponent(value);
+    return notice.length <= 300 ? notice : undefined;
+  } catch {
+    return undefined;
+  }
 }

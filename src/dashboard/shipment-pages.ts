@@ -1,12 +1,13 @@
 // Shipments in the dashboard: the list (search and filters), a new shipment with its label (the API's
 // messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
 // downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
 import { InvalidInput, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
+import { idParams } from '../http/schemas.ts';
 import { createPrintFile } from '../batches/service.ts';
 import { createLabel, getLabel, invalidateLabel, type Label } from '../labels/service.ts';
 import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
@@ -14,11 +15,10 @@ import { LABEL_SIZES } from '../render/label.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors } from './html.ts';
-import { PAGE, type Dashboard } from './routes.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge } from './html.ts';
+import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { shipmentBodyProblems } from './validation.ts';
 
-const idParams = { type: 'object', properties: { id: { type: 'string', maxLength: 64 } } } as const;
 const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
 /** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
@@ -27,35 +27,34 @@ const INTEGERS = new Set(['customs.items[0].quantity']);
 
 type Form = Record<string, string>;
 
-/** `to.postalCode` and `customs.items[0].hsCode` form fields → the nested body the API takes. Empty fields are left out. */
+/**
+ * The form's fields as the API's body (`to.postalCode` → `{to: {postalCode}}`). Only the form's own
+ * fields are read (FIELD_NAMES, never the names a request brings), and empty ones are left out.
+ */
 export function bodyOf(form: Form): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [path, raw] of Object.entries(form)) {
-    const text = raw.trim().replace(/\s+/g, ' ');
-    if (text === '' || path === '_csrf' || path.startsWith('label.')) continue;
+  for (const path of FIELD_NAMES) {
+    const text = (form[path] ?? '').trim().replace(/\s+/g, ' ');
+    if (text === '' || path.startsWith('label.')) continue;
     const n = Number(text);
     // A number the person mistyped stays text, so the schema names the field ("must be number").
-    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && text !== '' && Number.isFinite(n) ? n : text;
+    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : text;
     const keys = path.split(/\.|\[(\d+)\]\.?/).filter((k) => k !== undefined && k !== '');
-    let node: Record<string, unknown> | unknown[] = out;
+    let node = out;
     keys.forEach((key, i) => {
-      const last = i === keys.length - 1;
-      const nextIsIndex = /^\d+$/.test(keys[i + 1] ?? '');
-      const slot = node as Record<string, unknown>;
-      if (last) slot[key] = value;
+      if (i === keys.length - 1) node[key] = value;
       else {
-        slot[key] ??= nextIsIndex ? [] : {};
-        node = slot[key] as Record<string, unknown>;
+        node[key] ??= /^\d+$/.test(keys[i + 1]!) ? [] : {};
+        node = node[key] as Record<string, unknown>;
       }
     });
   }
   return out;
 }
 
-function stringFields(request: FastifyRequest, d: Dashboard): Form {
-  const form: Form = {};
-  for (const [k, v] of Object.entries(d.form(request))) form[k] = Array.isArray(v) ? String(v[0] ?? '') : String(v);
-  return form;
+/** The new-shipment form as posted: its own fields only. */
+function readForm(form: FormFields): Form {
+  return Object.fromEntries(FIELD_NAMES.map((name) => [name, form.one(name)]));
 }
 
 // ---- the list ----
@@ -65,10 +64,6 @@ interface ListQuery {
   status?: string;
   carrier?: string;
   cursor?: string;
-}
-
-function statusOf(s: string): Html {
-  return html`<span class="status">${s.replace(/_/g, ' ')}</span>`;
 }
 
 function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, next: string | null): (token: string) => Html {
@@ -87,7 +82,7 @@ ${table(
     html`<a href="${d.base}/shipments/${s.id}">${s.reference ?? s.id}</a>${s.returnOf ? ' (return)' : ''}`,
     html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
     html`${s.carrier} ${s.service}`,
-    statusOf(s.status),
+    statusBadge(s.status),
     html`${s.label?.trackingNumber ?? '—'}`,
     time(s.createdAt),
   ]),
@@ -113,57 +108,96 @@ const ADDRESS_FIELDS: [keyof Address, string, string?][] = [
 const REQUIRED_ADDRESS = new Set(['name', 'street1', 'city', 'country']);
 const AUTOCOMPLETE: Record<keyof Address, string> = { name: 'name', company: 'organization', street1: 'address-line1', street2: 'address-line2', city: 'address-level2', state: 'address-level1', postalCode: 'postal-code', country: 'country', phone: 'tel', email: 'email' };
 
-function addressFieldset(side: 'from' | 'to', legend: string, form: Form, errors: FieldErrors): Html {
-  return group(legend, side, errors, html`${ADDRESS_FIELDS.map(([key, label, hint]) =>
-    field({
-      label,
-      name: `${side}.${key}`,
-      value: form[`${side}.${key}`] ?? '',
-      required: REQUIRED_ADDRESS.has(key),
-      type: key === 'email' ? 'email' : 'text',
-      autocomplete: `section-${side} ${AUTOCOMPLETE[key]}`,
-      errors,
-      ...(hint ? { hint } : {}),
-    }),
-  )}`);
+/** A field of the form: its name is the API's field path. */
+type FieldSpec = Omit<FieldOptions, 'value' | 'errors'> & { initial?: string };
+
+function addressFields(side: 'from' | 'to'): FieldSpec[] {
+  return ADDRESS_FIELDS.map(([key, label, hint]) => ({
+    label,
+    name: `${side}.${key}`,
+    required: REQUIRED_ADDRESS.has(key),
+    type: key === 'email' ? 'email' : 'text',
+    autocomplete: `section-${side} ${AUTOCOMPLETE[key]}`,
+    ...(hint ? { hint } : {}),
+  }));
 }
 
-function newShipmentPage(d: Dashboard, form: Form, problems?: FieldProblem[], message?: string): (token: string) => Html {
+const ALL_SERVICES = [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))];
+
+/** The form, group by group: what it shows, what it reads, and where a problem of the API is shown. */
+const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[] }[] = [
+  {
+    legend: 'Carrier',
+    name: 'body',
+    fields: [
+      { name: 'carrier', label: 'Carrier', required: true, options: options(CARRIERS, 'Choose a carrier') },
+      { name: 'service', label: 'Service', required: true, options: options(ALL_SERVICES, 'Choose a service'), hint: CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ') },
+      { name: 'reference', label: 'Reference', hint: 'Printed on the label, and what you can search for.' },
+    ],
+  },
+  { legend: 'From (sender)', name: 'from', fields: addressFields('from') },
+  { legend: 'To (recipient)', name: 'to', fields: addressFields('to') },
+  {
+    legend: 'Parcel',
+    name: 'parcel',
+    fields: [
+      { name: 'parcel.weight.value', label: 'Weight', required: true, type: 'number', step: 'any' },
+      { name: 'parcel.weight.unit', label: 'Weight unit', required: true, options: options(WEIGHT_UNITS), initial: 'kg' },
+      { name: 'parcel.length', label: 'Length', type: 'number', step: 'any' },
+      { name: 'parcel.width', label: 'Width', type: 'number', step: 'any' },
+      { name: 'parcel.height', label: 'Height', type: 'number', step: 'any' },
+      { name: 'parcel.dimensionUnit', label: 'Dimension unit', options: options(['cm', 'in'], 'None') },
+    ],
+  },
+  {
+    legend: 'Customs declaration (parcels that cross a customs border)',
+    name: 'customs',
+    hint: 'One line of contents here; the API takes up to 50.',
+    fields: [
+      { name: 'customs.contentsType', label: 'Contents', options: options(CONTENTS_TYPES, 'No declaration') },
+      { name: 'customs.signer', label: 'Signed by' },
+      { name: 'customs.items[0].description', label: 'Item description' },
+      { name: 'customs.items[0].quantity', label: 'Quantity', type: 'number' },
+      { name: 'customs.items[0].netWeight.value', label: 'Net weight', type: 'number', step: 'any' },
+      { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, '—') },
+      { name: 'customs.items[0].value.amount', label: 'Value', type: 'number', step: 'any' },
+      { name: 'customs.items[0].value.currency', label: 'Currency', hint: 'Three letters: USD, EUR …' },
+      { name: 'customs.items[0].hsCode', label: 'HS code', hint: '6 to 10 digits.' },
+      { name: 'customs.items[0].originCountry', label: 'Country of origin', hint: 'Two letters.' },
+    ],
+  },
+  {
+    legend: 'Label',
+    name: 'label',
+    fields: [
+      { name: 'label.format', label: 'Format', required: true, options: options(LABEL_FORMATS), initial: 'PDF' },
+      { name: 'label.size', label: 'Size', required: true, options: options(LABEL_SIZES), initial: '4x6' },
+    ],
+  },
+];
+const FIELD_NAMES = GROUPS.flatMap((g) => g.fields.map((f) => f.name));
+/** What a person reads for a field or a group in the error summary. */
+const LABELS = new Map<string, string>(GROUPS.flatMap((g) => [[g.name, g.legend] as const, ...g.fields.map((f) => [f.name, `${g.legend}: ${f.label}`] as const)]));
+
+/** A problem of a field the form does not have (`customs.items`) is shown at the nearest one it has (`customs`). */
+function shownAt(problem: FieldProblem): FieldProblem {
+  if (LABELS.has(problem.field)) return problem;
+  let field = problem.field;
+  while (!LABELS.has(field)) {
+    const shorter = field.replace(/(?:\.[^.[\]]*|\[\d+\])$/, '');
+    field = shorter === field || shorter === '' ? 'body' : shorter;
+  }
+  return { field, message: `${problem.field} ${problem.message}` };
+}
+
+function newShipmentPage(d: Dashboard, form: Form, given?: FieldProblem[], message?: string): (token: string) => Html {
+  const problems = given?.map(shownAt);
   const errors = fieldErrors(problems);
-  const f = (name: string, label: string, extra: Partial<Parameters<typeof field>[0]> = {}) => field({ label, name, value: form[name] ?? '', errors, ...extra });
-  const services = CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ');
-  const allServices = [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))];
   return (token) => html`<h1>New shipment and label</h1>
-${errorSummary(problems, message)}
+${errorSummary(problems, message, LABELS)}
 <form method="post" action="${d.base}/shipments/new" novalidate>
 ${csrfField(token)}
-${group('Carrier', 'body', errors, html`
-${f('carrier', 'Carrier', { required: true, options: options(CARRIERS, 'Choose a carrier') })}
-${f('service', 'Service', { required: true, options: options(allServices, 'Choose a service'), hint: services })}
-${f('reference', 'Reference', { hint: 'Printed on the label, and what you can search for.' })}`)}
-${addressFieldset('from', 'From (sender)', form, errors)}
-${addressFieldset('to', 'To (recipient)', form, errors)}
-${group('Parcel', 'parcel', errors, html`
-${f('parcel.weight.value', 'Weight', { required: true, type: 'number', step: 'any' })}
-${f('parcel.weight.unit', 'Weight unit', { required: true, options: options(WEIGHT_UNITS) })}
-${f('parcel.length', 'Length', { type: 'number', step: 'any' })}
-${f('parcel.width', 'Width', { type: 'number', step: 'any' })}
-${f('parcel.height', 'Height', { type: 'number', step: 'any' })}
-${f('parcel.dimensionUnit', 'Dimension unit', { options: options(['cm', 'in'], 'None') })}`)}
-${group('Customs declaration (parcels that cross a customs border)', 'customs', errors, html`
-${f('customs.contentsType', 'Contents', { options: options(CONTENTS_TYPES, 'No declaration') })}
-${f('customs.signer', 'Signed by')}
-${f('customs.items[0].description', 'Item description')}
-${f('customs.items[0].quantity', 'Quantity', { type: 'number' })}
-${f('customs.items[0].netWeight.value', 'Net weight', { type: 'number', step: 'any' })}
-${f('customs.items[0].netWeight.unit', 'Net weight unit', { options: options(WEIGHT_UNITS, '—') })}
-${f('customs.items[0].value.amount', 'Value', { type: 'number', step: 'any' })}
-${f('customs.items[0].value.currency', 'Currency', { hint: 'Three letters: USD, EUR …' })}
-${f('customs.items[0].hsCode', 'HS code', { hint: '6 to 10 digits.' })}
-${f('customs.items[0].originCountry', 'Country of origin', { hint: 'Two letters.' })}`, 'One line of contents here; the API takes up to 50.')}
-${group('Label', 'label', errors, html`
-${field({ label: 'Format', name: 'label.format', value: form['label.format'] ?? 'PDF', options: options(LABEL_FORMATS), required: true, errors })}
-${field({ label: 'Size', name: 'label.size', value: form['label.size'] ?? '4x6', options: options(LABEL_SIZES), required: true, errors })}`)}
+${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, g.hint))}
 <button type="submit">Create shipment and label</button>
 </form>`;
 }
@@ -196,7 +230,7 @@ ${field({ label: 'Download format', name: 'format', value: 'PDF', options: optio
 ${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')} (PDF)</a>`)}</p>` : ''}
 <form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
 ${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
-${field({ label: 'Print file format', name: 'format', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
+${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
 <button type="submit" class="secondary">Print file</button></form>
 <div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>
 </section>`;
@@ -220,13 +254,13 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const tracking = label ? await trackingInfo(d.ctx, accountId, label.id, { format: 'detailed', limit: 100, sort: 'newest_first' }) : null;
   const c = s.customs;
   return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
-<p>${statusOf(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
+<p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
 <section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from)}</div><div><h3>To</h3>${addressBlock(s.to)}</div></div></section>
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
 ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, token)}
-<section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusOf(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
+<section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
 ${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
 }
 
@@ -261,13 +295,13 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const form = stringFields(request, d);
+      const form = readForm(d.form(request));
       const accountId = d.user(request).accountId;
       const refuse = (problems: FieldProblem[], message?: string) =>
         d.send(request, reply, { title: 'New shipment (problems)', section: 'shipments/new', status: 400, body: newShipmentPage(d, form, problems, message) });
       const body = bodyOf(form);
-      const format = form['label.format'] ?? 'PDF';
-      const size = form['label.size'] ?? '4x6';
+      const format = form['label.format'] || 'PDF';
+      const size = form['label.size'] || '4x6';
       const labelProblems: FieldProblem[] = [
         ...((LABEL_FORMATS as readonly string[]).includes(format) ? [] : [{ field: 'label.format', message: `must be one of ${LABEL_FORMATS.join(', ')}` }]),
         ...((LABEL_SIZES as readonly string[]).includes(size) ? [] : [{ field: 'label.size', message: `must be one of ${LABEL_SIZES.join(', ')}` }]),
@@ -300,9 +334,9 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     config: PAGE,
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
-      const form = stringFields(request, d);
-      const format = (LABEL_FORMATS as readonly string[]).includes(form.format ?? '') ? (form.format as LabelFormat) : 'PDF';
-      const size = (LABEL_SIZES as readonly string[]).includes(form.size ?? '') ? (form.size as LabelSize) : '4x6';
+      const form = d.form(request);
+      const format = (LABEL_FORMATS as readonly string[]).includes(form.one('format')) ? (form.one('format') as LabelFormat) : 'PDF';
+      const size = (LABEL_SIZES as readonly string[]).includes(form.one('size')) ? (form.one('size') as LabelSize) : '4x6';
       const label = await createLabel(d.ctx, d.user(request).accountId, { shipmentId: request.params.id, format, size });
       return d.redirect(reply, `/shipments/${request.params.id}`, `Label ${label.trackingNumber} is ready.`);
     },
@@ -334,11 +368,11 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
       const accountId = d.user(request).accountId;
-      const form = stringFields(request, d);
+      const form = d.form(request);
       const s = await getShipment(d.ctx.db, accountId, request.params.id);
       if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label to print.');
-      const layout = (PRINT_LAYOUTS as readonly string[]).includes(form.layout ?? '') ? (form.layout as PrintLayout) : 'label';
-      const format = form.format === 'ZPL' ? 'ZPL' : 'PDF';
+      const layout = (PRINT_LAYOUTS as readonly string[]).includes(form.one('layout')) ? (form.one('layout') as PrintLayout) : 'label';
+      const format = form.one('printFormat') === 'ZPL' ? 'ZPL' : 'PDF';
       const file = await createPrintFile(d.ctx, accountId, { labelIds: [s.label.id], layout, format });
       return reply.redirect(file.url, 303);
     },

@@ -8,7 +8,7 @@ import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
 import { createWebhook, createWebhookBody, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors } from './html.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 import { bodyProblems } from './validation.ts';
 
@@ -35,13 +35,7 @@ const EMPTY_FORM: WebhookForm = { url: '', events: [], active: true, secret: '',
 
 function readForm(request: FastifyRequest, d: Dashboard): WebhookForm {
   const form = d.form(request);
-  const one = (name: string): string => {
-    const v = form[name];
-    return typeof v === 'string' ? v : Array.isArray(v) ? String(v[0] ?? '') : '';
-  };
-  const raw = form.events;
-  const events = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.map(String) : [];
-  return { url: one('url').trim(), events, active: one('active') === 'true', secret: one('secret'), removeSecret: one('removeSecret') === 'true' };
+  return { url: form.one('url').trim(), events: form.all('events'), active: form.one('active') === 'true', secret: form.one('secret'), removeSecret: form.one('removeSecret') === 'true' };
 }
 
 /** The form as the API's body; empty fields are left out, so the API's "is required" names them. */
@@ -122,13 +116,9 @@ ${webhookFields(form, errors, 'create')}
 
 // ---- a webhook's page ----
 
-function statusOf(s: string): Html {
-  return html`<span class="status">${s}</span>`;
-}
-
 function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, token: string): Html {
   return html`<article class="delivery" aria-labelledby="delivery-${delivery.id}">
-<h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusOf(delivery.status)}</h3>
+<h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusBadge(delivery.status)}</h3>
 <dl><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
 ${table(
   `Attempts of this ${delivery.type} delivery, oldest first`,

@@ -72,7 +72,7 @@ forEachDatabase((database) => {
       const res = await upload(v, csv([DOMESTIC, INTERNATIONAL, WITH_MESSAGE]), { format: 'ZPL', size: '4x6' });
       assert.equal(res.statusCode, 303, textOf(res).slice(0, 2000));
       const location = String(res.headers.location);
-      const id = /^\/dashboard\/batches\/([0-9a-f-]{36})\?notice=/.exec(location)?.[1];
+      const id = /^\/dashboard\/batches\/([0-9a-f-]{36})$/.exec(location)?.[1];
       assert.ok(id, location);
 
       const waiting = await v.get(location);
@@ -80,7 +80,7 @@ forEachDatabase((database) => {
       assertAccessible(waiting.body);
       assert.match(waiting.body, /The batch of 3 shipments was created/);
       assert.match(waiting.body, /<div id="batch-live" data-refresh>/);
-      assert.match(waiting.body, /<progress id="batch-progress" aria-labelledby="progress-heading" value="0" max="3">/);
+      assert.match(waiting.body, /<progress id="batch-progress" data-live aria-labelledby="progress-heading" value="0" max="3">/);
       assert.match(textOf(waiting), /0 of 3 done, 0 failed/);
       assert.match(waiting.body, new RegExp(`<a href="/dashboard/batches/${id}">Refresh</a>`));
       assert.doesNotMatch(waiting.body, /print-file/, 'nothing to print yet');
@@ -95,7 +95,7 @@ forEachDatabase((database) => {
       assertAccessible(done.body);
       assert.match(done.body, /<div id="batch-live">/);
       assert.doesNotMatch(done.body, /data-refresh/);
-      assert.match(done.body, /<progress id="batch-progress" aria-labelledby="progress-heading" value="3" max="3">/);
+      assert.match(done.body, /<progress id="batch-progress" data-live aria-labelledby="progress-heading" value="3" max="3">/);
       assert.match(textOf(done), /completed 3 of 3 done, 0 failed/);
       assert.doesNotMatch(done.body, />Refresh</);
 

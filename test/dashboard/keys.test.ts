@@ -119,12 +119,12 @@ forEachDatabase((database) => {
       assert.ok(page.body.includes(`<form method="post" action="/dashboard/keys/${id}/revoke" class="inline">`));
       const res = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
       assert.equal(res.statusCode, 303);
-      assert.match(String(res.headers.location), /^\/dashboard\/keys\?notice=/);
+      assert.match(String(res.headers.location), /^\/dashboard\/keys$/);
       assert.equal((await withKey(key)).statusCode, 401);
       // The account's other key still works.
       assert.equal((await withKey(acct.apiKey)).statusCode, 200);
       const after = await v.get(String(res.headers.location));
-      assert.match(after.body, /<p class="notice" role="status">The key is revoked: requests with it are refused from now on\.<\/p>/);
+      assert.match(after.body, /<p class="notice" role="status"[^>]*>The key is revoked: requests with it are refused from now on\.<\/p>/);
       assert.ok(!String(res.headers.location).includes('sk_'), 'no part of the key in the URL');
       assert.match(after.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
       assert.ok(!after.body.includes(`/dashboard/keys/${id}/revoke`), 'no button for a revoked key');

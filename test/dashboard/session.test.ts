@@ -126,6 +126,54 @@ forEachDatabase((database) => {
       });
     });
 
+    describe('hostile forms', () => {
+      it('reads only the form\'s own fields: __proto__ paths, huge indexes and clashing names change nothing', async () => {
+        const v = await signedIn(t);
+        const before = await countRows(t.ctx, 'shipments');
+        const hostile: Record<string, string>[] = [
+          { '__proto__.polluted': 'yes', 'constructor.prototype.polluted2': 'yes' },
+          { 'customs.items[99999999].description': 'x', 'customs.items[5000].hsCode': '1' },
+          { to: 'x', 'to.name': 'y', 'customs.items[0]': 'x', 'customs.items[0].description': 'y' },
+        ];
+        for (const fields of hostile) {
+          const res = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+          assert.equal(res.statusCode, 400, JSON.stringify(fields));
+          assert.ok(res.body.length < 200_000);
+        }
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
+        assert.equal(({} as Record<string, unknown>).polluted2, undefined);
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+        assert.equal((await t.request({ method: 'GET', url: '/v1/shipments' })).statusCode, 200);
+      });
+
+      it('shows no message a link brings: notices travel in a cookie the service sets', async () => {
+        const v = await signedIn(t);
+        const res = await v.get('/dashboard/shipments?notice=Your%20session%20expired%2C%20sign%20in%20at%20evil.example');
+        assert.equal(res.statusCode, 200);
+        assert.ok(!res.body.includes('evil.example'));
+      });
+
+      it('gives every element of a shipment\'s page its own id', async () => {
+        const v = await signedIn(t);
+        const shipment = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
+        await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'PDF' } });
+        const page = await v.get(`/dashboard/shipments/${shipment.id}`);
+        const ids = [...page.body.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]!);
+        assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), []);
+      });
+
+      it('signing in again ends the session the browser had', async () => {
+        const v = await signedIn(t);
+        const old = v.cookies.get('dashboard_session')!;
+        // A signed-in page's form token answers the sign-in form too (another tab, say).
+        const res = await v.post('/dashboard/sign-in', { email: v.email, password: PASSWORD }, '/dashboard/shipments');
+        assert.equal(res.statusCode, 303);
+        assert.notEqual(v.cookies.get('dashboard_session'), old);
+        const replay = await t.app.inject({ method: 'GET', url: '/dashboard/shipments', headers: { cookie: `dashboard_session=${old}` } });
+        assert.equal(replay.statusCode, 303);
+      });
+    });
+
     describe('another account', () => {
       it("answers 404 for its shipment, and its label's downloads, print file, return and invalidate", async () => {
         const other = await t.newAccount();
@@ -170,6 +218,28 @@ forEachDatabase((database) => {
       assert.match(last!.body, /<h1>Too many requests<\/h1>/);
       // The page itself is not limited: only the form's answers are.
       assert.equal((await v.get('/dashboard/sign-in')).statusCode, 200);
+    });
+  });
+
+  describe('a signed-in user\'s rate limit (§15)', () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(database, { RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '4' });
+    });
+    after(async () => t.close());
+
+    it('charges every page to the user\'s own bucket, with the RateLimit fields, then 429', async () => {
+      const v = await signedIn(t);
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await v.get('/dashboard/shipments');
+        statuses.push(res.statusCode);
+        assert.equal(res.headers['ratelimit-limit'], '4');
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+      // Another user of the same address has a bucket of their own.
+      const other = await signedIn(t);
+      assert.equal((await other.get('/dashboard/shipments')).statusCode, 200);
     });
   });
 });

@@ -82,3 +82,9 @@ export async function signedIn(t: TestApp, accountId = t.accountId, email = `use
   assert.ok(v.cookies.has('dashboard_session'));
   return Object.assign(v, { email });
 }
+
+/** The notice a form's redirect carries to the next page (a cookie, never the URL), or undefined. */
+export function noticeOf(res: LightMyRequestResponse): string | undefined {
+  const c = res.cookies.find((x) => x.name === 'dashboard_notice' && x.value !== '');
+  return c ? decodeURIComponent(c.value) : undefined;
+}
