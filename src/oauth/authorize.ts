@@ -8,7 +8,6 @@ import { parseScopes, scopeString, type Scope } from '../auth/scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../auth/secrets.ts';
 import { findUser } from './users.ts';
 import { checkSignIn, SIGNIN_WINDOW_MS, WRONG_CREDENTIALS } from './service.ts';
-export { MAX_FAILURES_PER_ADDRESS, MAX_FAILURES_PER_ADDRESS_ANY_EMAIL, MAX_FAILURES_PER_EMAIL, SIGNIN_WINDOW_MS, WRONG_CREDENTIALS } from './service.ts';
 import * as store from './store.ts';
 
 /** A pending request lives this long between the first page and the consent answer. */

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { countRows, forEachDatabase, startTestApp, type TestApp } from '../helpers.ts';
-import { WRONG_CREDENTIALS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS, MAX_FAILURES_PER_ADDRESS_ANY_EMAIL } from '../../src/oauth/authorize.ts';
+import { WRONG_CREDENTIALS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS, MAX_FAILURES_PER_ADDRESS_ANY_EMAIL } from '../../src/oauth/service.ts';
 import { authorize, authorizeQuery, hiddenField, openAuthorize, PASSWORD, pkce, postForm, REDIRECT_URI, setupOAuth, signIn, type OAuthSetup } from './flow.ts';
 
 function assertPageHeaders(res: LightMyRequestResponse): void {
