@@ -28,7 +28,6 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
     const urlKey = await serviceSecret(storage.db, 'download_url_hmac');
     const renderer = new Renderer({
       threads: config.renderThreads,
-      nice: config.renderNice,
       memoryBytes: config.renderCacheBytes,
       ...(config.renderStoreBytes > 0 ? { store: documentStore(storage.db) } : {}),
       onStoreError: (err) => log.warn({ err }, 'a rendered document could not be stored; it will be rendered again when asked for'),

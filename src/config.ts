@@ -38,8 +38,6 @@ export interface Config {
   workerIdleMs: number;
   /** Threads that render documents. */
   renderThreads: number;
-  /** Their nice value on Linux (0: the process's own priority). */
-  renderNice: number;
   /** Bytes of rendered documents kept in memory (0: none). */
   renderCacheBytes: number;
   /** Bytes of rendered documents kept in the database (0: none). */
@@ -252,7 +250,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),
     workerIdleMs: parseNumber('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
     renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, availableParallelism(), 1, 64),
-    renderNice: parseInteger('RENDER_NICE', env.RENDER_NICE, 10, 0, 19),
     renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
     renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
     caches: parseBool('CACHES', env.CACHES, true),

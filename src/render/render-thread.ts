@@ -1,7 +1,5 @@
 // A render thread of the Renderer's pool (piscina): lays a document out and renders it, and hands
 // the bytes back; or writes a print file's PDF through a message port as it goes (src/render/renderer.ts).
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
@@ -10,24 +8,7 @@ import { printPages, type PrintLayout } from './layouts/sheet.ts';
 import { RENDER_TIME_BYTES } from './model.ts';
 import { pagesToPdf } from './pdf.ts';
 
-const settings = (workerData ?? {}) as { caches?: boolean; nice?: number };
-setCachesEnabled(settings.caches ?? true);
-lowerPriority(settings.nice ?? 0);
-
-/**
- * Linux: this thread yields the CPU to the event loop that answers requests (and to the database)
- * when both want it; a nice value is per thread there, and /proc/thread-self names this one.
- * Elsewhere the thread keeps the process's priority.
- */
-function lowerPriority(nice: number): void {
-  if (nice <= 0) return;
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
-  } catch {
-    // Not Linux, or not allowed: nothing changes.
-  }
-}
+setCachesEnabled((workerData as { caches?: boolean } | undefined)?.caches ?? true);
 
 export interface RenderTask {
   source: DocumentSource;

@@ -24,8 +24,6 @@ export interface DocumentStore {
 export interface RendererOptions {
   /** Render threads. */
   threads: number;
-  /** The render threads' nice value on Linux (0: the process's own priority). */
-  nice?: number;
   /** Bytes of documents kept in memory; 0 keeps none. */
   memoryBytes: number;
   store?: DocumentStore;
@@ -153,7 +151,7 @@ export class Renderer {
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
       // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
-      workerData: { caches: cachesEnabled(), nice: this.#options.nice ?? 0 },
+      workerData: { caches: cachesEnabled() },
     });
     return this.#pool;
   }
