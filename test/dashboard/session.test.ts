@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { countRows, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { createUser, disableUser } from '../../src/oauth/users.ts';
 import { MAX_FAILURES_PER_EMAIL } from '../../src/oauth/service.ts';
+import { purgeSessions } from '../../src/dashboard/service.ts';
 import { csrfOf, PASSWORD, signedIn, visitor } from './support.ts';
 
 forEachDatabase((database) => {
@@ -93,6 +94,18 @@ forEachDatabase((database) => {
         const res = await v.get('/dashboard/shipments');
         assert.equal(res.statusCode, 303);
         assert.match(String(res.headers.location), /^\/dashboard\/sign-in/);
+      });
+    });
+
+    describe('purge-dashboard-sessions', () => {
+      it('deletes expired sessions and keeps the others', async () => {
+        const v = await signedIn(t);
+        const user = await t.ctx.db.selectFrom('users').select(['id', 'account_id']).where('email', '=', v.email).executeTakeFirstOrThrow();
+        await t.ctx.db.insertInto('dashboard_sessions').values({ id: 'f'.repeat(64), user_id: user.id, account_id: user.account_id, created_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-01-01T12:00:00.000Z' }).execute();
+        assert.ok((await purgeSessions(t.ctx)) >= 1);
+        const left = await t.ctx.db.selectFrom('dashboard_sessions').select('id').where('user_id', '=', user.id).execute();
+        assert.equal(left.length, 1, 'the live session stays');
+        assert.equal((await v.get('/dashboard/shipments')).statusCode, 200);
       });
     });
 
