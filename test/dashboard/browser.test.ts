@@ -104,6 +104,7 @@ forEachDatabase((database) => {
       });
       assert.deepEqual(result, [], `axe on ${name}`);
       if (screenshots && database.name === 'sqlite') {
+        if (name === 'shipments' || name === 'shipment') await page.screenshot({ path: new URL(`${name}-phone.png`, DOCS).pathname, fullPage: false });
         await page.setViewportSize({ width: 1280, height: 800 });
         await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname, fullPage: true });
         await page.setViewportSize({ width: 412, height: 915 });

@@ -1,0 +1,149 @@
+// The dashboard's shipment pages through app.inject: the list's search and filters, the new-shipment
+// form's messages beside the fields, and the shipment page's actions, each checked through the API too.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { countRows, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { LABEL_FORMATS } from '../../src/render/index.ts';
+import { noticeOf, signedIn, type Visitor } from './support.ts';
+
+const DOMESTIC = {
+  carrier: 'USPS',
+  service: 'priority_mail',
+  from: { name: 'Lager Süd', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' },
+  to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
+  parcel: { weight: { value: 2, unit: 'lb' } },
+};
+
+/** The new-shipment form's fields for a body of the API (field names are the API's paths). */
+function formOf(body: Record<string, any>): Record<string, string> {
+  const out: Record<string, string> = { carrier: body.carrier, service: body.service, 'parcel.weight.value': String(body.parcel.weight.value), 'parcel.weight.unit': body.parcel.weight.unit };
+  if (body.reference) out.reference = body.reference;
+  for (const side of ['from', 'to']) for (const [k, v] of Object.entries(body[side])) out[`${side}.${k}`] = String(v);
+  return out;
+}
+
+function messageBeside(body: string, id: string): string | undefined {
+  return new RegExp(`<p class="error" id="${id}-error">([^<]*)</p>`).exec(body)?.[1];
+}
+
+forEachDatabase((database) => {
+  describe('dashboard shipment pages', () => {
+    let t: TestApp;
+    let v: Visitor;
+    before(async () => {
+      t = await startTestApp(database);
+      v = await signedIn(t);
+    });
+    after(async () => t.close());
+
+    describe('POST /dashboard/shipments/new', () => {
+      it('creates the shipment and its label in the format asked for, then shows it', async () => {
+        const res = await v.post('/dashboard/shipments/new', { ...formOf({ ...DOMESTIC, reference: 'Form 1' }), 'label.format': 'ZPL', 'label.size': '4x6' }, '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 303, res.body.slice(0, 500));
+        const id = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]!;
+        assert.match(noticeOf(res)!, /^Shipment created; label \S+ is ready\.$/);
+        const api = (await t.request({ method: 'GET', url: `/v1/shipments/${id}` })).json();
+        assert.equal(api.reference, 'Form 1');
+        assert.deepEqual(api.to, DOMESTIC.to, 'kept as sent');
+        const label = (await t.request({ method: 'GET', url: `/v1/labels/${api.label.id}` })).json();
+        assert.equal(label.format, 'PDF', 'GET answers in its own default format');
+        const page = await v.get(`/dashboard/shipments/${id}`);
+        assert.equal(page.statusCode, 200);
+        assert.match(page.body, /<address>Ada Lovelace\n350 Fifth Avenue\nNEW YORK NY 10118<\/address>/, 'no country line at home');
+      });
+
+      it('shows the API\'s messages beside the fields, keeps what was typed, and creates nothing', async () => {
+        const before = await countRows(t.ctx, 'shipments');
+        const fields = { ...formOf(DOMESTIC), 'to.postalCode': '94105', 'parcel.weight.value': '2' };
+        const res = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 400);
+        assert.equal(messageBeside(res.body, 'f-to-postalCode'), 'ZIP code 94105 is in CA, not NY');
+        assert.match(res.body, /<input type="text" id="f-to-postalCode" name="to.postalCode"[^>]* aria-describedby="f-to-postalCode-error" aria-invalid="true" value="94105">/);
+        assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*To \(recipient\): Postal code: ZIP code 94105 is in CA, not NY/s);
+        const schema = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), 'parcel.weight.value': 'heavy', carrier: 'Pigeon' }, '/dashboard/shipments/new');
+        assert.equal(schema.statusCode, 400);
+        assert.equal(messageBeside(schema.body, 'f-parcel-weight-value'), 'must be number');
+        assert.equal(messageBeside(schema.body, 'f-carrier'), 'must be one of UPS, USPS, FedEx, DHL');
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+      });
+
+      it('shows a problem of a whole part on its fieldset: customs across a border', async () => {
+        const res = await v.post('/dashboard/shipments/new', formOf(sampleShipment), '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 400);
+        assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
+        assert.match(res.body, /<fieldset id="f-customs" aria-describedby="f-customs-hint f-customs-error">/);
+      });
+    });
+
+    describe('GET /dashboard/shipments', () => {
+      it('finds by tracking number (any case, spaces ignored) or part of a reference, and filters by status and carrier', async () => {
+        const a = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...DOMESTIC, reference: 'Order 100% Blue_1' } })).json();
+        const b = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...DOMESTIC, carrier: 'UPS', service: 'ground', reference: 'Order 2002' } })).json();
+        const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: a.id, format: 'PDF' } })).json();
+        const found = async (query: string) => {
+          const res = await v.get(`/dashboard/shipments?${query}`);
+          assert.equal(res.statusCode, 200);
+          return [a.id, b.id].filter((id) => res.body.includes(`/dashboard/shipments/${id}"`));
+        };
+        const spaced = label.trackingNumber.toLowerCase().replace(/(.{4})/g, '$1 ');
+        assert.deepEqual(await found(`q=${encodeURIComponent(spaced)}`), [a.id]);
+        assert.deepEqual(await found('q=100%25'), [a.id], '% is a character, not a wildcard');
+        assert.deepEqual(await found('q=blue_1'), [a.id]);
+        assert.deepEqual(await found('q=order'), [a.id, b.id]);
+        assert.deepEqual(await found('q=order&carrier=UPS'), [b.id]);
+        const aStatus = (await t.request({ method: 'GET', url: `/v1/shipments/${a.id}` })).json().status;
+        assert.deepEqual(await found(`q=order&status=${aStatus}`), aStatus === 'created' ? [a.id, b.id] : [a.id]);
+        assert.deepEqual(await found('q=order&status=delivered'), []);
+        const page = await v.get('/dashboard/shipments');
+        assert.match(page.body, /<input type="search" id="f-q" name="q"/);
+        assert.match(page.body, /<form method="get" action="\/dashboard\/shipments" role="search"/);
+      });
+    });
+
+    describe('a shipment\'s page and its actions', () => {
+      it('lays the addresses out as the destination\'s post reads them, with the country across a border', async () => {
+        const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
+        const page = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.match(page.body, /<address>Jürgen Müller\nMüller GmbH\nHauptstraße 5\n10115 Berlin\nGERMANY\n/);
+        assert.match(page.body, /NEW YORK NY 10118\nUNITED STATES<\/address>/);
+        assert.match(page.body, /This shipment has no active label\./);
+      });
+
+      it('creates a label, sends each download format to the label\'s signed link, prints, invalidates and returns', async () => {
+        const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
+        const made = await v.post(`/dashboard/shipments/${s.id}/label`, { format: 'PDF', size: '4x6' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(made.statusCode, 303);
+        const label = (await t.request({ method: 'GET', url: `/v1/shipments/${s.id}` })).json().label;
+        const page = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.match(page.body, new RegExp(`<img src="http://localhost:8080/v1/downloads/labels/${label.id}\\?format=PNG&#38;expires=\\d+&#38;sig=[^"]+" alt="Label ${label.trackingNumber}, preview"`));
+        for (const format of LABEL_FORMATS) {
+          const res = await v.get(`/dashboard/labels/${label.id}/download?format=${format}`);
+          assert.equal(res.statusCode, 303, format);
+          const link = new URL(String(res.headers.location));
+          const doc = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
+          assert.equal(doc.statusCode, 200, format);
+        }
+        assert.equal((await v.get(`/dashboard/labels/${label.id}/download?format=DOCX`)).statusCode, 400);
+        const print = await v.post(`/dashboard/shipments/${s.id}/print-file`, { layout: 'a4-4up', printFormat: 'PDF' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(print.statusCode, 303);
+        const file = new URL(String(print.headers.location));
+        assert.match(file.pathname, /^\/v1\/downloads\/print-files\//);
+        assert.equal((await t.app.inject({ method: 'GET', url: file.pathname + file.search })).body.slice(0, 5), '%PDF-');
+
+        const gone = await v.post(`/dashboard/shipments/${s.id}/invalidate`, {}, `/dashboard/shipments/${s.id}`);
+        assert.equal(gone.statusCode, 303);
+        assert.equal(noticeOf(gone), `Label ${label.trackingNumber} is invalidated.`);
+        assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'invalidated');
+
+        const ret = await v.post(`/dashboard/shipments/${s.id}/return`, {}, `/dashboard/shipments/${s.id}`);
+        assert.equal(ret.statusCode, 303);
+        const retId = /([0-9a-f-]{36})$/.exec(String(ret.headers.location))![1]!;
+        const back = (await t.request({ method: 'GET', url: `/v1/shipments/${retId}` })).json();
+        assert.equal(back.returnOf, s.id);
+        assert.deepEqual(back.to, DOMESTIC.from);
+        const again = await v.post(`/dashboard/shipments/${retId}/return`, {}, `/dashboard/shipments/${retId}`);
+        assert.equal(again.statusCode, 409, 'a return of a return is refused as the API refuses it');
+      });
+    });
+  });
+});
