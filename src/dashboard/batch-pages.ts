@@ -14,7 +14,7 @@ import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.t
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
 import { csrfField, errorSummary, field, fieldErrors, Html, html, table, time } from './html.ts';
-import { MAX_UPLOAD_BYTES, PAGE, type Dashboard } from './routes.ts';
+import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
 import { shipmentBodyProblems } from './validation.ts';
 
 // ---- the CSV format ----
@@ -486,7 +486,7 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
   });
 
   app.post('/batches', {
-    config: PAGE,
+    config: UPLOAD,
     schema: { hide: true },
     handler: async (request, reply) => {
       const form = d.form(request);

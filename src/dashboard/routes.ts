@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { toAppError } from '../http/errors.ts';
+import { UnsupportedMediaType } from '../errors.ts';
 import { charge, type RateLimiter } from '../http/rate-limit.ts';
 import { errorSummary, field, html, page, type PageFrame, type Section } from './html.ts';
 import { sessionUser, signIn, signOut, type SessionUser } from './service.ts';
@@ -27,6 +28,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Dashboard routes anyone may open (sign-in, the stylesheet); the others need a session. */
     signedOut?: boolean;
+    /** Not charged to the user's rate-limit bucket (sign-out always works). */
+    unlimited?: boolean;
+    /** Takes a file upload (multipart/form-data); every other route refuses one before reading it. */
+    upload?: boolean;
   }
 }
 
@@ -36,6 +41,8 @@ declare module 'fastify' {
  */
 export const PAGE = { public: true } as const;
 const OPEN = { public: true, signedOut: true } as const;
+/** A page whose form uploads a file. */
+export const UPLOAD = { public: true, upload: true } as const;
 
 const SESSION_COOKIE = 'dashboard_session';
 const CSRF_COOKIE = 'dashboard_csrf';
@@ -117,7 +124,8 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     "base-uri 'none'",
   ].join('; ');
 
-  await app.register(cookie);
+  // Signed cookies (the notice after a form) carry an HMAC under a key of this service.
+  await app.register(cookie, { secret: createHmac('sha256', ctx.urlKey).update('dashboard cookies').digest('base64url') });
   await app.register(csrf, {
     cookieKey: CSRF_COOKIE,
     cookieOpts,
@@ -126,7 +134,7 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     getUserInfo: (request: FastifyRequest) => request.dashboardUser?.sessionId ?? 'signed-out',
     csrfOpts: { hmacKey: createHmac('sha256', ctx.urlKey).update('dashboard csrf').digest() },
   });
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 50 } });
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts: 21, fieldSize: 16 * 1024 } });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => done(null, parseForm(body as string)));
   app.decorateRequest('dashboardUser', null);
 
@@ -137,10 +145,13 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
       .header('referrer-policy', 'same-origin')
       .header('x-content-type-options', 'nosniff')
       .header('cache-control', 'no-store');
+    const config = request.routeOptions.config;
+    // A file is read only where a form uploads one; elsewhere it is refused before its body is read.
+    if (!config.upload && /^multipart\//i.test(request.headers['content-type'] ?? '')) throw new UnsupportedMediaType('this form does not take a file upload');
     request.dashboardUser = await sessionUser(ctx, request.cookies[SESSION_COOKIE]);
     // A signed-in user's pages take tokens of their own bucket, as an API key's requests do.
-    if (request.dashboardUser && limiter) await charge(limiter, reply, `user:${request.dashboardUser.userId}`);
-    if (request.dashboardUser || request.routeOptions.config.signedOut) return;
+    if (request.dashboardUser && limiter && !config.signedOut && !config.unlimited) await charge(limiter, reply, `user:${request.dashboardUser.userId}`);
+    if (request.dashboardUser || config.signedOut) return;
     const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}` : '';
     return reply.redirect(`${base}/sign-in${next}`, 303);
   });
@@ -165,12 +176,14 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     send(request, reply, view) {
       const carried = request.cookies[NOTICE_COOKIE];
       if (carried !== undefined) reply.clearCookie(NOTICE_COOKIE, cookieOpts);
-      const notice = view.notice ?? (carried ? decodeNotice(carried) : undefined);
+      // Only a notice this service signed is shown: a cookie planted by another host is ignored.
+      const signed = carried ? request.unsignCookie(carried) : undefined;
+      const notice = view.notice ?? (signed?.valid && signed.value ? decodeNotice(signed.value) : undefined);
       const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), ...(notice ? { notice } : {}) });
       return reply.status(view.status ?? 200).type('text/html; charset=utf-8').send(page(frame, view.body(frame.csrfToken)));
     },
     redirect(reply, path, notice) {
-      if (notice) reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60 });
+      if (notice) reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60, signed: true });
       return reply.redirect(`${base}${path}`, 303);
     },
     form(request) {
@@ -245,7 +258,7 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
   });
 
   app.post('/sign-out', {
-    config: PAGE,
+    config: { ...PAGE, unlimited: true },
     schema: { hide: true },
     handler: async (request, reply) => {
       await signOut(ctx, d.user(request).sessionId);

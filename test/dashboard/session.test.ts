@@ -164,6 +164,23 @@ forEachDatabase((database) => {
         const res = await v.get('/dashboard/shipments?notice=Your%20session%20expired%2C%20sign%20in%20at%20evil.example');
         assert.equal(res.statusCode, 200);
         assert.ok(!res.body.includes('evil.example'));
+        // A notice cookie the service did not sign (set by a sibling host, say) is not shown either.
+        v.cookies.set('dashboard_notice', encodeURIComponent('Sign in again at evil.example'));
+        const planted = await v.get('/dashboard/shipments');
+        assert.ok(!planted.body.includes('evil.example'));
+        v.cookies.set('dashboard_notice', `${encodeURIComponent('Sign in again at evil.example')}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
+        assert.ok(!(await v.get('/dashboard/shipments')).body.includes('evil.example'));
+      });
+
+      it('refuses a file upload on every form but the batch upload, before reading it: 415', async () => {
+        const v = await signedIn(t);
+        const before = await countRows(t.ctx, 'api_keys');
+        const res = await v.upload('/dashboard/keys', { scopes: 'read:shipments' }, { name: 'f', filename: 'x.csv', type: 'text/csv', content: 'x'.repeat(1000) }, '/dashboard/keys');
+        assert.equal(res.statusCode, 415);
+        assert.match(res.body, /does not take a file upload/);
+        assert.equal(await countRows(t.ctx, 'api_keys'), before);
+        const anon = await visitor(t).upload('/dashboard/sign-in', { email: 'a@example.com', password: 'x' }, { name: 'f', filename: 'x', type: 'text/plain', content: 'x' }, '/dashboard/sign-in');
+        assert.equal(anon.statusCode, 415);
       });
 
       it('gives every element of a shipment\'s page its own id', async () => {
@@ -241,15 +258,20 @@ forEachDatabase((database) => {
     });
     after(async () => t.close());
 
-    it('charges every page to the user\'s own bucket, with the RateLimit fields, then 429', async () => {
+    it('charges every page to the user\'s own bucket, with the RateLimit fields, then 429; never the stylesheet or sign-out', async () => {
       const v = await signedIn(t);
+      const token = await v.csrf('/dashboard/shipments');
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 4; i++) {
         const res = await v.get('/dashboard/shipments');
         statuses.push(res.statusCode);
         assert.equal(res.headers['ratelimit-limit'], '4');
       }
-      assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      assert.equal((await v.get('/dashboard/assets/dashboard.css')).statusCode, 200);
+      const out = await v.post('/dashboard/sign-out', { _csrf: token });
+      assert.equal(out.statusCode, 303, 'a limited user can still sign out');
+      assert.ok(!v.cookies.has('dashboard_session'));
       // Another user of the same address has a bucket of their own.
       const other = await signedIn(t);
       assert.equal((await other.get('/dashboard/shipments')).statusCode, 200);

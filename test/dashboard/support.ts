@@ -19,10 +19,15 @@ export interface Visitor {
   cookies: Map<string, string>;
 }
 
+/** Keeps the cookies an answer sets, byte for byte as a browser keeps them (never decoded). */
 function remember(cookies: Map<string, string>, res: LightMyRequestResponse): void {
-  for (const c of res.cookies) {
-    if (c.value === '' || c.maxAge === 0) cookies.delete(c.name);
-    else cookies.set(c.name, c.value);
+  for (const header of [res.headers['set-cookie'] ?? []].flat()) {
+    const [pair, ...attributes] = header.split(';');
+    const eq = pair!.indexOf('=');
+    const name = pair!.slice(0, eq).trim();
+    const value = pair!.slice(eq + 1).trim();
+    if (value === '' || attributes.some((a) => /^\s*max-age=0$/i.test(a))) cookies.delete(name);
+    else cookies.set(name, value);
   }
 }
 
@@ -83,8 +88,9 @@ export async function signedIn(t: TestApp, accountId = t.accountId, email = `use
   return Object.assign(v, { email });
 }
 
-/** The notice a form's redirect carries to the next page (a cookie, never the URL), or undefined. */
+/** The notice a form's redirect carries to the next page (a signed cookie, never the URL), or undefined. */
 export function noticeOf(res: LightMyRequestResponse): string | undefined {
   const c = res.cookies.find((x) => x.name === 'dashboard_notice' && x.value !== '');
-  return c ? decodeURIComponent(c.value) : undefined;
+  // `value.signature` (decoded once by the parser): the signature is base64url, so the last dot separates them.
+  return c ? decodeURIComponent(c.value.slice(0, c.value.lastIndexOf('.'))) : undefined;
 }

@@ -1,8 +1,9 @@
 // The dashboard's progressive enhancement; every page works without it.
 // - A region marked data-refresh (a batch still processing) is brought up to date from the server
 //   every two seconds until the server sends it without the mark. Only its parts marked data-live
-//   change, in place, and never one that holds the focus or a field the person has changed: the
-//   focus stays where it is, and a role="status" part is announced when its text changes.
+//   change, in place, and only when their content changed. A part that holds the focus waits until
+//   the focus leaves it; a part with a field the person has changed keeps it. A role="status" part
+//   is announced when its text changes.
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
 //   opens, so a screen reader reads it first.
 document.addEventListener('DOMContentLoaded', () => {
@@ -10,31 +11,48 @@ document.addEventListener('DOMContentLoaded', () => {
   if (first) first.focus();
   const region = document.querySelector('[data-refresh]');
   if (!region) return;
+  /** The latest server version of each part not yet shown, by id. */
+  const waiting = new Map();
+  // Each page answer carries a fresh CSRF token: not a change worth redrawing a form for.
+  const comparable = (markup) => markup.replace(/name="_csrf" value="[^"]*"/g, '');
+  const apply = () => {
+    for (const [id, next] of waiting) {
+      const here = document.getElementById(id);
+      if (!here) {
+        waiting.delete(id);
+        continue;
+      }
+      if (here.contains(document.activeElement) || here.hasAttribute('data-edited')) continue;
+      if (here instanceof HTMLProgressElement) {
+        here.max = next.max;
+        here.value = next.value;
+        here.textContent = next.textContent;
+      } else if (comparable(here.innerHTML) !== comparable(next.innerHTML)) here.innerHTML = next.innerHTML;
+      waiting.delete(id);
+    }
+  };
   region.addEventListener('input', (event) => event.target.closest('[data-live]')?.setAttribute('data-edited', ''));
+  region.addEventListener('focusout', () => setTimeout(apply, 0));
+  let finished = false;
   const tick = async () => {
     try {
       const response = await fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
-      if (!response.ok) return;
-      const doc = new DOMParser().parseFromString(await response.text(), 'text/html');
-      const fresh = doc.getElementById(region.id);
-      if (!fresh) return;
-      for (const next of fresh.querySelectorAll('[data-live][id]')) {
-        const here = document.getElementById(next.id);
-        if (!here || here.contains(document.activeElement) || here.hasAttribute('data-edited')) continue;
-        if (here instanceof HTMLProgressElement) {
-          here.max = next.max;
-          here.value = next.value;
-          here.textContent = next.textContent;
-        } else if (here.innerHTML !== next.innerHTML) here.innerHTML = next.innerHTML;
-      }
-      if (!fresh.hasAttribute('data-refresh')) {
-        region.removeAttribute('data-refresh');
-        return;
+      if (response.ok) {
+        const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(region.id);
+        if (fresh) {
+          for (const next of fresh.querySelectorAll('[data-live][id]')) waiting.set(next.id, next);
+          apply();
+          if (!fresh.hasAttribute('data-refresh')) {
+            region.removeAttribute('data-refresh');
+            finished = true;
+          }
+        }
       }
     } catch {
-      // The next tick tries again.
+      // A failed request changes nothing: the next tick tries again.
+    } finally {
+      if (!finished) setTimeout(tick, 2000);
     }
-    setTimeout(tick, 2000);
   };
   setTimeout(tick, 2000);
 });
