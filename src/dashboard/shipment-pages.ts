@@ -19,7 +19,7 @@ import { createReturn, createShipment, getShipment, listShipments, shipmentStatu
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
-import { shipmentBodyProblems } from './validation.ts';
+import { setField, shipmentBodyProblems } from './validation.ts';
 
 const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
@@ -41,15 +41,7 @@ export function bodyOf(form: Form): Record<string, unknown> {
     const n = Number(text);
     // A number the person mistyped stays text, so the schema names the field ("must be number").
     const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : text;
-    const keys = path.split(/\.|\[(\d+)\]\.?/).filter((k) => k !== undefined && k !== '');
-    let node = out;
-    keys.forEach((key, i) => {
-      if (i === keys.length - 1) node[key] = value;
-      else {
-        node[key] ??= /^\d+$/.test(keys[i + 1]!) ? [] : {};
-        node = node[key] as Record<string, unknown>;
-      }
-    });
+    setField(out, path, value);
   }
   return out;
 }

@@ -28,3 +28,17 @@ export function bodyProblems(schema: object, body: unknown, prefix = ''): FieldP
 export function shipmentBodyProblems(body: unknown, prefix = ''): FieldProblem[] {
   return bodyProblems(createShipmentBody, body, prefix);
 }
+
+/** `a.b[2].c` set on an object, making the objects and arrays on the way (paths are the caller's own, never a request's). */
+export function setField(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.match(/[^.[\]]+/g)!;
+  let at: Record<string, unknown> = target;
+  keys.forEach((key, i) => {
+    if (i === keys.length - 1) {
+      at[key] = value;
+      return;
+    }
+    at[key] ??= /^\d+$/.test(keys[i + 1]!) ? [] : {};
+    at = at[key] as Record<string, unknown>;
+  });
+}

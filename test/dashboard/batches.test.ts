@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { processBatches } from '../../src/batches/service.ts';
-import { CSV_COLUMNS } from '../../src/dashboard/batch-pages.ts';
+import { CSV_COLUMNS } from '../../src/dashboard/csv.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { signedIn, type Visitor } from './support.ts';
 
