@@ -2,11 +2,8 @@
 // one h1), form fields that show the API's messages beside them, tables and dates. Every dynamic
 // value goes through `esc` (or a helper that calls it); nothing here loads anything from elsewhere.
 import type { FieldProblem } from '../errors.ts';
+import { escapeHtml as esc } from '../http/html.ts';
 
-/** HTML-escaped text: safe inside element content and quoted attributes. */
-export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** A trusted fragment of HTML (built by these helpers), as opposed to text that must be escaped. */
 export class Html {

@@ -1,14 +1,12 @@
 // The HTML of the authorization pages: sign-in, consent, error. Plain forms, no script, one
 // same-origin stylesheet; every dynamic value goes through `esc`.
 import { readFileSync } from 'node:fs';
+import { escapeHtml as esc } from '../../http/html.ts';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../../auth/scopes.ts';
 
 export const STYLESHEET = readFileSync(new URL('./authorize.css', import.meta.url), 'utf8');
 const SERVICE_NAME = 'Shipping';
 
-export function esc(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 export interface PagePaths {
   stylesheet: string;
