@@ -7,7 +7,8 @@ import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
-import { csrfField, errorSummary, field, fieldErrors, Html, html, table, time } from './html.ts';
+import { csrfField, errorSummary, field, fieldErrors, Html, html, olderLink, table, time } from './html.ts';
+import { pageOf } from '../http/pagination.ts';
 import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
 
@@ -51,10 +52,10 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
   /** The batches list with the upload form; a refused upload comes back here with its problems. */
   const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[] } = {}) => {
     const { accountId } = d.user(request);
-    const before = (request.query as { before?: string }).before;
-    const rows = await listBatches(ctx, accountId, { limit: PER_PAGE, ...(before ? { before } : {}) });
+    const cursor = (request.query as { cursor?: string }).cursor;
+    const page = pageOf({ limit: PER_PAGE, ...(cursor ? { cursor } : {}) });
+    const rows = await listBatches(ctx, accountId, page);
     const batches = rows.slice(0, PER_PAGE);
-    const older = rows.length > PER_PAGE ? batches[batches.length - 1]!.id : undefined;
     const problems = o.problems ?? [];
     const errors = fieldErrors(o.formErrors);
     if (problems.length && !errors.has('file')) errors.set('file', problems.length === 1 ? 'The file was refused; see above.' : `The file has ${problems.length} problems; see above.`);
@@ -96,9 +97,9 @@ ${table(
     html`${b.counts.succeeded + b.counts.failed} of ${b.counts.total} done`,
     html`${b.counts.failed}`,
   ]),
-  before ? 'No older batches.' : 'No batches yet: upload a CSV file above.',
+  cursor ? 'No older batches.' : 'No batches yet: upload a CSV file above.',
 )}
-${older ? html`<p><a href="${base}/batches?before=${older}">Older batches</a></p>` : ''}${before ? html`<p><a href="${base}/batches">Newest batches</a></p>` : ''}
+${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`<p><a href="${base}/batches">Newest batches</a></p>` : ''}
 </section>`,
     });
   };
@@ -157,9 +158,9 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
     });
   };
 
-  app.get<{ Querystring: { before?: string } }>('/batches', {
+  app.get<{ Querystring: { cursor?: string } }>('/batches', {
     config: PAGE,
-    schema: { hide: true, querystring: { type: 'object', properties: { before: { type: 'string', pattern: UUID_PATTERN } } } },
+    schema: { hide: true, querystring: { type: 'object', properties: { cursor: { type: 'string', maxLength: 200 } } } },
     handler: async (request, reply) => listPage(request, reply),
   });
 

@@ -3,6 +3,8 @@
 // value goes through `esc` (or a helper that calls it); nothing here loads anything from elsewhere.
 import type { FieldProblem } from '../errors.ts';
 import { escapeHtml as esc } from '../http/html.ts';
+import { cursorAfter } from '../http/pagination.ts';
+import type { Page } from '../db/page.ts';
 
 
 /** A trusted fragment of HTML (built by these helpers), as opposed to text that must be escaped. */
@@ -172,4 +174,12 @@ export function actionButton(action: string, label: string, csrfToken: string, h
 /** A status word (`in_transit`, `succeeded`) as a badge. */
 export function statusBadge(status: string): Html {
   return html`<span class="status">${status.replace(/_/g, ' ')}</span>`;
+}
+
+/** The link to the next (older) page of a newest-first list, keeping its filters; nothing on the last page. */
+export function olderLink(path: string, filters: Record<string, string | undefined>, page: Page, rows: { id: string }[], text: string): Html {
+  const cursor = cursorAfter(page, rows);
+  if (cursor === null) return new Html('');
+  const params = new URLSearchParams(Object.entries({ ...filters, cursor }).filter((e): e is [string, string] => Boolean(e[1])));
+  return html`<p><a href="${path}?${params}" rel="next">${text}</a></p>`;
 }

@@ -3,10 +3,10 @@
 // manifest (createManifest without labelIds, as `POST /v1/manifests {carrier}` does).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CARRIERS, type Carrier } from '../carriers/services.ts';
-import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, type FieldProblem } from '../errors.ts';
 import { createManifest, listManifests, type Manifest } from '../manifests/service.ts';
-import { csrfField, errorSummary, field, fieldErrors, html, table, time } from './html.ts';
+import { csrfField, errorSummary, field, fieldErrors, html, olderLink, table, time } from './html.ts';
+import { pageOf } from '../http/pagination.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 
 const PER_PAGE = 25;
@@ -20,10 +20,10 @@ export function manifestPages(app: FastifyInstance, d: Dashboard): void {
       : html`Link expired ${time(m.expiresAt)}`;
 
   const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; carrier?: string; formErrors?: FieldProblem[]; message?: string } = {}) => {
-    const before = (request.query as { before?: string } | undefined)?.before;
-    const rows = await listManifests(ctx, d.user(request).accountId, { limit: PER_PAGE, ...(before ? { before } : {}) });
+    const cursor = (request.query as { cursor?: string } | undefined)?.cursor;
+    const page = pageOf({ limit: PER_PAGE, ...(cursor ? { cursor } : {}) });
+    const rows = await listManifests(ctx, d.user(request).accountId, page);
     const manifests = rows.slice(0, PER_PAGE);
-    const older = rows.length > PER_PAGE ? manifests[manifests.length - 1]!.id : undefined;
     const errors = fieldErrors(o.formErrors);
     return d.send(request, reply, {
       title: o.status ? 'Manifests: the day was not closed' : 'Manifests',
@@ -47,16 +47,16 @@ ${table(
   'Manifests, newest first',
   ['Number', 'Carrier', 'Labels', 'Created', 'Document'],
   manifests.map((m) => [html`<code>${m.number}</code>`, html`${m.carrier}`, html`${m.labelCount}`, time(m.createdAt), download(m)]),
-  before ? 'No older manifests.' : 'No manifests yet: close the day for a carrier above.',
+  cursor ? 'No older manifests.' : 'No manifests yet: close the day for a carrier above.',
 )}
-${older ? html`<p><a href="${base}/manifests?before=${older}">Older manifests</a></p>` : ''}${before ? html`<p><a href="${base}/manifests">Newest manifests</a></p>` : ''}
+${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? html`<p><a href="${base}/manifests">Newest manifests</a></p>` : ''}
 </section>`,
     });
   };
 
-  app.get<{ Querystring: { before?: string } }>('/manifests', {
+  app.get<{ Querystring: { cursor?: string } }>('/manifests', {
     config: PAGE,
-    schema: { hide: true, querystring: { type: 'object', properties: { before: { type: 'string', pattern: UUID_PATTERN } } } },
+    schema: { hide: true, querystring: { type: 'object', properties: { cursor: { type: 'string', maxLength: 200 } } } },
     handler: async (request, reply) => listPage(request, reply),
   });
 

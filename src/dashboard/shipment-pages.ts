@@ -17,7 +17,7 @@ import { countryName } from '../countries.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge } from './html.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -60,7 +60,7 @@ interface ListQuery {
   cursor?: string;
 }
 
-function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, next: string | null): (token: string) => Html {
+function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html): (token: string) => Html {
   return () => html`<h1>Shipments</h1>
 <form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
 ${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '' })}
@@ -82,7 +82,7 @@ ${table(
   ]),
   query.q || query.status || query.carrier ? 'No shipment matches.' : 'No shipments yet.',
 )}
-${next ? html`<p><a href="${next}" rel="next">Older shipments</a></p>` : ''}`;
+${older}`;
 }
 
 // ---- the new-shipment form ----
@@ -270,13 +270,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const search = query.q?.trim() || undefined;
       const page = pageOf({ limit: 50, ...(query.cursor ? { cursor: query.cursor } : {}) });
       const rows = await listShipments(d.ctx, d.user(request).accountId, page, { ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), ...(search ? { search } : {}) });
-      const shown = rows.slice(0, page.limit);
-      let next: string | null = null;
-      if (rows.length > page.limit) {
-        const params = new URLSearchParams({ ...(search ? { q: search } : {}), ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), cursor: Buffer.from(shown[shown.length - 1]!.id).toString('base64url') });
-        next = `${d.base}/shipments?${params}`;
-      }
-      return d.send(request, reply, { title: 'Shipments', section: 'shipments', body: listPage(d, shown, { ...query, ...(search ? { q: search } : {}) }, next) });
+      const older = olderLink(`${d.base}/shipments`, { q: search, status, carrier }, page, rows, 'Older shipments');
+      return d.send(request, reply, { title: 'Shipments', section: 'shipments', body: listPage(d, rows.slice(0, page.limit), { ...query, ...(search ? { q: search } : {}) }, older) });
     },
   });
 

@@ -8,7 +8,7 @@ import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
 import { createWebhook, createWebhookBody, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge } from './html.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 import { bodyProblems } from './validation.ts';
 
@@ -82,15 +82,9 @@ ${field({
 ${mode === 'edit' ? html`<div class="field checks"><label for="${fieldId('removeSecret')}"><input type="checkbox" id="${fieldId('removeSecret')}" name="removeSecret" value="true"${form.removeSecret ? new Html(' checked') : ''}> Remove the signing secret (deliveries are sent unsigned)</label></div>` : ''}`;
 }
 
-/** Where the next page of a list starts, or null on the last page. */
-function nextLink(path: string, rows: { id: string }[], limit: number): string | null {
-  if (rows.length <= limit) return null;
-  return `${path}?cursor=${Buffer.from(rows[limit - 1]!.id).toString('base64url')}`;
-}
-
 // ---- the list ----
 
-function listPage(d: Dashboard, hooks: Webhook[], next: string | null, form: WebhookForm, problems: FieldProblem[], message?: string): (token: string) => Html {
+function listPage(d: Dashboard, hooks: Webhook[], older: Html, form: WebhookForm, problems: FieldProblem[], message?: string): (token: string) => Html {
   const errors = fieldErrors(problems);
   return (token) => html`<h1>Webhooks</h1>
 <section aria-labelledby="webhooks-list">
@@ -101,7 +95,7 @@ ${table(
   hooks.map((h) => [html`<a href="${d.base}/webhooks/${h.id}">${h.url}</a>`, html`${h.events.join(', ')}`, html`${h.active ? 'Yes' : 'No (nothing is sent)'}`, time(h.createdAt)]),
   'No webhooks yet.',
 )}
-${next ? html`<p><a href="${next}" rel="next">Older webhooks</a></p>` : ''}
+${older}
 </section>
 <section aria-labelledby="webhooks-add">
 <h2 id="webhooks-add">Add a webhook</h2>
@@ -144,7 +138,7 @@ async function detailPage(d: Dashboard, request: FastifyRequest, reply: FastifyR
   const page = pageOf({ limit: DELIVERIES_PER_PAGE, ...(view.cursor ? { cursor: view.cursor } : {}) });
   const rows = await listDeliveries(d.ctx, accountId, id, page);
   const deliveries = rows.slice(0, page.limit);
-  const next = nextLink(`${d.base}/webhooks/${id}`, rows, page.limit);
+  const older = olderLink(`${d.base}/webhooks/${id}`, {}, page, rows, 'Older deliveries');
   const form = view.form ?? { ...EMPTY_FORM, url: hook.url, events: hook.events, active: hook.active };
   const problems = view.problems ?? [];
   return d.send(request, reply, {
@@ -170,7 +164,7 @@ ${hook.active ? '' : html`<p class="hint">The webhook is inactive: activate it t
 ${deliveries.length
   ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery) => deliveryItem(d, hook, delivery, token))}`
   : html`<p class="empty">No deliveries yet: one is made for each event this webhook receives.</p>`}
-${next ? html`<p><a href="${next}" rel="next">Older deliveries</a></p>` : ''}
+${older}
 </section>`,
   });
 }
@@ -179,12 +173,12 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
   const listAndForm = async (request: FastifyRequest, reply: FastifyReply, o: { cursor?: string; form?: WebhookForm; problems?: FieldProblem[]; message?: string; status?: number } = {}) => {
     const page = pageOf({ limit: LIST_SIZE, ...(o.cursor ? { cursor: o.cursor } : {}) });
     const rows = await listWebhooks(d.ctx, d.user(request).accountId, page);
-    const next = nextLink(`${d.base}/webhooks`, rows, page.limit);
+    const older = olderLink(`${d.base}/webhooks`, {}, page, rows, 'Older webhooks');
     return d.send(request, reply, {
       title: 'Webhooks',
       section: 'webhooks',
       ...(o.status ? { status: o.status } : {}),
-      body: listPage(d, rows.slice(0, page.limit), next, o.form ?? EMPTY_FORM, o.problems ?? [], o.message),
+      body: listPage(d, rows.slice(0, page.limit), older, o.form ?? EMPTY_FORM, o.problems ?? [], o.message),
     });
   };
 

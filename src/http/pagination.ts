@@ -17,13 +17,19 @@ export function pageOf(query: { limit?: number; cursor?: string }): Page {
   return { limit, before };
 }
 
+/** The cursor of the page after `rows` (up to limit + 1 items, the extra one only telling that there is more), or null on the last page. */
+export function cursorAfter(page: Page, rows: { id: string }[]): string | null {
+  return rows.length > page.limit ? Buffer.from(rows[page.limit - 1]!.id).toString('base64url') : null;
+}
+
 /** Sends a page: `rows` holds up to limit + 1 items, the extra one only telling that there is more. */
 export function sendPage<T extends { id: string }>(request: FastifyRequest, reply: FastifyReply, publicBaseUrl: string, page: Page, rows: T[]): T[] {
-  if (rows.length <= page.limit) return rows;
+  const cursor = cursorAfter(page, rows);
+  if (cursor === null) return rows;
   const items = rows.slice(0, page.limit);
   const url = new URL(request.url, publicBaseUrl);
   url.searchParams.set('limit', String(page.limit));
-  url.searchParams.set('cursor', Buffer.from(items[items.length - 1]!.id).toString('base64url'));
+  url.searchParams.set('cursor', cursor);
   reply.header('link', `<${url.toString()}>; rel="next"`);
   return items;
 }

@@ -100,6 +100,22 @@ forEachDatabase((database) => {
       });
     });
 
+    describe('paging', () => {
+      it('links to the older shipments with the search kept, 50 a page, as the API pages them', async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 51; i++) ids.push((await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...DOMESTIC, reference: `Paged ${i}` } })).json().id);
+        const first = await v.get('/dashboard/shipments?q=paged');
+        const link = /<a href="(\/dashboard\/shipments\?q=paged&#38;cursor=[^"]+)" rel="next">Older shipments<\/a>/.exec(first.body);
+        assert.ok(link, 'a link to the next page');
+        assert.ok(!first.body.includes(`/dashboard/shipments/${ids[0]}"`), 'the oldest is not on the first page');
+        const second = await v.get(link[1]!.replace(/&#38;/g, '&'));
+        assert.equal(second.statusCode, 200);
+        assert.ok(second.body.includes(`/dashboard/shipments/${ids[0]}"`), 'the oldest is on the second');
+        assert.ok(!second.body.includes('Older shipments'));
+        assert.equal((await v.get('/dashboard/shipments?cursor=not-ours')).statusCode, 400);
+      });
+    });
+
     describe('a shipment\'s page and its actions', () => {
       it('lays the addresses out as the destination\'s post reads them, with the country across a border', async () => {
         const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
