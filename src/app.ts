@@ -3,14 +3,13 @@ import { context, trace, tracer, SpanKind, SpanStatusCode } from './tracing.ts';
 import type { Span } from '@opentelemetry/api';
 import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from './context.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
+import { inputValidator } from './http/validators.ts';
 import { databaseLimiter, installRateLimits, memoryLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
@@ -27,19 +26,7 @@ import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const BODY_LIMIT = 1024 * 1024;
-
-/** Bodies are checked strictly (no type coercion, unknown fields rejected); query strings are coerced. */
-function validators(schemas: object[]) {
-  const make = (coerceTypes: false | 'array') => {
-    const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
-    addFormats(ajv);
-    for (const s of schemas) ajv.addSchema(s);
-    return ajv;
-  };
-  return { body: make(false), other: make('array') };
-}
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -87,8 +74,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...manifestSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
-  const ajv = validators(sharedSchemas);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+  const bodies = inputValidator(sharedSchemas, { coerceTypes: false });
+  const others = inputValidator(sharedSchemas, { coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : others).compile(schema));
 
   // A PUT or POST with `Content-Type: application/json` and no body (common from HTTP clients on
   // routes that take none, like invalidate) is an absent body, not malformed JSON.

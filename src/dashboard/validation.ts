@@ -1,16 +1,13 @@
 // The API's own checks for what a dashboard form builds: the JSON Schema of the request body (every
 // problem at once, so each field shows its message) before the service's rules.
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import { validationProblems } from '../http/errors.ts';
+import { inputValidator } from '../http/validators.ts';
 import type { FieldProblem } from '../errors.ts';
 import { createShipmentBody, shipmentBodySchemas } from '../shipments/service.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
-// As the API checks bodies (no coercion), but every error rather than the first.
-const ajv = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false }));
-for (const s of shipmentBodySchemas) ajv.addSchema(s);
+// As the API checks bodies, but every error rather than the first.
+const ajv = inputValidator(shipmentBodySchemas, { coerceTypes: false, allErrors: true });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 /** The problems of `body` against a route's body schema, named as the API names them (`to.postalCode`), under `prefix`. */
