@@ -71,7 +71,7 @@ export function batchRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get<{ Params: { id: string }; Querystring: { format: string; expires: string; sig: string } }>('/downloads/print-files/:id', {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     schema: {
       tags: ['batches'],
       operationId: 'downloadPrintFile',

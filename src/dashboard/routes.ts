@@ -41,6 +41,8 @@ declare module 'fastify' {
  */
 export const PAGE = { public: true } as const;
 const OPEN = { public: true, signedOut: true } as const;
+/** The sign-in form: open, and limited per client address as every sign-in form is. */
+const SIGN_IN = { ...OPEN, limitedByAddress: true } as const;
 /** A page whose form uploads a file. */
 export const UPLOAD = { public: true, upload: true } as const;
 
@@ -236,7 +238,7 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
   });
 
   app.post('/sign-in', {
-    config: OPEN,
+    config: SIGN_IN,
     schema: { hide: true },
     handler: async (request, reply) => {
       const form = d.form(request);

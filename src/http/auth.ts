@@ -15,6 +15,8 @@ declare module 'fastify' {
     public?: boolean;
     /** Errors use the RFC 6749 shape. */
     oauth?: boolean;
+    /** Public, but limited per client address (src/http/rate-limit.ts): the token endpoint, the sign-in forms, signed-link downloads. */
+    limitedByAddress?: boolean;
     /** A POST that only reads (e.g. stamp verification): Idempotency-Key is not recorded or replayed. */
     readOnly?: boolean;
   }

@@ -60,7 +60,7 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; bodyTypes?: string[] };
+      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; limitedByAddress?: boolean; bodyTypes?: string[] };
       const out = { ...(schema as Record<string, unknown>) };
       // A body that is not JSON (a logo's image) is described here; the route reads it as bytes.
       if (cfg.bodyTypes) out.body = { content: Object.fromEntries(cfg.bodyTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])) };
@@ -73,8 +73,8 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // What src/http/idempotency.ts does for every authenticated POST.
       const idempotent = route.method === 'POST' && !cfg.public && cfg.scope !== undefined;
       if (idempotent) out.headers = { type: 'object', properties: { 'idempotency-key': IDEMPOTENCY_KEY } };
-      // What src/http/rate-limit.ts limits: every authenticated route, and the token endpoint, the sign-in form and downloads by address.
-      const limited = (!cfg.public && cfg.scope !== undefined) || Boolean(cfg.oauth) || url.endsWith('/oauth/authorize/sign-in') || url.includes('/downloads/');
+      // What src/http/rate-limit.ts limits: every authenticated route, and the routes limited by address.
+      const limited = (!cfg.public && cfg.scope !== undefined) || Boolean(cfg.limitedByAddress);
       if (out.response && limited && !(out.response as Record<string, unknown>)['429']) out.response = { ...(out.response as object), ...errors(429) };
       if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited });
       return { schema: out as typeof schema, url };

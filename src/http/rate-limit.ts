@@ -117,14 +117,10 @@ export async function charge(limiter: RateLimiter, reply: FastifyReply, key: str
   }
 }
 
-/** The public routes limited per client address: the token endpoint, the sign-in forms, downloads. */
-function limitedByAddress(config: FastifyContextConfig & { oauth?: boolean }, url: string, method: string): boolean {
-  return Boolean(config.oauth) || (method === 'POST' && (url.endsWith('/oauth/authorize/sign-in') || url === '/dashboard/sign-in')) || url.includes('/downloads/');
-}
-
 /**
  * Adds a limit to every route registered after this call, after authentication: authenticated routes
- * per credential, the public routes above per client address, the others (health, keys, documents)
+ * per credential, public routes that say `limitedByAddress` per client address (the token endpoint,
+ * the sign-in forms, signed-link downloads), the other public ones (health, keys, documents)
  * not at all.
  */
 export function installRateLimits(app: FastifyInstance, limiter: RateLimiter): void {
@@ -135,9 +131,8 @@ export function installRateLimits(app: FastifyInstance, limiter: RateLimiter): v
     await charge(limiter, reply, `ip:${request.ip}`);
   };
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as FastifyContextConfig & { oauth?: boolean };
-    const methods = [route.method].flat();
-    const hook = !config.public ? byCredential : limitedByAddress(config, route.url, methods.includes('POST') ? 'POST' : 'GET') ? byAddress : null;
+    const config = (route.config ?? {}) as FastifyContextConfig;
+    const hook = !config.public ? byCredential : config.limitedByAddress ? byAddress : null;
     if (!hook) return;
     route.onRequest = route.onRequest === undefined ? [hook] : [...[route.onRequest].flat(), hook];
   });

@@ -124,7 +124,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id' | 'dpi'> }>('/downloads/label-documents/:id', {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     schema: {
       tags: ['labels'],
       operationId: 'downloadLabelDocument',
@@ -144,7 +144,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
   // GET /labels/{id}/trackingnumber lives in src/tracking/routes.ts.
 
   app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id'> }>('/downloads/labels/:id', {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     schema: {
       tags: ['labels'],
       operationId: 'downloadLabel', summary: 'Download a label by its signed link',

@@ -79,7 +79,7 @@ export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get<{ Params: { id: string }; Querystring: { format: string; expires: string; sig: string } }>('/downloads/manifests/:id', {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     schema: {
       tags: ['manifests'],
       operationId: 'downloadManifest',

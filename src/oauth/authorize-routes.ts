@@ -139,7 +139,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
   });
 
   app.post(`${base}/sign-in`, {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     attachValidation: true,
     schema: {
       tags: ['oauth'],

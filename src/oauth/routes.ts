@@ -35,7 +35,7 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
   void app.register(async (pages) => authorizeRoutes(pages, ctx, prefix));
 
   app.post(`${prefix}/oauth/token`, {
-    config: { public: true, oauth: true },
+    config: { public: true, oauth: true, limitedByAddress: true },
     schema: {
       tags: ['oauth'],
       operationId: 'issueToken', summary: 'Issue an access token',

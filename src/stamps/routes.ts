@@ -78,7 +78,7 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get<{ Params: { id: string }; Querystring: Omit<DownloadRequest, 'id'> }>('/downloads/stamps/:id', {
-    config: { public: true },
+    config: { public: true, limitedByAddress: true },
     schema: {
       tags: ['stamps'],
       operationId: 'downloadStamp', summary: 'Download a stamp by its signed link',
