@@ -22,14 +22,25 @@ export function announceDomainEventWritten(): void {
   written.dispatchEvent(new Event('written'));
 }
 
-export async function recordDomainEvent(tx: Tx | Db, event: { accountId: string; type: EventType; subjectId: string; data: unknown; at?: string }): Promise<string> {
-  const id = uuidv7();
-  await tx
-    .insertInto('domain_events')
-    .values({ id, account_id: event.accountId, type: event.type, shipment_id: event.subjectId, data: JSON.stringify(event.data), created_at: event.at ?? isoNow(), dispatched_at: null })
-    .execute();
+export interface NewDomainEvent {
+  accountId: string;
+  type: EventType;
+  subjectId: string;
+  data: unknown;
+  at?: string;
+}
+
+export async function recordDomainEvent(tx: Tx | Db, event: NewDomainEvent): Promise<string> {
+  return (await recordDomainEvents(tx, [event]))[0]!;
+}
+
+/** Records several events in one statement; their ids (and so their fan-out order) follow the list's order. */
+export async function recordDomainEvents(tx: Tx | Db, events: NewDomainEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((e) => ({ id: uuidv7(), account_id: e.accountId, type: e.type, shipment_id: e.subjectId, data: JSON.stringify(e.data), created_at: e.at ?? isoNow(), dispatched_at: null }));
+  await tx.insertInto('domain_events').values(rows).execute();
   announceDomainEventWritten();
-  return id;
+  return rows.map((r) => r.id);
 }
 
 // ---- the outbox side: what the webhook fan-out reads ----

@@ -210,9 +210,11 @@ export async function attachLabel(tx: Tx, shipmentId: string, label: { id: strin
   await store.setShipmentLabel(tx, shipmentId, label, at);
 }
 
-/** Records the status its active label's tracking reached. */
-export async function recordShipmentStatus(tx: Tx, shipmentId: string, status: string, at: string): Promise<void> {
-  await store.updateShipmentStatus(tx, shipmentId, status, at);
+/** Records the status each shipment's active label reached: one statement per distinct status. */
+export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; status: string }[], at: string): Promise<void> {
+  const byStatus = new Map<string, string[]>();
+  for (const { shipmentId, status } of changes) byStatus.set(status, [...(byStatus.get(status) ?? []), shipmentId]);
+  for (const [status, ids] of byStatus) await store.updateShipmentStatus(tx, ids, status, at);
 }
 
 /** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches, the dashboard's forms). */

@@ -37,8 +37,8 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
 
-export async function updateShipmentStatus(tx: Tx | Db, id: string, status: string, at: string): Promise<void> {
-  await tx.updateTable('shipments').set({ status, updated_at: at }).where('id', '=', id).execute();
+export async function updateShipmentStatus(tx: Tx | Db, ids: string[], status: string, at: string): Promise<void> {
+  await tx.updateTable('shipments').set({ status, updated_at: at }).where('id', 'in', ids).execute();
 }
 
 /** Records (or clears, with null) the shipment's active label. */

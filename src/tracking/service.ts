@@ -1,12 +1,12 @@
 import type { AppContext } from '../context.ts';
 import type { DialectName, Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
-import { recordDomainEvent, type EventType } from '../db/events.ts';
+import { recordDomainEvents, type EventType, type NewDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
 import {
   DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
 } from '../carriers/index.ts';
-import { recordShipmentStatus, shipmentsByIds } from '../shipments/service.ts';
+import { recordShipmentStatuses, shipmentsByIds } from '../shipments/service.ts';
 import { labelRecord, labelsByTrackingNumbers, type LabelRecord } from '../labels/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
@@ -234,6 +234,7 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
     else freshByLabel.set(r.label_id, [r]);
   }
   const changed: { label: LabelRecord; changes: store.TrackingEventRow[] }[] = [];
+  const saved: store.LabelTrackingRow[] = [];
   for (const label of labels) {
     // Stable: events with the same time keep their order in the batch.
     const mine = freshByLabel.get(label.id)?.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
@@ -254,13 +255,17 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
       last = e.timestamp;
     }
     if (last === state.last_event_at && changes.length === 0) continue;
-    await store.updateLabelTracking(tx, label.id, { status: status!, last_event_at: last, estimated_delivery: estimate, updated_at: now });
+    saved.push({ ...state, status: status!, last_event_at: last, estimated_delivery: estimate, updated_at: now });
     // Only the shipment's active label speaks for it; an invalidated label's events are history.
     if (changes.length > 0 && label.status === 'active') changed.push({ label, changes });
   }
+  // Every label's new state in one statement, every domain event in one, the shipments in one per status.
+  await store.saveLabelTracking(tx, saved);
   if (changed.length === 0) return fresh.length;
 
   const shipments = new Map((await shipmentsByIds(tx, changed.map((c) => c.label.shipment_id))).map((s) => [s.id, s]));
+  const domainEvents: NewDomainEvent[] = [];
+  const statuses: { shipmentId: string; status: string }[] = [];
   for (const { label, changes } of changed) {
     const found = shipments.get(label.shipment_id);
     if (!found) continue;
@@ -270,10 +275,12 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
       const type = DOMAIN_EVENT[change.status as TrackingStatus];
       if (!type) continue;
       const data = { ...shipment, status: change.status, label: labelRef, event: toEvent(change) };
-      await recordDomainEvent(tx, { accountId: label.account_id, type, subjectId: shipment.id, data, at: now });
+      domainEvents.push({ accountId: label.account_id, type, subjectId: shipment.id, data, at: now });
     }
-    await recordShipmentStatus(tx, shipment.id, changes.at(-1)!.status, now);
+    statuses.push({ shipmentId: shipment.id, status: changes.at(-1)!.status });
   }
+  await recordDomainEvents(tx, domainEvents);
+  await recordShipmentStatuses(tx, statuses, now);
   return fresh.length;
 }
 

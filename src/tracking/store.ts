@@ -18,8 +18,21 @@ export async function lockLabelTracking(tx: Tx, dialect: DialectName, labelIds: 
   return q.execute();
 }
 
-export async function updateLabelTracking(tx: Tx, labelId: string, set: Pick<LabelTrackingRow, 'status' | 'last_event_at' | 'estimated_delivery' | 'updated_at'>): Promise<void> {
-  await tx.updateTable('label_tracking').set(set).where('label_id', '=', labelId).execute();
+/** Writes the new tracking state of these labels in one statement (their rows exist: `ensureLabelTracking`). */
+export async function saveLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx
+    .insertInto('label_tracking')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.column('label_id').doUpdateSet((eb) => ({
+        status: eb.ref('excluded.status'),
+        last_event_at: eb.ref('excluded.last_event_at'),
+        estimated_delivery: eb.ref('excluded.estimated_delivery'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
 }
 
 /** Inserts the events, skipping those already stored; returns the ids of the new ones. */
