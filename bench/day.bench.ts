@@ -33,7 +33,7 @@
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +58,8 @@ const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
 const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
 const PG_BASE = (env.BENCH_DAY_PG ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const AGAINST = env.BENCH_AGAINST || undefined;
+/** Where the services' whole logs are kept (with NODE_OPTIONS=--trace-gc in BENCH_DAY_THIS_ENV, say); by default they go with the run's folder. */
+const LOG_DIR = env.BENCH_DAY_LOG_DIR || undefined;
 /** Run "this" side from a git revision too instead of this working tree (e.g. to check that equal code gives a ratio of 1). */
 const THIS_REV = env.BENCH_DAY_THIS || undefined;
 /** Settings of the "this" service only: `NAME=value` pairs separated by commas. */
@@ -1087,6 +1089,7 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
       if (result) result.errorLog = errorLog;
     }
     await db?.drop().catch((err) => progress(`could not drop the database: ${(err as Error).message}`));
+    if (LOG_DIR && service) copyFileSync(service.logFile, join(LOG_DIR, `day-${database}-${revision.role}-${Date.now()}.log`));
     rmSync(dir, { recursive: true, force: true });
   }
   return result!;

@@ -1,20 +1,52 @@
-// US ZIP codes (the `zipcodes` package: every ZIP code with its city and state). Its table is large
-// (about 70 MB of a process's memory), so it is loaded when first needed: the API loads it as it
-// registers its routes, a worker that never checks an address never does.
+// US ZIP codes (the `zipcodes` package: every ZIP code with its city and state). The package keeps
+// them as 44,000 objects with their strings and coordinates, a third of all the objects in the API's
+// heap, which every major garbage collection would trace again. So the table is copied once into one
+// string and one typed array, the package is dropped from the module cache, and its objects go.
+// It is loaded when first needed: the API loads it as it registers its routes, a worker that never
+// checks an address never does.
 import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-
-interface ZipCodes {
-  lookup(zip: string): { city: string; state: string } | undefined;
+interface ZipCodesPackage {
+  codes: Record<string, { zip: string; city: string; state: string; country: string }>;
 }
 
-let table: ZipCodes | undefined;
+interface ZipTable {
+  /** Indexed by the ZIP code as a number: where its entry starts in `text`, 0 for none. */
+  starts: Uint32Array;
+  /** Entries `<state><city>\n`, the state in its two letters. */
+  text: string;
+}
+
+const FIVE_DIGITS = /^\d{5}$/;
+
+function loadTable(): ZipTable {
+  // A require of its own: the module that requires a package keeps it among its `children`.
+  const require = createRequire(import.meta.url);
+  const pkg = require('zipcodes') as ZipCodesPackage;
+  const starts = new Uint32Array(100_000);
+  const entries: string[] = ['\n'];
+  let length = 1;
+  for (const [zip, e] of Object.entries(pkg.codes)) {
+    // The package also holds Canada's forward sortation areas (`T0A`); ZIP codes are five digits.
+    if (!FIVE_DIGITS.test(zip) || e.country !== 'US') continue;
+    const entry = `${e.state}${e.city}\n`;
+    starts[Number(zip)] = length;
+    entries.push(entry);
+    length += entry.length;
+  }
+  for (const file of Object.keys(require.cache)) if (file.includes('/node_modules/zipcodes/')) delete require.cache[file];
+  return { starts, text: entries.join('') };
+}
+
+let table: ZipTable | undefined;
 
 /** The city and state of a five-digit ZIP code, if it exists. */
 export function zipLookup(zip: string): { city: string; state: string } | undefined {
-  table ??= require('zipcodes') as ZipCodes;
-  return table.lookup(zip);
+  table ??= loadTable();
+  if (!FIVE_DIGITS.test(zip)) return undefined;
+  const start = table.starts[Number(zip)]!;
+  if (start === 0) return undefined;
+  return { state: table.text.slice(start, start + 2), city: table.text.slice(start + 2, table.text.indexOf('\n', start)) };
 }
 
 /** Loads the table now (the API does, so no request waits for it). */
