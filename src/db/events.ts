@@ -7,10 +7,12 @@ export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const written = new EventTarget();
+/** Events this process wrote inside transactions that have not committed yet (or rolled back). */
+let uncommitted = 0;
 
 /**
- * In-process wake-up for the webhook fan-out: `listener` runs whenever this process records a domain
- * event (its transaction may commit a moment later). Returns the unsubscribe function.
+ * In-process wake-up for the webhook fan-out: `listener` runs whenever an event this process recorded
+ * has committed. Returns the unsubscribe function.
  */
 export function onDomainEventWritten(listener: () => void): () => void {
   written.addEventListener('written', listener);
@@ -20,6 +22,19 @@ export function onDomainEventWritten(listener: () => void): () => void {
 /** Wakes this thread's listeners as if an event had been written here (one written on another thread). */
 export function announceDomainEventWritten(): void {
   written.dispatchEvent(new Event('written'));
+}
+
+/**
+ * Called by both drivers after every commit: wakes the listeners if events were written in a
+ * transaction since the last wake. Announcing at the commit rather than at the insert means the
+ * fan-out never looks before the events are there to see (on PostgreSQL the commit is a round trip
+ * later). Another transaction's commit may announce first; the fan-out then finds what has committed
+ * and is woken again by the rest. A rolled-back event costs one needless look.
+ */
+export function afterCommit(): void {
+  if (uncommitted === 0) return;
+  uncommitted = 0;
+  announceDomainEventWritten();
 }
 
 export interface NewDomainEvent {
@@ -39,7 +54,8 @@ export async function recordDomainEvents(tx: Tx | Db, events: NewDomainEvent[]):
   if (events.length === 0) return [];
   const rows = events.map((e) => ({ id: uuidv7(), account_id: e.accountId, type: e.type, shipment_id: e.subjectId, data: JSON.stringify(e.data), created_at: e.at ?? isoNow(), dispatched_at: null }));
   await tx.insertInto('domain_events').values(rows).execute();
-  announceDomainEventWritten();
+  if (tx.isTransaction) uncommitted += rows.length;
+  else announceDomainEventWritten();
   return rows.map((r) => r.id);
 }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { PostgresDialect } from 'kysely';
+import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver } from 'kysely';
+import { afterCommit } from './events.ts';
 
 // int8 and numeric come back as strings by default; our counters fit in a double.
 const types = {
@@ -21,6 +22,25 @@ export function postgresPool(url: string, schema?: string): pg.Pool {
   return pool;
 }
 
+/** Kysely's driver, telling the webhook fan-out after each commit (`afterCommit`). */
+class AnnouncingDriver extends PostgresDriver {
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    afterCommit();
+  }
+}
+
+class AnnouncingDialect extends PostgresDialect {
+  readonly #config: ConstructorParameters<typeof PostgresDialect>[0];
+  constructor(config: ConstructorParameters<typeof PostgresDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new AnnouncingDriver(this.#config);
+  }
+}
+
 export function postgresDialect(pool: pg.Pool): PostgresDialect {
-  return new PostgresDialect({ pool });
+  return new AnnouncingDialect({ pool });
 }

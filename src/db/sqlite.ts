@@ -2,6 +2,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { createCache } from '../cache.ts';
+import { afterCommit } from './events.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
@@ -65,6 +66,10 @@ class NodeSqlite implements SqliteDatabase {
 class ImmediateTransactionDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    afterCommit();
   }
 }
 

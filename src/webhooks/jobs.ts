@@ -20,8 +20,11 @@ export const DEFAULT_CONCURRENCY = 32;
 const EVENTS_PER_FANOUT = 50;
 /** Claim new deliveries once this many slots are free, so claims come in batches. */
 const MIN_CLAIM = 8;
-/** Poll interval while busy (see Job.busyPollMs). */
-const BUSY_POLL_MS = 5;
+/**
+ * Poll interval while busy (see Job.busyPollMs). This process's own events wake the fan-out at their
+ * commit, so the poll only finds other processes' work; each poll is a query, on two jobs.
+ */
+const BUSY_POLL_MS = 25;
 /** How long a small batch of results waits for more while deliveries are in flight. */
 const GROUP_COMMIT_WAIT_MS = 2;
 /** Results written per transaction at most. */
