@@ -74,6 +74,9 @@ const MIGRATION_LOCK_KEY = 727_001;
  * database, which both mistakes another schema's tables for ours and trips over schemas being dropped.)
  */
 export async function migrate(storage: Storage): Promise<void> {
+  // Imported before the lock is taken: loading the files is the slow part of a cold start, and other
+  // processes starting at the same time wait for the lock (SQLite gives up after busy_timeout).
+  const migrations = await folderMigrations();
   await storage.db.connection().execute(async (conn) => {
     // SQLite: take the write lock up front, so a second process waits (busy_timeout) instead of failing.
     await sql.raw(storage.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
@@ -83,7 +86,7 @@ export async function migrate(storage: Storage): Promise<void> {
       await sql`create table if not exists kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(conn);
       const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(conn);
       const done = new Set(rows.map((r) => r.name));
-      for (const [name, migration] of await folderMigrations()) {
+      for (const [name, migration] of migrations) {
         if (done.has(name)) continue;
         current = name;
         await migration.up(conn as unknown as Kysely<unknown>);
