@@ -1,9 +1,12 @@
 // SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE, src/db/sqlite.ts), so a
-// transaction that reads and then writes never fails half-way because another process wrote between.
+// transaction that reads and then writes never fails half-way because another process wrote between;
+// and a statement that meets another connection's lock waits for it without blocking the event loop.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { withTestApp } from '../helpers.ts';
+import { nextCounter } from '../../src/db/index.ts';
+import { BUSY_WAIT_MS } from '../../src/db/sqlite.ts';
 
 describe('SQLite transactions', () => {
   const t = withTestApp();
@@ -21,6 +24,55 @@ describe('SQLite transactions', () => {
       other.exec('BEGIN IMMEDIATE');
       other.exec('ROLLBACK');
     } finally {
+      other.close();
+    }
+  });
+});
+
+describe('SQLite lock waits', () => {
+  const t = withTestApp();
+
+  it('wait for another connection’s write lock without blocking the event loop, then write', async () => {
+    const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);
+    const other = new DatabaseSync(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 1);
+      // SQLite's own busy handler would sleep inside this call, so the timer below could never release the lock.
+      const write = nextCounter(t.ctx.db, 'lock-wait-test');
+      const released = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          if (other.isOpen && other.isTransaction) other.exec('COMMIT');
+          resolve();
+        }, 150),
+      );
+      const value = await write.finally(() => clearInterval(ticker));
+      await released;
+      assert.equal(value, 1);
+      assert.ok(ticks >= 20, `the event loop ran ${ticks} timer ticks while the write waited`);
+    } finally {
+      if (other.isTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+
+  it(`give up after ${BUSY_WAIT_MS / 1000} s with "database is locked", having changed nothing`, async () => {
+    const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);
+    const other = new DatabaseSync(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      await assert.rejects(
+        t.ctx.db.transaction().execute((tx) => nextCounter(tx, 'lock-timeout-test')),
+        /database is locked/,
+      );
+      assert.ok(Date.now() - started >= BUSY_WAIT_MS - 50);
+      other.exec('ROLLBACK');
+      const row = await t.ctx.db.selectFrom('counters').selectAll().where('name', '=', 'lock-timeout-test').executeTakeFirst();
+      assert.equal(row, undefined);
+    } finally {
+      if (other.isTransaction) other.exec('ROLLBACK');
       other.close();
     }
   });
