@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver } from 'kysely';
+import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Dialect } from 'kysely';
+import { withDriver } from './dialect.ts';
 import { afterCommit } from './events.ts';
 
 // int8 and numeric come back as strings by default; our counters fit in a double.
@@ -30,17 +31,6 @@ class AnnouncingDriver extends PostgresDriver {
   }
 }
 
-class AnnouncingDialect extends PostgresDialect {
-  readonly #config: ConstructorParameters<typeof PostgresDialect>[0];
-  constructor(config: ConstructorParameters<typeof PostgresDialect>[0]) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver(): Driver {
-    return new AnnouncingDriver(this.#config);
-  }
-}
-
-export function postgresDialect(pool: pg.Pool): PostgresDialect {
-  return new AnnouncingDialect({ pool });
+export function postgresDialect(pool: pg.Pool): Dialect {
+  return withDriver(new PostgresDialect({ pool }), () => new AnnouncingDriver({ pool }));
 }

@@ -5,7 +5,8 @@ import { createCache } from '../cache.ts';
 import { afterCommit } from './events.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type QueryResult } from 'kysely';
+import { withDriver } from './dialect.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
@@ -118,22 +119,11 @@ class ImmediateTransactionDriver extends SqliteDriver {
   }
 }
 
-class ImmediateTransactionDialect extends SqliteDialect {
-  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver(): Driver {
-    return new ImmediateTransactionDriver(this.#config);
-  }
-}
-
 /** How often the checkpointer thread copies the WAL into the database file (PASSIVE checkpoint). */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
 export interface SqliteStorage {
-  dialect: SqliteDialect;
+  dialect: Dialect;
   /** Stops the checkpointer thread, after the dialect's connection is closed (Kysely's destroy). */
   close(): Promise<void>;
 }
@@ -181,8 +171,9 @@ export function sqliteStorage(url: string): SqliteStorage {
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 0');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
+  const config = { database: new NodeSqlite(db) };
   return {
-    dialect: new ImmediateTransactionDialect({ database: new NodeSqlite(db) }),
+    dialect: withDriver(new SqliteDialect(config), () => new ImmediateTransactionDriver(config)),
     close: stopCheckpointer,
   };
 }
