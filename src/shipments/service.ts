@@ -212,9 +212,9 @@ export async function attachLabel(tx: Tx, shipmentId: string, label: { id: strin
 
 /** Records the status each shipment's active label reached: one statement per distinct status. */
 export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; status: string }[], at: string): Promise<void> {
-  const byStatus = new Map<string, string[]>();
-  for (const { shipmentId, status } of changes) byStatus.set(status, [...(byStatus.get(status) ?? []), shipmentId]);
-  for (const [status, ids] of byStatus) await store.updateShipmentStatus(tx, ids, status, at);
+  for (const [status, group] of Map.groupBy(changes, (c) => c.status)) {
+    await store.updateShipmentStatus(tx, group.map((c) => c.shipmentId), status, at);
+  }
 }
 
 /** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches, the dashboard's forms). */
