@@ -47,8 +47,14 @@ export async function invalidateLabel(tx: Tx, accountId: string, id: string, at:
     .executeTakeFirst();
 }
 
+/**
+ * The account's labels among these tracking numbers. The account is checked here, not in the WHERE:
+ * given `account_id = ?` too, SQLite (with no statistics) walks the account's index instead of the
+ * unique tracking numbers, about 1 ms for a batch of five once an account has a few hundred labels.
+ */
 export async function findLabelsByTrackingNumbers(db: Db | Tx, accountId: string, numbers: string[]): Promise<LabelRecord[]> {
-  return db.selectFrom('labels').select(recordColumns).where('tracking_number', 'in', numbers).where('account_id', '=', accountId).execute();
+  const rows = await db.selectFrom('labels').select(recordColumns).where('tracking_number', 'in', numbers).execute();
+  return rows.filter((row) => row.account_id === accountId);
 }
 
 export async function findLabelRecord(db: Db | Tx, accountId: string | null, id: string): Promise<LabelRecord | undefined> {
