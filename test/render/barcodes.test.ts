@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Resvg } from '@resvg/resvg-js';
+import bwipjs from 'bwip-js';
+import fc from 'fast-check';
+import { DOT, PDF417_EC_LEVEL, pdf417 } from '../../src/render/barcodes.ts';
 import { layoutLabel, renderDrawing, renderLabel } from '../../src/render/index.ts';
 import type { BarcodePrimitive, LabelData } from '../../src/render/index.ts';
 import { ALL_CARRIERS, UPS_INTERNATIONAL, UPS_LABEL } from './fixtures.ts';
@@ -80,4 +83,42 @@ describe('every label size keeps its barcodes readable', () => {
       });
     }
   }
+});
+
+describe('PDF417 fitted to its area', () => {
+  /** The definition: encode every column count at 3, then 2 dots; the largest symbol that fits. */
+  function largestThatFits(text: string, w: number, h: number): { module: number; pixx: number; pixy: number } | undefined {
+    for (const dots of [3, 2]) {
+      const module = dots * DOT;
+      let best: { module: number; pixx: number; pixy: number } | undefined;
+      for (let columns = 1; (17 * columns + 73) * module <= w && columns <= 30; columns++) {
+        let m: { pixx: number; pixy: number };
+        try {
+          m = bwipjs.raw({ bcid: 'pdf417', text, columns, eclevel: PDF417_EC_LEVEL } as Parameters<typeof bwipjs.raw>[0])[0] as unknown as { pixx: number; pixy: number };
+        } catch {
+          continue;
+        }
+        if ((m.pixy + 4) * module > h) continue;
+        if (!best || m.pixx * m.pixy > best.pixx * best.pixy) best = { module, pixx: m.pixx, pixy: m.pixy };
+      }
+      if (best) return best;
+    }
+    return undefined;
+  }
+
+  it('is the largest symbol that fits with its quiet zones, as encoding every column count finds (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 260 }), fc.integer({ min: 110, max: 300 }), fc.integer({ min: 40, max: 200 }), (text, w, h) => {
+        const b = pdf417(text, { x: 0, y: 0, w, h });
+        assert.equal(b.data, text);
+        if (b.modules.shape !== 'matrix') return assert.fail('a matrix symbol');
+        const pixy = b.modules.rows * b.modules.rowHeight;
+        assert.ok((b.modules.columns + 4) * b.module <= w + 1e-9, 'fits the width');
+        assert.ok((pixy + 4) * b.module <= h + 1e-9, 'fits the height');
+        const expected = largestThatFits(text, w, h);
+        if (expected) assert.deepEqual({ module: b.module, pixx: b.modules.columns, pixy }, expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
