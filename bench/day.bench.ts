@@ -32,8 +32,8 @@
 // and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,9 +41,9 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
-import { freePort } from './ports.ts';
 import { ChildReceiver } from './child-receiver.ts';
 import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
+import { logTail, prepareRevision, ROOT, startService, thisTitle, type Revision, type Service } from './revision.ts';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
@@ -87,7 +87,6 @@ const REPEAT_LABELS = 2;
 const WEBHOOK_WAIT_MS = 120_000;
 const EVENTS_PER_BATCH = 5;
 const EVENT_KINDS = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'];
-const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/+$/, '');
 
 // ---------------------------------------------------------------------------------------------
 // The webhook receiver, in its own process: answers 200 at once and counts unique webhook-id headers.
@@ -185,103 +184,6 @@ function shipmentBody(rng: () => number, account: number): string {
 
 // ---------------------------------------------------------------------------------------------
 // The service of one checkout, started exactly as an operator would
-
-interface Revision {
-  /** 'this' or 'against' */
-  role: 'this' | 'against';
-  /** What it is, for the report. */
-  title: string;
-  root: string;
-}
-
-interface Service {
-  origin: string;
-  key: string;
-  env: Record<string, string>;
-  root: string;
-  logFile: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-function randomAlnum(n: number): string {
-  return [...randomBytes(n)].map((b) => ALNUM[b % ALNUM.length]).join('');
-}
-
-function logTail(file: string, lines = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-async function startService(root: string, databaseUrl: string, dir: string, settings: Record<string, string>): Promise<Service> {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const key = `sk_test_${randomAlnum(32)}`;
-  // A clean environment: nothing from the caller's shell (a stray DATABASE_URL, WORKER_IDLE_MS …) leaks in.
-  const serviceEnv: Record<string, string> = {
-    PATH: env.PATH ?? '/usr/bin:/bin',
-    HOME: env.HOME ?? '/tmp',
-    LANG: env.LANG ?? 'C.UTF-8',
-    APP_ENV: 'development',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: origin,
-    DATABASE_URL: databaseUrl,
-    BOOTSTRAP_API_KEY: key,
-    SANDBOX_TRACKING: '0',
-    ROLE: 'all',
-    // The day's 16 users share 8 keys at over 100 requests a second each: limits would be the measurement.
-    RATE_LIMIT_PER_SECOND: '0',
-    LOG_LEVEL: 'info',
-    MALLOC_ARENA_MAX: '1',
-    MALLOC_MMAP_THRESHOLD_: '65536',
-    MALLOC_TRIM_THRESHOLD_: '131072',
-    ...settings,
-  };
-  const logFile = join(dir, 'server.log');
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', 'src/main.ts'], { cwd: root, env: serviceEnv, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exited: number | null = null;
-  child.once('exit', (code, signal) => (exited = code ?? (signal ? 128 : 1)));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited !== null) throw new Error(`the service in ${root} exited with ${exited} before it was ready:\n${logTail(logFile)}`);
-    try {
-      const res = await fetch(`${origin}/v1/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the service in ${root} did not answer GET /v1/health within 60 s:\n${logTail(logFile)}`);
-    }
-    await sleep(100);
-  }
-  return {
-    origin,
-    key,
-    env: serviceEnv,
-    root,
-    logFile,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.once('exit', () => {
-          clearTimeout(kill);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /** `node src/cli/admin.ts <args> --json` in the service's checkout with the service's settings. */
 function admin(service: Service, args: string[]): Promise<Record<string, string>> {
@@ -1093,49 +995,6 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
     rmSync(dir, { recursive: true, force: true });
   }
   return result!;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The revision to compare with: extracted into a temporary folder, with node_modules
-
-function git(args: string[]): string {
-  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 2 ** 20 }).trim();
-}
-
-function prepareRevision(rev: string, role: Revision['role']): { revision: Revision; remove: () => void } {
-  const hash = git(['rev-parse', '--verify', `${rev}^{commit}`]);
-  const short = git(['rev-parse', '--short', hash]);
-  const dir = mkdtempSync(join(tmpdir(), `bench-day-${role}-`));
-  try {
-    progress(`${role} ${rev} (${short}): extracting into ${dir}`);
-    execFileSync('sh', ['-c', `git archive --format=tar ${hash} | tar -x -C '${dir}'`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    const theirLock = git(['show', `${hash}:package-lock.json`]);
-    const ourLock = readFileSync(join(ROOT, 'package-lock.json'), 'utf8').trim();
-    if (theirLock === ourLock) {
-      progress(`${role} ${short}: same package-lock.json, linking node_modules`);
-      symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    } else {
-      progress(`${role} ${short}: package-lock.json differs, npm ci --prefer-offline`);
-      execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 2, 2] });
-    }
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
-  return {
-    revision: { role, title: `${rev} (${short})`, root: dir },
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-function thisTitle(): string {
-  let title = 'this checkout';
-  try {
-    const head = git(['rev-parse', '--short', 'HEAD']);
-    const dirty = git(['status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json']) !== '';
-    title = `this checkout (${head}${dirty ? ' with uncommitted changes' : ''})`;
-  } catch {}
-  return title;
 }
 
 // ---------------------------------------------------------------------------------------------
