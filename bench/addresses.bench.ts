@@ -2,7 +2,12 @@
 // In-process (app.inject) on a SQLite file, so the numbers are the service's own work: the median of
 // POST /v1/shipments beside the median of the two address checks it runs, and the median of
 // POST /v1/addresses/validate with 1 and with 250 addresses (the data is loaded once per process).
-import { mkdtempSync, rmSync } from 'node:fs';
+// With `--against <rev>`, also POST /v1/shipments over HTTP beside the service of that revision, each
+// started as an operator would (bench/revision.ts), in alternating rounds: what the checks add to a
+// shipment is the ratio between the revision that brought them and the one before, e.g.
+// `BENCH_ADDRESSES_THIS=50501f0 npm run bench -- addresses --against 50501f0^` ("this" side from a
+// revision instead of the working tree).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.ts';
@@ -13,6 +18,7 @@ import { closeContext, openContext } from '../src/bootstrap.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { fmtMs, progress, table, time, type Timing } from './lib.ts';
+import { prepareRevision, processCpuMs, ROOT, startService, thisTitle, type Service } from './revision.ts';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 
@@ -20,6 +26,84 @@ const FROM = { name: 'Lager Süd GmbH', street1: '4100 Distribution Dr', city: '
 const TO = { name: 'Ada Lovelace', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' };
 const SHIPMENT = { carrier: 'UPS', service: 'ground', from: FROM, to: TO, parcel: { weight: { value: 1.2, unit: 'kg' } } };
 const MIX = [TO, FROM, { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }, { name: 'A', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' }, { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }];
+
+const AGAINST = process.env.BENCH_AGAINST || undefined;
+const THIS_REV = process.env.BENCH_ADDRESSES_THIS || undefined;
+/** Side by side: rounds per service, and sequential requests per round (after as many to warm up). */
+const SIDE_ROUNDS = 10;
+const SIDE_REQUESTS = 100;
+
+interface Side {
+  title: string;
+  root: string;
+  service?: Service;
+  latencies: number[];
+  cpuMs: number;
+}
+
+/** POST /v1/shipments on this service and on the --against revision's, alternating rounds on one keep-alive connection each. */
+async function shipmentsSideBySide(): Promise<string[]> {
+  const prepared = [prepareRevision(AGAINST!, 'against'), ...(THIS_REV ? [prepareRevision(THIS_REV, 'this')] : [])];
+  const against: Side = { title: prepared[0]!.revision.title, root: prepared[0]!.revision.root, latencies: [], cpuMs: 0 };
+  const ours: Side = THIS_REV ? { title: prepared[1]!.revision.title, root: prepared[1]!.revision.root, latencies: [], cpuMs: 0 } : { title: thisTitle(), root: ROOT, latencies: [], cpuMs: 0 };
+  const dir = mkdtempSync(join(tmpdir(), 'bench-addresses-side-'));
+  const pools: Pool[] = [];
+  try {
+    const body = JSON.stringify(SHIPMENT);
+    const posters = new Map<Side, () => Promise<void>>();
+    for (const [i, side] of [ours, against].entries()) {
+      progress(`starting ${side.title}`);
+      const sideDir = join(dir, String(i));
+      mkdirSync(sideDir);
+      side.service = await startService(side.root, `sqlite:${join(sideDir, 'a.db')}`, sideDir, {});
+      const pool = new Pool(side.service.origin, { connections: 1 });
+      pools.push(pool);
+      const headers = { 'x-api-key': side.service.key, 'content-type': 'application/json' };
+      posters.set(side, async () => {
+        const res = await pool.request({ method: 'POST', path: '/v1/shipments', headers, body });
+        const text = await res.body.text();
+        if (res.statusCode !== 201) throw new Error(`${side.title}: POST /v1/shipments answered ${res.statusCode}: ${text.slice(0, 200)}`);
+      });
+      for (let n = 0; n < SIDE_REQUESTS; n++) await posters.get(side)!();
+    }
+    progress(`POST /v1/shipments side by side: ${SIDE_ROUNDS} rounds of ${SIDE_REQUESTS} on each`);
+    for (let round = 0; round < SIDE_ROUNDS; round++) {
+      for (const side of round % 2 ? [against, ours] : [ours, against]) {
+        const post = posters.get(side)!;
+        const cpu0 = processCpuMs(side.service!.child.pid);
+        for (let n = 0; n < SIDE_REQUESTS; n++) {
+          const t0 = performance.now();
+          await post();
+          side.latencies.push(performance.now() - t0);
+        }
+        side.cpuMs += processCpuMs(side.service!.child.pid) - cpu0;
+      }
+    }
+  } finally {
+    await Promise.all(pools.map((p) => p.close()));
+    await Promise.all([ours, against].map((side) => side.service?.stop()));
+    rmSync(dir, { recursive: true, force: true });
+    for (const p of prepared) p.remove();
+  }
+  const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const p99 = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length * 0.99)]!;
+  const cpuPer = (side: Side) => (side.cpuMs * 1000) / side.latencies.length;
+  const ratio = median(ours.latencies) / median(against.latencies);
+  return [
+    `POST /v1/shipments (US → US) over loopback HTTP, each service started as an operator would on a fresh SQLite file (bench/revision.ts), one keep-alive connection each, sequential requests; ${SIDE_ROUNDS} rounds of ${SIDE_REQUESTS} alternating between the two after ${SIDE_REQUESTS} to warm up. Server CPU is the process's user + system time (all threads, from /proc, 10 ms ticks) over the rounds.`,
+    '',
+    table(
+      ['service', 'requests', 'median', 'p99', 'server CPU / request'],
+      [ours, against].map((side) => [side.title, side.latencies.length, fmtMs(median(side.latencies)), fmtMs(p99(side.latencies)), `${cpuPer(side).toFixed(0)} µs`]),
+    ),
+    '',
+    table(
+      ['target', 'measured', 'target', 'met'],
+      [[`POST /v1/shipments, ${ours.title} ÷ ${against.title} (medians; server CPU ${(cpuPer(ours) / cpuPer(against)).toFixed(2)} ×)`, `${ratio.toFixed(3)} ×`, '≤ 1.05 ×', ratio <= 1.05 ? 'yes' : '**no**']],
+    ),
+    '',
+  ];
+}
 
 /** Rounds taken together: their runs summed, the median of the rounds' medians, the worst p99. */
 function pooled(rounds: Timing[]): Timing {
@@ -109,6 +193,7 @@ export async function run(): Promise<string> {
         ],
       ),
       '',
+      ...(AGAINST ? await shipmentsSideBySide() : ['Run with `--against <rev>` to measure POST /v1/shipments beside another revision.', '']),
     ].join('\n');
   } finally {
     await app.close();

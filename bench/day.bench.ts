@@ -32,7 +32,7 @@
 // and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -43,7 +43,7 @@ import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
 import { ChildReceiver } from './child-receiver.ts';
 import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
-import { logTail, prepareRevision, ROOT, startService, thisTitle, type Revision, type Service } from './revision.ts';
+import { logTail, prepareRevision, processCpuMs, ROOT, startService, thisTitle, type Revision, type Service } from './revision.ts';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
@@ -217,23 +217,6 @@ function keepErrors(logFile: string, name: string): string | undefined {
   return `bench/out/${name}.log`;
 }
 
-/** CPU time (user + system, ms) a process has used, all its threads included; NaN where /proc is missing. */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
-}
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

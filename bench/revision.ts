@@ -152,3 +152,21 @@ export function thisTitle(): string {
   } catch {}
   return title;
 }
+
+/** CPU time (user + system, ms) a process has used, all its threads included; NaN where /proc is missing. */
+export function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();

@@ -3,7 +3,7 @@
 // sections and writes them to bench/out/latest.md (and bench/out/<name>.md) for docs/benchmarks.md.
 // Each module exports `async function run(): Promise<string>` returning its markdown section.
 // `--against <rev>` (or `--against=<rev>`) names another git revision for the benchmarks that compare
-// with one (bench/day.bench.ts); it reaches them as the environment variable BENCH_AGAINST.
+// with one (day, addresses); it reaches them as the environment variable BENCH_AGAINST.
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';

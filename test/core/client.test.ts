@@ -105,8 +105,8 @@ forEachDatabase((database) => {
           body: {
             carrier: 'USPS',
             service: 'priority_mail',
-            from: { name: 'A B', street1: '1 Main St', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' },
-            to: { name: 'C D', street1: '2 Elm St', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+            from: { name: 'A B', street1: '1100 Congress Ave', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' },
+            to: { name: 'C D', street1: '1 Ashburton Pl', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
             parcel: { weight: { value: 12, unit: 'oz' } },
           },
         })

@@ -11,7 +11,7 @@ import { spawnChild, type Child } from './support.ts';
 // delivery arrives.
 const RECEIVER = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { console.log('delivered ' + Date.now()); s.end(); }); }).listen(0, '127.0.0.1', function () { console.log('port ' + this.address().port); });`;
 
-const SHIPMENT = { carrier: 'USPS', service: 'priority_mail', from: { name: 'A', street1: '1 Main St', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' }, to: { name: 'B', street1: '2 Elm St', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' }, parcel: { weight: { value: 1, unit: 'lb' } } };
+const SHIPMENT = { carrier: 'USPS', service: 'priority_mail', from: { name: 'A', street1: '1100 Congress Ave', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' }, to: { name: 'B', street1: '1 Ashburton Pl', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' }, parcel: { weight: { value: 1, unit: 'lb' } } };
 
 describe('ROLE=all: background jobs on a thread of their own', () => {
   let t: TestApp;
