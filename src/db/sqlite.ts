@@ -5,7 +5,7 @@ import { createCache } from '../cache.ts';
 import { afterCommit } from './events.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type QueryResult } from 'kysely';
+import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteDialect, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
 import { withDriver } from './dialect.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
@@ -99,23 +99,110 @@ class WaitingConnection implements DatabaseConnection {
   }
 }
 
+/** Runs compiled queries on one database, as Kysely's own SQLite connection does. */
+class StatementConnection implements DatabaseConnection {
+  readonly #db: NodeSqlite;
+  constructor(db: NodeSqlite) {
+    this.#db = db;
+  }
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const stmt = this.#db.prepare(query.sql);
+    if (stmt.reader) return { rows: stmt.all(query.parameters) as R[] };
+    const { changes, lastInsertRowid } = stmt.run(query.parameters);
+    return { numAffectedRows: BigInt(changes), insertId: lastInsertRowid == null ? undefined : BigInt(lastInsertRowid), rows: [] };
+  }
+  // biome-ignore lint/correctness/useYield: never streams
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used');
+  }
+}
+
+/** First come, first served: `acquire` resolves with the function that lets the next one in. */
+class Turn {
+  #last: Promise<void> = Promise.resolve();
+  acquire(): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const granted = this.#last.then(() => release);
+    this.#last = mine;
+    return granted;
+  }
+}
+
 /**
- * Kysely's SQLite driver, with transactions that take the write lock when they begin: a deferred
- * transaction that reads and then writes fails at once with "database is locked" when another process
- * wrote in between, while `BEGIN IMMEDIATE` waits its turn instead (without blocking: WaitingConnection).
+ * What Kysely gets for each query or transaction. It reads on the reader connection until it first
+ * writes (a write, `BEGIN` or raw SQL); from then on it holds the writer connection, in turn with
+ * every other session, until Kysely releases it (after the commit, or after the single statement).
  */
-class ImmediateTransactionDriver extends SqliteDriver {
-  #connection: WaitingConnection | undefined;
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    this.#connection ??= new WaitingConnection(await super.acquireConnection());
-    return this.#connection;
+class Session implements DatabaseConnection {
+  readonly #driver: TwoConnectionDriver;
+  #writer: Promise<() => void> | undefined;
+  constructor(driver: TwoConnectionDriver) {
+    this.#driver = driver;
   }
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const reader = this.#driver.reader;
+    if (!this.#writer && reader && SelectQueryNode.is(query.query)) return reader.executeQuery<R>(query);
+    this.#writer ??= this.#driver.turn.acquire();
+    await this.#writer;
+    return this.#driver.writer.executeQuery<R>(query);
   }
-  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await super.commitTransaction(connection);
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used');
+  }
+  async release(): Promise<void> {
+    const writer = this.#writer;
+    this.#writer = undefined;
+    if (writer) (await writer)();
+  }
+}
+
+/**
+ * Two connections to one SQLite file: reads outside a transaction go to a read-only connection and
+ * never wait for a transaction (WAL lets a reader see the last commit while a writer works), and
+ * writes and transactions take turns on the other. A transaction waiting for another thread's or
+ * process's write lock (WaitingConnection) therefore holds up only writes; with one connection,
+ * every read waited behind it. Transactions begin with `BEGIN IMMEDIATE`, taking the write lock at
+ * once: a deferred transaction that reads and then writes fails with "database is locked" when
+ * another process wrote in between, while this waits its turn. An in-memory database has no second
+ * connection, so there reads take turns too.
+ */
+class TwoConnectionDriver implements Driver {
+  readonly writer: WaitingConnection;
+  readonly reader: WaitingConnection | undefined;
+  readonly turn = new Turn();
+  readonly #databases: NodeSqlite[];
+  constructor(writer: NodeSqlite, reader: NodeSqlite | undefined) {
+    this.writer = new WaitingConnection(new StatementConnection(writer));
+    this.reader = reader && new WaitingConnection(new StatementConnection(reader));
+    this.#databases = reader ? [reader, writer] : [writer];
+  }
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new Session(this);
+  }
+  async beginTransaction(session: DatabaseConnection): Promise<void> {
+    await session.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  async commitTransaction(session: DatabaseConnection): Promise<void> {
+    await session.executeQuery(CompiledQuery.raw('commit'));
     afterCommit();
+  }
+  async rollbackTransaction(session: DatabaseConnection): Promise<void> {
+    await session.executeQuery(CompiledQuery.raw('rollback'));
+  }
+  async releaseConnection(session: DatabaseConnection): Promise<void> {
+    await (session as Session).release();
+  }
+  async destroy(): Promise<void> {
+    for (const db of this.#databases) db.close();
+  }
+}
+
+/** Kysely's SQLite adapter, told that the driver serialises what needs serialising (TwoConnectionDriver). */
+class TwoConnectionAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
   }
 }
 
@@ -171,9 +258,15 @@ export function sqliteStorage(url: string): SqliteStorage {
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 0');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
-  const config = { database: new NodeSqlite(db) };
+  let reader: NodeSqlite | undefined;
+  if (!memory) {
+    const r = new DatabaseSync(path, { readOnly: true });
+    r.exec('PRAGMA busy_timeout = 0');
+    reader = new NodeSqlite(r);
+  }
+  const writer = new NodeSqlite(db);
   return {
-    dialect: withDriver(new SqliteDialect(config), () => new ImmediateTransactionDriver(config)),
+    dialect: withDriver(new SqliteDialect({ database: writer }), () => new TwoConnectionDriver(writer, reader), () => new TwoConnectionAdapter()),
     close: stopCheckpointer,
   };
 }

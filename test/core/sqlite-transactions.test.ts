@@ -1,6 +1,7 @@
 // SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE, src/db/sqlite.ts), so a
 // transaction that reads and then writes never fails half-way because another process wrote between;
-// and a statement that meets another connection's lock waits for it without blocking the event loop.
+// a statement that meets another connection's lock waits for it without blocking the event loop; and
+// reads outside a transaction go to a connection of their own, so they never wait for one.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
@@ -75,5 +76,48 @@ describe('SQLite lock waits', () => {
       if (other.isTransaction) other.exec('ROLLBACK');
       other.close();
     }
+  });
+});
+
+describe('SQLite reads beside transactions', () => {
+  const t = withTestApp();
+
+  it('answer while a transaction waits for another connection’s write lock, and while writes take their turns', { timeout: 10_000 }, async () => {
+    const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);
+    const other = new DatabaseSync(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const write = t.ctx.db.transaction().execute((tx) => nextCounter(tx, 'read-beside-test'));
+      const second = nextCounter(t.ctx.db, 'read-beside-test');
+      // Both writes now wait (the first for the lock, the second for its turn); a read does not.
+      const started = performance.now();
+      const accounts = await t.ctx.db.selectFrom('accounts').select('id').execute();
+      assert.ok(performance.now() - started < 100, 'the read waited for the writes');
+      assert.ok(accounts.some((a) => a.id === t.accountId));
+      other.exec('COMMIT');
+      assert.deepEqual([await write, await second].sort(), [1, 2]);
+    } finally {
+      if (other.isTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+
+  it('see what has committed, never a transaction’s writes before its commit; inside it, its own writes', { timeout: 10_000 }, async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inside: unknown;
+    const tx = t.ctx.db.transaction().execute(async (trx) => {
+      await nextCounter(trx, 'isolation-test');
+      inside = (await trx.selectFrom('counters').select('value').where('name', '=', 'isolation-test').executeTakeFirst())?.value;
+      await held;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const during = await t.ctx.db.selectFrom('counters').select('value').where('name', '=', 'isolation-test').executeTakeFirst();
+    assert.equal(during, undefined, 'a read outside saw an uncommitted write');
+    assert.equal(Number(inside), 1);
+    release();
+    await tx;
+    const after = await t.ctx.db.selectFrom('counters').select('value').where('name', '=', 'isolation-test').executeTakeFirst();
+    assert.equal(Number(after?.value), 1);
   });
 });
