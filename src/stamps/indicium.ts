@@ -67,7 +67,7 @@ export function derToJose(der: Buffer): Buffer {
 /**
  * Signs synchronously with node:crypto (RFC 7515 compact serialisation, ES256): creation signs
  * inside the transaction that holds the serial, and WebCrypto's trip to the thread pool would keep
- * SQLite's one connection busy meanwhile. Verification uses jose.
+ * SQLite's writer connection busy meanwhile. Verification uses jose.
  */
 export function signIndicium(signer: IndiciumSigner, claims: Indicium): string {
   const { jti, sn, sub, car, org, dst, iat } = claims;
