@@ -11,8 +11,44 @@ const types = {
   },
 };
 
+/** Statement names by SQL text: the same name for the same text on every connection. */
+const statementNames = new Map<string, string>();
+/** Distinct statements prepared at most; beyond that they are sent unnamed (parsed each time). */
+const MAX_PREPARED = 2000;
+/** `*` in a select list or RETURNING: its columns are fixed when the statement is prepared. */
+const STAR = /(^|[\s,.(])\*(\s|,|$)/;
+
+/**
+ * A pg client that sends each parameterised statement as a named (prepared) one, named after its
+ * text: PostgreSQL then parses and plans it once per connection instead of on every execution. Not
+ * a statement that selects or returns `*`: once another process's migration adds a column, such a
+ * prepared statement fails with "cached plan must not change result type" on every connection that
+ * prepared it, while an unnamed one simply returns the new column.
+ */
+class PreparingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes each through
+  override query(config: any, values?: any, callback?: any): any {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = statementName(config);
+      if (name) return super.query({ text: config, values, name }, callback);
+    }
+    return super.query(config, values, callback);
+  }
+}
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_PREPARED || STAR.test(text)) return undefined;
+    name = `s${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 export function postgresPool(url: string, schema?: string): pg.Pool {
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString: url,
     max: 10,
     types: types as pg.CustomTypesConfig,
