@@ -422,6 +422,15 @@ export interface PrintFilesTable {
 // Kept so later tables can use generated columns without a new import.
 export type { Generated };
 
+/**
+ * Every column of a table, spelled out for a `select`: it does not compile while a column of `T` is
+ * missing. A query naming its columns can be prepared on PostgreSQL (src/db/postgres.ts), where a
+ * prepared `select *` would break when another process's migration adds a column.
+ */
+export function allColumns<T>() {
+  return <const C extends readonly (keyof T & string)[]>(columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, C[number]> })): C => columns;
+}
+
 /** Token buckets of the rate limits, on PostgreSQL (src/http/rate-limit.ts). */
 export interface RateLimitBucketsTable {
   key: string;

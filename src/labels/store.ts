@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../db/index.ts';
-import type { LabelsTable } from '../db/schema.ts';
+import { allColumns, type LabelsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 
 export type LabelRow = LabelsTable;
+
+const columns = allColumns<LabelsTable>()(['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'format', 'size', 'status', 'label_data', 'created_at', 'expires_at', 'invalidated_at', 'manifest_id']);
 
 const recordColumns = ['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'status', 'created_at'] as const;
 export type LabelRecord = Pick<LabelRow, (typeof recordColumns)[number]>;
@@ -14,12 +16,12 @@ export async function insertLabel(tx: Tx | Db, row: LabelRow): Promise<void> {
 
 /** The label of this account (another account's label is not found). */
 export async function findLabel(db: Db | Tx, accountId: string, id: string): Promise<LabelRow | undefined> {
-  return db.selectFrom('labels').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return db.selectFrom('labels').select(columns).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 /** Any account's label: only for downloads, whose signed link is the credential. */
 export async function findLabelForDownload(db: Db, id: string): Promise<LabelRow | undefined> {
-  return db.selectFrom('labels').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('labels').select(columns).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findActiveLabel(db: Db | Tx, accountId: string, shipmentId: string): Promise<Pick<LabelRow, 'id'> | undefined> {
@@ -77,7 +79,7 @@ export interface LabelFilter {
 
 /** This account's labels, newest first (ids sort by creation time), one page plus one to tell there is more. */
 export async function listLabels(db: Db, accountId: string, page: Page, filter: LabelFilter): Promise<LabelRow[]> {
-  let q = db.selectFrom('labels').selectAll().where('account_id', '=', accountId);
+  let q = db.selectFrom('labels').select(columns).where('account_id', '=', accountId);
   if (page.before) q = q.where('id', '<', page.before);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.carrier) q = q.where('carrier', '=', filter.carrier);

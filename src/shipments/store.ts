@@ -1,20 +1,22 @@
 import type { Db, Tx } from '../db/index.ts';
-import type { ShipmentsTable } from '../db/schema.ts';
+import { allColumns, type ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 import { sql } from 'kysely';
 
 export type ShipmentRow = ShipmentsTable;
+
+const columns = allColumns<ShipmentsTable>()(['id', 'account_id', 'carrier', 'service', 'from_address', 'to_address', 'parcel', 'reference', 'messages', 'customs', 'return_of', 'status', 'label_id', 'tracking_number', 'created_at', 'updated_at']);
 
 export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<void> {
   await tx.insertInto('shipments').values(row).execute();
 }
 
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
-  return db.selectFrom('shipments').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return db.selectFrom('shipments').select(columns).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
 export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
-  return db.selectFrom('shipments').selectAll().where('id', 'in', ids).execute();
+  return db.selectFrom('shipments').select(columns).where('id', 'in', ids).execute();
 }
 
 export interface ShipmentFilter {
@@ -25,7 +27,7 @@ export interface ShipmentFilter {
 }
 
 export async function listShipments(db: Db, accountId: string, page: Page, filter: ShipmentFilter = {}): Promise<ShipmentRow[]> {
-  let q = db.selectFrom('shipments').selectAll().where('account_id', '=', accountId);
+  let q = db.selectFrom('shipments').select(columns).where('account_id', '=', accountId);
   if (page.before) q = q.where('id', '<', page.before);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.carrier) q = q.where('carrier', '=', filter.carrier);

@@ -1,8 +1,10 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
-import type { LabelTrackingTable, SandboxParcelsTable, TrackingEventsTable } from '../db/schema.ts';
+import { allColumns, type LabelTrackingTable, type SandboxParcelsTable, type TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
+
+const trackingColumns = allColumns<LabelTrackingTable>()(['label_id', 'account_id', 'status', 'last_event_at', 'estimated_delivery', 'updated_at']);
 export type SandboxParcelRow = SandboxParcelsTable;
 
 /** Creates the tracking state of labels that have none yet. */
@@ -13,7 +15,7 @@ export async function ensureLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Pro
 
 /** The tracking state of these labels, locked until the transaction ends on PostgreSQL (SQLite writers are serialised anyway). */
 export async function lockLabelTracking(tx: Tx, dialect: DialectName, labelIds: string[]): Promise<LabelTrackingRow[]> {
-  let q = tx.selectFrom('label_tracking').selectAll().where('label_id', 'in', labelIds).orderBy('label_id');
+  let q = tx.selectFrom('label_tracking').select(trackingColumns).where('label_id', 'in', labelIds).orderBy('label_id');
   if (dialect === 'postgres') q = q.forUpdate();
   return q.execute();
 }
@@ -48,7 +50,7 @@ export async function insertEvents(tx: Tx, rows: TrackingEventRow[]): Promise<Se
 
 /** The tracking state of a label, if any event or lookup created it. */
 export async function findLabelTracking(db: Db | Tx, labelId: string): Promise<LabelTrackingRow | undefined> {
-  return db.selectFrom('label_tracking').selectAll().where('label_id', '=', labelId).executeTakeFirst();
+  return db.selectFrom('label_tracking').select(trackingColumns).where('label_id', '=', labelId).executeTakeFirst();
 }
 
 export interface EventFilter {
