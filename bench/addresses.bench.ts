@@ -17,7 +17,7 @@ import { ALL_SCOPES } from '../src/auth/scopes.ts';
 import { closeContext, openContext } from '../src/bootstrap.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
-import { fmtMs, progress, table, time, type Timing } from './lib.ts';
+import { fmtMs, percentile, progress, table, time, type Timing } from './lib.ts';
 import { prepareRevision, processCpuMs, ROOT, startService, thisTitle, type Service } from './revision.ts';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
@@ -85,8 +85,8 @@ async function shipmentsSideBySide(): Promise<string[]> {
     rmSync(dir, { recursive: true, force: true });
     for (const p of prepared) p.remove();
   }
-  const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const p99 = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length * 0.99)]!;
+  const median = (xs: number[]) => percentile(xs.toSorted((a, b) => a - b), 50);
+  const p99 = (xs: number[]) => percentile(xs.toSorted((a, b) => a - b), 99);
   const cpuPer = (side: Side) => (side.cpuMs * 1000) / side.latencies.length;
   const ratio = median(ours.latencies) / median(against.latencies);
   return [

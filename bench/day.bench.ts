@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
 import { ChildReceiver } from './child-receiver.ts';
-import { fmtMs, fmtRate, OUT_DIR, progress, table } from './lib.ts';
+import { fmtMs, fmtRate, OUT_DIR, percentile, progress, table } from './lib.ts';
 import { logTail, prepareRevision, processCpuMs, ROOT, startService, thisTitle, type Revision, type Service } from './revision.ts';
 
 const env = process.env;
@@ -445,11 +445,6 @@ class Stats {
     this.failures++;
     this.firstFailure ??= message;
   }
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 interface OpResult {

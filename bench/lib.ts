@@ -144,9 +144,10 @@ export interface LoadResult {
   cpuPerRequest?: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+/** The p-th percentile (nearest rank) of ascending samples; NaN for none. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 async function cannon(options: LoadOptions, seconds: number): Promise<{ latencies: Float64Array; statuses: Map<number, number>; errors: number; wall: number }> {
