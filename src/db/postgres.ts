@@ -11,9 +11,9 @@ const types = {
   },
 };
 
-/** Statement names by SQL text: the same name for the same text on every connection. */
+/** Statement names by SQL text, the same on every connection; '' for a text sent unnamed. */
 const statementNames = new Map<string, string>();
-/** Distinct statements prepared at most; beyond that they are sent unnamed (parsed each time). */
+/** Distinct texts remembered at most; beyond that they are sent unnamed (parsed each time). */
 const MAX_PREPARED = 2000;
 /** `*` in a select list or RETURNING: its columns are fixed when the statement is prepared. */
 const STAR = /(^|[\s,.(])\*(\s|,|$)/;
@@ -39,11 +39,11 @@ class PreparingClient extends pg.Client {
 function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
   if (name === undefined) {
-    if (statementNames.size >= MAX_PREPARED || STAR.test(text)) return undefined;
-    name = `s${statementNames.size}`;
+    if (statementNames.size >= MAX_PREPARED) return undefined;
+    name = STAR.test(text) ? '' : `s${statementNames.size}`;
     statementNames.set(text, name);
   }
-  return name;
+  return name || undefined;
 }
 
 export function postgresPool(url: string, schema?: string): pg.Pool {
