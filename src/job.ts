@@ -11,6 +11,11 @@ export interface Job {
   busyPollMs?: number;
   /** Subscribes to an in-process signal that work may have arrived; returns the unsubscribe function. */
   wakeOn?(wake: () => void): () => void;
+  /**
+   * After a wake-up, milliseconds to wait before running, so that work arriving close together is
+   * handled in one run (one transaction for many items) instead of one run per wake-up.
+   */
+  gatherMs?: number;
   /** Waits for work the job started in the background (stop and drain call it). */
   settle?(): Promise<void>;
 }

@@ -50,6 +50,7 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
       wake?.();
     });
     while (!stopping) {
+      if (woken && job.gatherMs) await new Promise((resolve) => setTimeout(resolve, job.gatherMs));
       woken = false;
       let handled = 0;
       try {

@@ -25,6 +25,11 @@ const MIN_CLAIM = 8;
  * commit, so the poll only finds other processes' work; each poll is a query, on two jobs.
  */
 const BUSY_POLL_MS = 25;
+/**
+ * How long the fan-out waits after a commit wakes it, so that the events of the commits around it
+ * go out in one fan-out (one transaction, one claim, one group commit) rather than one each.
+ */
+const FANOUT_GATHER_MS = 20;
 /** How long a small batch of results waits for more while deliveries are in flight. */
 const GROUP_COMMIT_WAIT_MS = 2;
 /** Results written per transaction at most. */
@@ -240,6 +245,7 @@ export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
       name: 'webhook-fanout',
       busyPollMs: BUSY_POLL_MS,
       wakeOn: onDomainEventWritten,
+      gatherMs: FANOUT_GATHER_MS,
       run: async (ctx) => {
         const { events, deliveries } = await fanOut(ctx);
         if (deliveries > 0) for (const wake of deliveryWakers) wake();
