@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Dialect } from 'kysely';
-import { withDriver } from './dialect.ts';
+import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Dialect, type Driver } from 'kysely';
 import { afterCommit } from './events.ts';
 
 // int8 and numeric come back as strings by default; our counters fit in a double.
@@ -67,6 +66,18 @@ class AnnouncingDriver extends PostgresDriver {
   }
 }
 
+/** Kysely's PostgreSQL dialect with the announcing driver. */
+class AnnouncingDialect extends PostgresDialect {
+  readonly #pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    super({ pool });
+    this.#pool = pool;
+  }
+  override createDriver(): Driver {
+    return new AnnouncingDriver({ pool: this.#pool });
+  }
+}
+
 export function postgresDialect(pool: pg.Pool): Dialect {
-  return withDriver(new PostgresDialect({ pool }), () => new AnnouncingDriver({ pool }));
+  return new AnnouncingDialect(pool);
 }

@@ -1,14 +1,13 @@
-// Kysely's SQLite dialect speaks the better-sqlite3 interface; this adapts node:sqlite to it.
+// node:sqlite under Kysely: Kysely's SQLite query compiler, adapter and introspector, with a driver of
+// our own over Node's built-in DatabaseSync (no native addon to compile on install).
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { createCache } from '../cache.ts';
 import { afterCommit } from './events.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteDialect, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
-import { withDriver } from './dialect.ts';
+import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 type Bindable = null | number | bigint | string | Uint8Array;
 
@@ -20,42 +19,33 @@ function bindable(value: unknown): Bindable {
   return JSON.stringify(value);
 }
 
-class Statement implements SqliteStatement {
-  readonly reader: boolean;
-  readonly #stmt: StatementSync;
-  constructor(stmt: StatementSync) {
-    this.#stmt = stmt;
-    this.reader = stmt.columns().length > 0;
-  }
-  all(parameters: ReadonlyArray<unknown>): unknown[] {
-    return this.#stmt.all(...parameters.map(bindable));
-  }
-  run(parameters: ReadonlyArray<unknown>) {
-    const r = this.#stmt.run(...parameters.map(bindable));
-    return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
-  }
-  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
-    return this.#stmt.iterate(...parameters.map(bindable)) as IterableIterator<unknown>;
-  }
-}
-
-class NodeSqlite implements SqliteDatabase {
+/** One node:sqlite connection running Kysely's compiled queries. */
+class SqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   // Prepared statements are reused: Kysely compiles the same SQL for the same query shape.
-  readonly #cache = createCache<string, Statement>({ max: 1000 });
+  readonly #statements = createCache<string, { stmt: StatementSync; reader: boolean }>({ max: 1000 });
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
-  prepare(sql: string): SqliteStatement {
-    let stmt = this.#cache.get(sql);
-    if (!stmt) {
-      stmt = new Statement(this.#db.prepare(sql));
-      this.#cache.set(sql, stmt);
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    let prepared = this.#statements.get(query.sql);
+    if (!prepared) {
+      const stmt = this.#db.prepare(query.sql);
+      // A statement with result columns (a select, or RETURNING) answers rows.
+      prepared = { stmt, reader: stmt.columns().length > 0 };
+      this.#statements.set(query.sql, prepared);
     }
-    return stmt;
+    const parameters = query.parameters.map(bindable);
+    if (prepared.reader) return { rows: prepared.stmt.all(...parameters) as R[] };
+    const { changes, lastInsertRowid } = prepared.stmt.run(...parameters);
+    return { numAffectedRows: BigInt(changes), insertId: lastInsertRowid == null ? undefined : BigInt(lastInsertRowid), rows: [] };
+  }
+  // biome-ignore lint/correctness/useYield: never streams
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used');
   }
   close(): void {
-    this.#cache.clear();
+    this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
   }
 }
@@ -96,24 +86,6 @@ class WaitingConnection implements DatabaseConnection {
   }
   streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     return this.#inner.streamQuery<R>(query, chunkSize);
-  }
-}
-
-/** Runs compiled queries on one database, as Kysely's own SQLite connection does. */
-class StatementConnection implements DatabaseConnection {
-  readonly #db: NodeSqlite;
-  constructor(db: NodeSqlite) {
-    this.#db = db;
-  }
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const stmt = this.#db.prepare(query.sql);
-    if (stmt.reader) return { rows: stmt.all(query.parameters) as R[] };
-    const { changes, lastInsertRowid } = stmt.run(query.parameters);
-    return { numAffectedRows: BigInt(changes), insertId: lastInsertRowid == null ? undefined : BigInt(lastInsertRowid), rows: [] };
-  }
-  // biome-ignore lint/correctness/useYield: never streams
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('streaming queries are not used');
   }
 }
 
@@ -171,11 +143,13 @@ class TwoConnectionDriver implements Driver {
   readonly writer: WaitingConnection;
   readonly reader: WaitingConnection | undefined;
   readonly turn = new Turn();
-  readonly #databases: NodeSqlite[];
-  constructor(writer: NodeSqlite, reader: NodeSqlite | undefined) {
-    this.writer = new WaitingConnection(new StatementConnection(writer));
-    this.reader = reader && new WaitingConnection(new StatementConnection(reader));
-    this.#databases = reader ? [reader, writer] : [writer];
+  readonly #connections: SqliteConnection[];
+  constructor(writer: DatabaseSync, reader: DatabaseSync | undefined) {
+    const w = new SqliteConnection(writer);
+    const r = reader && new SqliteConnection(reader);
+    this.writer = new WaitingConnection(w);
+    this.reader = r && new WaitingConnection(r);
+    this.#connections = r ? [r, w] : [w];
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -195,7 +169,7 @@ class TwoConnectionDriver implements Driver {
     await (session as Session).release();
   }
   async destroy(): Promise<void> {
-    for (const db of this.#databases) db.close();
+    for (const connection of this.#connections) connection.close();
   }
 }
 
@@ -258,15 +232,18 @@ export function sqliteStorage(url: string): SqliteStorage {
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 0');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
-  let reader: NodeSqlite | undefined;
+  let reader: DatabaseSync | undefined;
   if (!memory) {
-    const r = new DatabaseSync(path, { readOnly: true });
-    r.exec('PRAGMA busy_timeout = 0');
-    reader = new NodeSqlite(r);
+    reader = new DatabaseSync(path, { readOnly: true });
+    reader.exec('PRAGMA busy_timeout = 0');
   }
-  const writer = new NodeSqlite(db);
   return {
-    dialect: withDriver(new SqliteDialect({ database: writer }), () => new TwoConnectionDriver(writer, reader), () => new TwoConnectionAdapter()),
+    dialect: {
+      createDriver: () => new TwoConnectionDriver(db, reader),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+      createAdapter: () => new TwoConnectionAdapter(),
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+    },
     close: stopCheckpointer,
   };
 }

@@ -3,9 +3,9 @@ import { allColumns, type LabelTrackingTable, type SandboxParcelsTable, type Tra
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
+export type SandboxParcelRow = SandboxParcelsTable;
 
 const trackingColumns = allColumns<LabelTrackingTable>()(['label_id', 'account_id', 'status', 'last_event_at', 'estimated_delivery', 'updated_at']);
-export type SandboxParcelRow = SandboxParcelsTable;
 
 /** Creates the tracking state of labels that have none yet. */
 export async function ensureLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
