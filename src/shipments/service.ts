@@ -210,11 +210,10 @@ export async function attachLabel(tx: Tx, shipmentId: string, label: { id: strin
   await store.setShipmentLabel(tx, shipmentId, label, at);
 }
 
-/** Records the status each shipment's active label reached: one statement per distinct status. */
-export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; status: string }[], at: string): Promise<void> {
-  for (const [status, group] of Map.groupBy(changes, (c) => c.status)) {
-    await store.updateShipmentStatus(tx, group.map((c) => c.shipmentId), status, at);
-  }
+/** Records the status each shipment's active label reached, in one statement; returns those shipments as they now are. */
+export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; status: string }[], at: string): Promise<Shipment[]> {
+  if (changes.length === 0) return [];
+  return (await store.setShipmentStatuses(tx, changes.map((c) => ({ id: c.shipmentId, status: c.status })), at)).map(toShipment);
 }
 
 /** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches, the dashboard's forms). */

@@ -39,8 +39,18 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
 
-export async function updateShipmentStatus(tx: Tx | Db, ids: string[], status: string, at: string): Promise<void> {
-  await tx.updateTable('shipments').set({ status, updated_at: at }).where('id', 'in', ids).execute();
+/** Sets each shipment's status (any number of statuses, one statement) and returns the shipments as they now are. */
+export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; status: string }[], at: string): Promise<ShipmentRow[]> {
+  return tx
+    .updateTable('shipments')
+    .set((eb) => {
+      let status = eb.case().when('id', '=', changes[0]!.id).then(changes[0]!.status);
+      for (const c of changes.slice(1)) status = status.when('id', '=', c.id).then(c.status);
+      return { status: status.else(eb.ref('status')).end(), updated_at: at };
+    })
+    .where('id', 'in', changes.map((c) => c.id))
+    .returning(columns)
+    .execute();
 }
 
 /** Records (or clears, with null) the shipment's active label. */

@@ -6,7 +6,7 @@ import { InvalidInput, NotFound } from '../errors.ts';
 import {
   DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
 } from '../carriers/index.ts';
-import { recordShipmentStatuses, shipmentsByIds } from '../shipments/service.ts';
+import { recordShipmentStatuses } from '../shipments/service.ts';
 import { labelRecord, labelsByTrackingNumbers, type LabelRecord } from '../labels/service.ts';
 import type { EVENT_SORTS, TRACKING_FORMATS } from './schemas.ts';
 import * as store from './store.ts';
@@ -196,11 +196,8 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   const labelIds = labels.map((l) => l.id);
   // Locks are taken in one order on every path (sandbox parcel, then tracking state, then shipment), so two writers never deadlock.
   if (source === 'api') await store.stopSandbox(tx, labelIds);
-  await store.ensureLabelTracking(
-    tx,
-    labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now })),
-  );
-  const states = new Map((await store.lockLabelTracking(tx, dialect, labelIds)).map((s) => [s.label_id, s]));
+  const initial = labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now }));
+  const states = new Map((await store.lockLabelTracking(tx, dialect, initial)).map((s) => [s.label_id, s]));
 
   const seen = new Set<string>();
   const rows: store.TrackingEventRow[] = [];
@@ -259,17 +256,16 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
     // Only the shipment's active label speaks for it; an invalidated label's events are history.
     if (changes.length > 0 && label.status === 'active') changed.push({ label, changes });
   }
-  // Every label's new state in one statement, every domain event in one, the shipments in one per status.
+  // Every label's new state in one statement, the shipments in one (which returns them for the domain events), every domain event in one.
   await store.saveLabelTracking(tx, saved);
   if (changed.length === 0) return fresh.length;
 
-  const shipments = new Map((await shipmentsByIds(tx, changed.map((c) => c.label.shipment_id))).map((s) => [s.id, s]));
+  const statuses = changed.map(({ label, changes }) => ({ shipmentId: label.shipment_id, status: changes.at(-1)!.status }));
+  const shipments = new Map((await recordShipmentStatuses(tx, statuses, now)).map((s) => [s.id, s]));
   const domainEvents: NewDomainEvent[] = [];
-  const statuses: { shipmentId: string; status: string }[] = [];
   for (const { label, changes } of changed) {
-    const found = shipments.get(label.shipment_id);
-    if (!found) continue;
-    const shipment = { ...found, updatedAt: now };
+    const shipment = shipments.get(label.shipment_id);
+    if (!shipment) continue;
     const labelRef = { id: label.id, trackingNumber: label.tracking_number, carrier: label.carrier };
     for (const change of changes) {
       const type = DOMAIN_EVENT[change.status as TrackingStatus];
@@ -277,10 +273,8 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
       const data = { ...shipment, status: change.status, label: labelRef, event: toEvent(change) };
       domainEvents.push({ accountId: label.account_id, type, subjectId: shipment.id, data, at: now });
     }
-    statuses.push({ shipmentId: shipment.id, status: changes.at(-1)!.status });
   }
   await recordDomainEvents(tx, domainEvents);
-  await recordShipmentStatuses(tx, statuses, now);
   return fresh.length;
 }
 

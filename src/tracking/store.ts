@@ -7,20 +7,28 @@ export type SandboxParcelRow = SandboxParcelsTable;
 
 const trackingColumns = allColumns<LabelTrackingTable>()(['label_id', 'account_id', 'status', 'last_event_at', 'estimated_delivery', 'updated_at']);
 
-/** Creates the tracking state of labels that have none yet. */
-export async function ensureLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx.insertInto('label_tracking').values(rows).onConflict((oc) => oc.column('label_id').doNothing()).execute();
+/**
+ * The tracking state of these labels, created for those that have none yet (`initial`), locked until
+ * the transaction ends on PostgreSQL (SQLite writers are serialised anyway). Once a label has a state,
+ * as it does after its first event, this is one statement.
+ */
+export async function lockLabelTracking(tx: Tx, dialect: DialectName, initial: LabelTrackingRow[]): Promise<LabelTrackingRow[]> {
+  const found = await selectForUpdate(tx, dialect, initial.map((r) => r.label_id));
+  if (found.length === initial.length) return found;
+  const have = new Set(found.map((r) => r.label_id));
+  const missing = initial.filter((r) => !have.has(r.label_id));
+  // A concurrent first event may create the same row: its insert wins, ours does nothing, and the select waits for its commit.
+  await tx.insertInto('label_tracking').values(missing).onConflict((oc) => oc.column('label_id').doNothing()).execute();
+  return [...found, ...(await selectForUpdate(tx, dialect, missing.map((r) => r.label_id)))];
 }
 
-/** The tracking state of these labels, locked until the transaction ends on PostgreSQL (SQLite writers are serialised anyway). */
-export async function lockLabelTracking(tx: Tx, dialect: DialectName, labelIds: string[]): Promise<LabelTrackingRow[]> {
+function selectForUpdate(tx: Tx, dialect: DialectName, labelIds: string[]): Promise<LabelTrackingRow[]> {
   let q = tx.selectFrom('label_tracking').select(trackingColumns).where('label_id', 'in', labelIds).orderBy('label_id');
   if (dialect === 'postgres') q = q.forUpdate();
   return q.execute();
 }
 
-/** Writes the new tracking state of these labels in one statement (their rows exist: `ensureLabelTracking`). */
+/** Writes the new tracking state of these labels in one statement (their rows exist: `lockLabelTracking`). */
 export async function saveLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx

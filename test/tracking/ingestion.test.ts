@@ -222,6 +222,20 @@ forEachDatabase((database) => {
       assert.equal((await shipmentOf(a)).status, 'exception');
       assert.equal((await shipmentOf(b)).status, 'delivered');
     });
+
+    it('batches at once over the same new labels all land: each label gets one tracking state and every event', async () => {
+      const labels = [await createLabel(t), await createLabel(t), await createLabel(t)];
+      const batch = (order: TrackedLabel[], hour: number) => order.map((l) => ev(l, 'in_transit', `2026-03-02T${String(hour).padStart(2, '0')}:00:00Z`));
+      const answers = await Promise.all([postEvents(t, batch(labels, 8)), postEvents(t, batch(labels.toReversed(), 9)), postEvents(t, batch([labels[1]!, labels[0]!, labels[2]!], 10))]);
+      assert.deepEqual(answers.map((r) => [r.statusCode, r.json().accepted]), [[202, 3], [202, 3], [202, 3]]);
+      const states = await t.ctx.db.selectFrom('label_tracking').select(['label_id', 'last_event_at']).where('label_id', 'in', labels.map((l) => l.id)).execute();
+      assert.deepEqual(states.map((s) => s.last_event_at).sort(), Array(3).fill('2026-03-02T10:00:00.000Z'));
+      for (const l of labels) {
+        assert.equal((await storedEvents(l.id)).length, 3);
+        // The first batch to commit changed the status; the others repeat it.
+        assert.deepEqual((await domainEvents(t, l.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit']);
+      }
+    });
   });
 
   describe('estimatedDelivery', () => {
