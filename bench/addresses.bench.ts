@@ -37,6 +37,8 @@ interface Side {
   title: string;
   root: string;
   service?: Service;
+  /** One POST /v1/shipments on this side's connection, once its service runs. */
+  post?: () => Promise<void>;
   latencies: number[];
   cpuMs: number;
 }
@@ -50,7 +52,6 @@ async function shipmentsSideBySide(): Promise<string[]> {
   const pools: Pool[] = [];
   try {
     const body = JSON.stringify(SHIPMENT);
-    const posters = new Map<Side, () => Promise<void>>();
     for (const [i, side] of [ours, against].entries()) {
       progress(`starting ${side.title}`);
       const sideDir = join(dir, String(i));
@@ -59,17 +60,17 @@ async function shipmentsSideBySide(): Promise<string[]> {
       const pool = new Pool(side.service.origin, { connections: 1 });
       pools.push(pool);
       const headers = { 'x-api-key': side.service.key, 'content-type': 'application/json' };
-      posters.set(side, async () => {
+      side.post = async () => {
         const res = await pool.request({ method: 'POST', path: '/v1/shipments', headers, body });
         const text = await res.body.text();
         if (res.statusCode !== 201) throw new Error(`${side.title}: POST /v1/shipments answered ${res.statusCode}: ${text.slice(0, 200)}`);
-      });
-      for (let n = 0; n < SIDE_REQUESTS; n++) await posters.get(side)!();
+      };
+      for (let n = 0; n < SIDE_REQUESTS; n++) await side.post();
     }
     progress(`POST /v1/shipments side by side: ${SIDE_ROUNDS} rounds of ${SIDE_REQUESTS} on each`);
     for (let round = 0; round < SIDE_ROUNDS; round++) {
       for (const side of round % 2 ? [against, ours] : [ours, against]) {
-        const post = posters.get(side)!;
+        const post = side.post!;
         const cpu0 = processCpuMs(side.service!.child.pid);
         for (let n = 0; n < SIDE_REQUESTS; n++) {
           const t0 = performance.now();
