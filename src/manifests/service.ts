@@ -138,7 +138,7 @@ export async function scanManifests(ctx: AppContext): Promise<number> {
       const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
       // The document lists every label's tracking number; labels on a manifest stay active.
       const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }));
-      await ingestTrackingEvents(tx, ctx.storage.dialect, row.account_id, events);
+      await ingestTrackingEvents(tx, row.account_id, events);
       return true;
     });
     if (scanned) done++;

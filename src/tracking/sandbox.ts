@@ -139,7 +139,6 @@ async function advance(ctx: AppContext, parcel: store.SandboxParcelRow, stepMs: 
     const at = Math.max(now, lastEventAt ? Date.parse(lastEventAt) + 1 : 0);
     await ingestInTransaction(
       tx,
-      ctx.storage.dialect,
       label.account_id,
       [{ trackingNumber: label.tracking_number, status: step.status, timestamp: isoNow(at), location: place(address), description: step.description }],
       'sandbox',

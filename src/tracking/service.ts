@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import type { DialectName, Tx } from '../db/index.ts';
+import type { Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvents, type EventType, type NewDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
@@ -174,17 +174,17 @@ function toEvent(row: Pick<store.TrackingEventRow, 'timestamp' | 'location' | 's
  */
 export async function ingestEvents(ctx: AppContext, accountId: string, events: IncomingEvent[], source: EventSource = 'api'): Promise<{ accepted: number }> {
   const prepared = prepare(events);
-  const accepted = await ctx.db.transaction().execute((tx) => ingestInTransaction(tx, ctx.storage.dialect, accountId, prepared, source));
+  const accepted = await ctx.db.transaction().execute((tx) => ingestInTransaction(tx, accountId, prepared, source));
   return { accepted };
 }
 
 /** Events the sandbox carrier reports outside its own script (a manifest's scan), in the caller's transaction. */
-export function ingestTrackingEvents(tx: Tx, dialect: DialectName, accountId: string, events: IncomingEvent[]): Promise<number> {
-  return ingestInTransaction(tx, dialect, accountId, prepare(events), 'sandbox');
+export function ingestTrackingEvents(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
+  return ingestInTransaction(tx, accountId, prepare(events), 'sandbox');
 }
 
 /** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised). */
-export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
+export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];
   const labels = await labelsByTrackingNumbers(tx, accountId, numbers);
   const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
@@ -194,10 +194,10 @@ export async function ingestInTransaction(tx: Tx, dialect: DialectName, accountI
   const now = isoNow();
   labels.sort((a, b) => (a.id < b.id ? -1 : 1));
   const labelIds = labels.map((l) => l.id);
-  // Locks are taken in one order on every path (sandbox parcel, then tracking state, then shipment), so two writers never deadlock.
+  // Locks are taken in one order on every path (sandbox parcels, then tracking states, then shipments, each in label-id order), so two writers never deadlock.
   if (source === 'api') await store.stopSandbox(tx, labelIds);
   const initial = labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now }));
-  const states = new Map((await store.lockLabelTracking(tx, dialect, initial)).map((s) => [s.label_id, s]));
+  const states = new Map((await store.lockLabelTracking(tx, initial)).map((s) => [s.label_id, s]));
 
   const seen = new Set<string>();
   const rows: store.TrackingEventRow[] = [];

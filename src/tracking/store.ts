@@ -1,4 +1,4 @@
-import type { DialectName, Db, Tx } from '../db/index.ts';
+import type { Db, Tx } from '../db/index.ts';
 import { allColumns, type LabelTrackingTable, type SandboxParcelsTable, type TrackingEventsTable } from '../db/schema.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
@@ -8,24 +8,20 @@ export type SandboxParcelRow = SandboxParcelsTable;
 const trackingColumns = allColumns<LabelTrackingTable>()(['label_id', 'account_id', 'status', 'last_event_at', 'estimated_delivery', 'updated_at']);
 
 /**
- * The tracking state of these labels, created for those that have none yet (`initial`), locked until
- * the transaction ends on PostgreSQL (SQLite writers are serialised anyway). Once a label has a state,
- * as it does after its first event, this is one statement.
+ * The tracking state of these labels (`initial` in label-id order), created for those that have none
+ * yet, and locked until the transaction ends: one upsert whose no-op update locks an existing row on
+ * PostgreSQL (SQLite serialises writers anyway). Rows are taken in the order given, existing or new,
+ * so two batches over the same labels wait for each other instead of deadlocking; locking the existing
+ * rows first and then inserting the missing ones did deadlock, since the insert waits for another
+ * batch's uncommitted row while holding locks that batch needs.
  */
-export async function lockLabelTracking(tx: Tx, dialect: DialectName, initial: LabelTrackingRow[]): Promise<LabelTrackingRow[]> {
-  const found = await selectForUpdate(tx, dialect, initial.map((r) => r.label_id));
-  if (found.length === initial.length) return found;
-  const have = new Set(found.map((r) => r.label_id));
-  const missing = initial.filter((r) => !have.has(r.label_id));
-  // A concurrent first event may create the same row: its insert wins, ours does nothing, and the select waits for its commit.
-  await tx.insertInto('label_tracking').values(missing).onConflict((oc) => oc.column('label_id').doNothing()).execute();
-  return [...found, ...(await selectForUpdate(tx, dialect, missing.map((r) => r.label_id)))];
-}
-
-function selectForUpdate(tx: Tx, dialect: DialectName, labelIds: string[]): Promise<LabelTrackingRow[]> {
-  let q = tx.selectFrom('label_tracking').select(trackingColumns).where('label_id', 'in', labelIds).orderBy('label_id');
-  if (dialect === 'postgres') q = q.forUpdate();
-  return q.execute();
+export async function lockLabelTracking(tx: Tx, initial: LabelTrackingRow[]): Promise<LabelTrackingRow[]> {
+  return tx
+    .insertInto('label_tracking')
+    .values(initial)
+    .onConflict((oc) => oc.column('label_id').doUpdateSet((eb) => ({ label_id: eb.ref('label_tracking.label_id') })))
+    .returning(trackingColumns)
+    .execute();
 }
 
 /** Writes the new tracking state of these labels in one statement (their rows exist: `lockLabelTracking`). */

@@ -236,6 +236,22 @@ forEachDatabase((database) => {
         assert.deepEqual((await domainEvents(t, l.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit']);
       }
     });
+
+    it('batches at once over overlapping labels, some with a tracking state and some without, all land (no deadlock)', async () => {
+      for (let round = 0; round < 20; round++) {
+        const labels: TrackedLabel[] = [];
+        for (let i = 0; i < 6; i++) labels.push(await createLabel(t));
+        // Twelve batches at once over overlapping subsets: the small ones commit while the larger ones are under way.
+        let seed = 42 + round;
+        const rnd = () => {
+          seed = (seed * 1103515245 + 12345) % 2 ** 31;
+          return seed / 2 ** 31;
+        };
+        const sets = Array.from({ length: 12 }, () => labels.toSorted(() => rnd() - 0.5).slice(0, 1 + Math.floor(rnd() * 4)));
+        const answers = await Promise.all(sets.map((set, i) => postEvents(t, set.map((l) => ev(l, 'in_transit', `2026-03-02T08:${String(i).padStart(2, '0')}:00Z`)))));
+        assert.deepEqual(answers.map((r) => r.statusCode), sets.map(() => 202), answers.map((r) => r.body).join('\n'));
+      }
+    });
   });
 
   describe('estimatedDelivery', () => {
