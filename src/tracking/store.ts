@@ -8,12 +8,12 @@ export type SandboxParcelRow = SandboxParcelsTable;
 const trackingColumns = allColumns<LabelTrackingTable>()(['label_id', 'account_id', 'status', 'last_event_at', 'estimated_delivery', 'updated_at']);
 
 /**
- * The tracking state of these labels (`initial` in label-id order), created for those that have none
- * yet, and locked until the transaction ends: one upsert whose no-op update locks an existing row on
- * PostgreSQL (SQLite serialises writers anyway). Rows are taken in the order given, existing or new,
- * so two batches over the same labels wait for each other instead of deadlocking; locking the existing
- * rows first and then inserting the missing ones did deadlock, since the insert waits for another
- * batch's uncommitted row while holding locks that batch needs.
+ * The tracking state of these labels (`initial`, in label-id order), created for those that have none
+ * yet and locked until the transaction ends: one upsert, whose no-op update locks an existing row on
+ * PostgreSQL (SQLite serialises writers anyway). Rows are taken in the order given, existing or new, so
+ * batches over the same labels wait for each other. Locking the existing rows before inserting the
+ * missing ones would deadlock: the insert waits for another batch's uncommitted row while holding locks
+ * that batch needs.
  */
 export async function lockLabelTracking(tx: Tx, initial: LabelTrackingRow[]): Promise<LabelTrackingRow[]> {
   return tx
