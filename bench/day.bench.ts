@@ -22,7 +22,8 @@
 //     BENCH_DAY_RATE, or else half the closed-loop ops/s of the against revision's first day on that
 //     database (it runs first in each round), or without --against half of this checkout's own; then
 //     GET /v1/shipments/{id} by itself, open loop at its share of R (25 %), the "same read alone" of
-//     target (2), which is read from this phase;
+//     target (2), which is read from this phase; then (this side only) the very same arrivals to a bare
+//     node:http server in the receiver's process: the machine's floor, which no service can beat;
 // after each phase every webhook delivery must be done; then each operation alone (closed loop) for
 // BENCH_DAY_ALONE_SECONDS (5).
 // Settings: BENCH_DAY_SECONDS, BENCH_DAY_RATE, BENCH_DAY_RATE_SECONDS, BENCH_DAY_ALONE_SECONDS,
@@ -90,11 +91,20 @@ const EVENT_KINDS = ['shipment.created', 'shipment.in_transit', 'shipment.delive
 
 // ---------------------------------------------------------------------------------------------
 // The webhook receiver, in its own process: answers 200 at once and counts unique webhook-id headers.
+// It also answers GET with a fixed body the size of a shipment's, uncounted: the machine's floor, a
+// bare node:http server driven by the same load generator at the read's rate (see FLOOR).
+
+/** The floor's answer: about the size of GET /v1/shipments/{id}'s JSON (1.2 KB). */
+const FLOOR_BODY = JSON.stringify({ floor: 'x'.repeat(1200) });
 
 function runReceiver(): void {
   let ids = new Set<string>();
   let requests = 0;
   const server = createHttpServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(FLOOR_BODY) }).end(FLOOR_BODY);
+      return;
+    }
     req.on('data', () => {});
     req.on('end', () => {
       requests++;
@@ -414,6 +424,13 @@ const FIRST_RENDER: Kind = {
     const doc = day.fresh[day.freshNext++]!;
     return expectStatus('download (first render)', await day.pool.request({ method: 'GET', path: doc.path }), 200);
   },
+};
+
+/** The same generator against a bare node:http server (the receiver's process): what no service can beat on this machine today. */
+const FLOOR: Kind = {
+  name: 'GET from a bare node:http server',
+  weight: 0,
+  run: async (day) => expectStatus('floor', await day.pool.request({ method: 'GET', path: '/floor' }), 200),
 };
 
 const REPEAT: Kind = {
@@ -748,6 +765,8 @@ interface DayResult {
   atRate: RateResult;
   rateHooks: HookResult;
   readAlone: RateResult;
+  /** This side only: the read alone's arrivals against a bare node:http server (the machine's floor). */
+  floor?: RateResult;
   alone: OpResult[];
   /** Documents "download, first render" had available, and whether it ran out of them. */
   freshDocs: number;
@@ -939,6 +958,18 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
     progress(`day [${tag}]: alone at its rate: p50 ${fmtMs(ra.p50)}, p99 ${fmtMs(ra.p99)}${ra.failures ? `, ${ra.failures} failures` : ''}`);
     await ratePool.close();
     ratePool = undefined;
+    let floor: RateResult | undefined;
+    if (revision.role === 'this') {
+      // The machine's floor: the read alone's very arrivals, from the same generator, to a server that does nothing.
+      const floorPool = new Pool(`http://127.0.0.1:${receiver.port}`, { connections: RATE_CONNECTIONS, pipelining: 1, keepAliveTimeout: 60_000 });
+      try {
+        floor = await driveRate(day, floorPool, [FLOOR], SEED + 1001, readRate, WARMUP_SECONDS, RATE_SECONDS);
+      } finally {
+        await floorPool.close();
+      }
+      const f = floor.kinds[0]!;
+      progress(`day [${tag}]: a bare node:http server at the same rate: p50 ${fmtMs(f.p50)}, p99 ${fmtMs(f.p99)}${f.failures ? `, ${f.failures} failures` : ''}`);
+    }
 
     // Alone: reads first, then the downloads (repeat before first render: the repeated documents were
     // downloaded in the mix already), then the writes, each followed by the deliveries it caused.
@@ -955,7 +986,7 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
       if (kind === KINDS[4] || kind === KINDS[5]) await awaitWebhooks(day, receiver, 60_000);
     }
     failed = mix.failures > 0 || atRate.failures > 0 || readAlone.failures > 0 || alone.some((k) => k.failures > 0) || !hooks.allDelivered || !rateHooks.allDelivered || !seedHooks.allDelivered;
-    result = { revision: revision.role, database, seedSeconds, loadBefore, mix, hooks, rate, atRate, rateHooks, readAlone, alone, freshDocs: fresh.length, freshExhausted: day.freshNext >= fresh.length };
+    result = { revision: revision.role, database, seedSeconds, loadBefore, mix, hooks, rate, atRate, rateHooks, readAlone, floor, alone, freshDocs: fresh.length, freshExhausted: day.freshNext >= fresh.length };
   } catch (err) {
     if (service) process.stderr.write(`  · day [${tag}] failed; the service's log ends with:\n${logTail(service.logFile)}\n`);
     throw err;
@@ -1044,6 +1075,8 @@ interface Summary {
   /** The mix at a steady rate, and GET /v1/shipments/{id} alone at its share of it. */
   atRate: RateSummary;
   readAlone: RateSummary;
+  /** The machine's floor (this side only): a bare node:http server at the read alone's arrivals. */
+  floor?: RateSummary;
   /** Counts after the last phase (they are cumulative); waits after the closed mix and after the mix at a rate. */
   hooks: { expected: number; succeeded: number; received: number; total: number; pending: number; failed: number; waitedSeconds: number; rateWaitedSeconds: number; allDelivered: boolean };
   freshNote: string;
@@ -1067,6 +1100,7 @@ function summarize(days: DayResult[]): Summary {
     alone: meanOps(days.map((d) => d.alone)),
     atRate: summarizeRate(days.map((d) => d.atRate), days[0]!.rate.how),
     readAlone: summarizeRate(days.map((d) => d.readAlone), days[0]!.rate.how),
+    floor: days.every((d) => d.floor) ? summarizeRate(days.map((d) => d.floor!), days[0]!.rate.how) : undefined,
     hooks: {
       expected: sum((d) => d.rateHooks.expected),
       succeeded: sum((d) => d.rateHooks.succeeded),
@@ -1147,6 +1181,14 @@ function rateSection(ours: Summary, theirs: Summary | undefined): string[] {
       : table(['scenario', 'sent', 'failed', 'p50', 'p99', 'max'], [[`${GET_SHIPMENT} at ${fmtRate(ra.offered)} ops/s`, ...read(ra)]]),
     '',
   );
+  const f = ours.floor?.kinds[0];
+  if (f) {
+    lines.push(
+      `The machine's floor, this side's rounds: the read alone's very arrivals, from the same load generator, to a bare node:http server that answers a 1.2 KB body at once (the webhook receiver's process): p50 ${ms(f.p50)}, p99 ${ms(f.p99)}, max ${ms(f.max ?? NaN)}${f.failures ? `, ${num(f.failures)} failed` : ''}. ` +
+        'No service can answer faster than this on this machine at this moment: wake-ups, loopback and the generator are all inside it.',
+      '',
+    );
+  }
   return lines;
 }
 
@@ -1239,7 +1281,9 @@ function targets(database: string, ours: Summary, theirs: Summary | undefined): 
   out.push({
     what: `(2) ${GET_SHIPMENT} p99 in the day at R = ${fmtRate(ours.atRate.offered)} ops/s (open loop) vs the same read alone at its rate (${fmtRate(ours.readAlone.offered)} ops/s)`,
     database,
-    measured: `${ms(o.day)} (alone ${ms(o.alone)}: ${ratio(o.day, o.alone)} ×)${t ? `; against, for reference: ${ms(t.day)} (alone ${ms(t.alone)}: ${ratio(t.day, t.alone)} ×)` : ''}`,
+    measured:
+      `${ms(o.day)} (alone ${ms(o.alone)}: ${ratio(o.day, o.alone)} ×)${t ? `; against, for reference: ${ms(t.day)} (alone ${ms(t.alone)}: ${ratio(t.day, t.alone)} ×)` : ''}` +
+      (ours.floor ? `; the machine's floor (a bare node:http server, same arrivals): p99 ${ms(ours.floor.kinds[0]!.p99)}` : ''),
     goal: '≤ 5 ms and ≤ 3 × alone',
     met: o.day <= 5 && o.day <= 3 * o.alone,
   });
