@@ -94,8 +94,8 @@ const EVENT_KINDS = ['shipment.created', 'shipment.in_transit', 'shipment.delive
 // It also answers GET with a fixed body the size of a shipment's, uncounted: the machine's floor, a
 // bare node:http server driven by the same load generator at the read's rate (see FLOOR).
 
-/** The floor's answer: about the size of GET /v1/shipments/{id}'s JSON with its label (1 KB). */
-const FLOOR_BODY = JSON.stringify({ floor: 'x'.repeat(1000) });
+/** The floor's answer: 1.2 KB, of the order of a GET /v1/shipments/{id} answer (about 1 KB). */
+const FLOOR_BODY = JSON.stringify({ floor: 'x'.repeat(1200) });
 
 function runReceiver(): void {
   let ids = new Set<string>();
@@ -1184,7 +1184,7 @@ function rateSection(ours: Summary, theirs: Summary | undefined): string[] {
   const f = ours.floor?.kinds[0];
   if (f) {
     lines.push(
-      `The machine's floor, this side's rounds: the read alone's very arrivals, from the same load generator, to a bare node:http server that answers a 1 KB body at once (the webhook receiver's process): p50 ${ms(f.p50)}, p99 ${ms(f.p99)}, max ${ms(f.max ?? NaN)}${f.failures ? `, ${num(f.failures)} failed` : ''}. ` +
+      `The machine's floor, this side's rounds: the read alone's very arrivals, from the same load generator, to a bare node:http server that answers a 1.2 KB body at once (the webhook receiver's process): p50 ${ms(f.p50)}, p99 ${ms(f.p99)}, max ${ms(f.max ?? NaN)}${f.failures ? `, ${num(f.failures)} failed` : ''}. ` +
         'No service can answer faster than this on this machine at this moment: wake-ups, loopback and the generator are all inside it.',
       '',
     );
