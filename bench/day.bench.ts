@@ -44,7 +44,7 @@ import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
 import { ChildReceiver } from './child-receiver.ts';
 import { fmtMs, fmtRate, OUT_DIR, percentile, progress, table } from './lib.ts';
-import { logTail, prepareRevision, processCpuMs, ROOT, startService, thisTitle, type Revision, type Service } from './revision.ts';
+import { logTail, prepareRevision, processCpuMs, ROOT, startService, THREAD_KINDS, thisTitle, threadCpuMs, type Revision, type Service } from './revision.ts';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
@@ -490,12 +490,14 @@ interface DriveResult {
   serverCpuPerOp: number;
   /** Cores the server and this load generator kept busy while recording. */
   serverCores: number;
+  /** The same by kind of thread (THREAD_KINDS). */
+  threadCores: Record<string, number>;
   generatorCores: number;
 }
 
 async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: number, seconds: number): Promise<DriveResult> {
-  let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
-  const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
+  let cpu0 = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
+  const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), threads: threadCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
   if (warmupSeconds <= 0) sample();
   const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
   // Cumulative shares of the weights, for picking an operation (only when there is more than one).
@@ -558,6 +560,7 @@ async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: numbe
     stopped,
     serverCpuPerOp: (serverMs * 1000) / ops,
     serverCores: serverMs / wall,
+    threadCores: threadCores(cpu0.threads, threadCpuMs(day.serverPid), wall),
     generatorCores: (generator.user + generator.system) / 1000 / wall,
   };
 }
@@ -588,6 +591,8 @@ interface RateResult {
   maxInFlight: number;
   serverCpuPerOp: number;
   serverCores: number;
+  /** The same by kind of thread (THREAD_KINDS). */
+  threadCores: Record<string, number>;
   generatorCores: number;
 }
 
@@ -601,8 +606,8 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
   const closedPool = day.pool;
   day.pool = pool;
   try {
-    let cpu0 = { server: NaN, generator: process.cpuUsage(), at: performance.now() };
-    const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
+    let cpu0 = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
+    const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), threads: threadCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
     if (warmupSeconds <= 0) sample();
     const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
     const total = kinds.reduce((a, k) => a + k.weight, 0);
@@ -688,6 +693,7 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
       maxInFlight,
       serverCpuPerOp: (serverMs * 1000) / ops,
       serverCores: serverMs / wall,
+      threadCores: threadCores(cpu0.threads, threadCpuMs(day.serverPid), wall),
       generatorCores: (generator.user + generator.system) / 1000 / wall,
     };
   } finally {
@@ -1009,6 +1015,17 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
 // ---------------------------------------------------------------------------------------------
 // Means over rounds and the report
 
+/** Cores each kind of thread kept busy between two `threadCpuMs` readings `wall` ms apart. */
+function threadCores(before: Record<string, number>, after: Record<string, number>, wall: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, (ms - (before[kind] ?? 0)) / wall]));
+}
+
+/** The mean of each kind's cores over rounds (a kind missing from a round counts 0 there). */
+function meanCores(rows: Record<string, number>[]): Record<string, number> {
+  const kinds = new Set(rows.flatMap((r) => Object.keys(r)));
+  return Object.fromEntries([...kinds].map((k) => [k, rows.reduce((a, r) => a + (r[k] ?? 0), 0) / rows.length]));
+}
+
 function meanOps(rows: OpResult[][]): OpResult[] {
   const mean = (f: (r: OpResult) => number, i: number) => rows.reduce((a, r) => a + f(r[i]!), 0) / rows.length;
   return rows[0]!.map((r, i) => ({
@@ -1038,6 +1055,8 @@ interface RateSummary {
   maxInFlight: number;
   serverCpuPerOp: number;
   serverCores: number;
+  /** The same by kind of thread (THREAD_KINDS). */
+  threadCores: Record<string, number>;
   generatorCores: number;
 }
 
@@ -1055,6 +1074,7 @@ function summarizeRate(runs: RateResult[], how: string): RateSummary {
     maxInFlight: Math.max(...runs.map((r) => r.maxInFlight)),
     serverCpuPerOp: mean((r) => r.serverCpuPerOp),
     serverCores: mean((r) => r.serverCores),
+    threadCores: meanCores(runs.map((r) => r.threadCores)),
     generatorCores: mean((r) => r.generatorCores),
   };
 }
@@ -1069,6 +1089,8 @@ interface Summary {
   loads: number[];
   serverCpuPerOp: number;
   serverCores: number;
+  /** The same by kind of thread (THREAD_KINDS). */
+  threadCores: Record<string, number>;
   generatorCores: number;
   kinds: OpResult[];
   alone: OpResult[];
@@ -1095,6 +1117,7 @@ function summarize(days: DayResult[]): Summary {
     loads: days.map((d) => d.loadBefore),
     serverCpuPerOp: sum((d) => d.mix.serverCpuPerOp) / days.length,
     serverCores: sum((d) => d.mix.serverCores) / days.length,
+    threadCores: meanCores(days.map((d) => d.mix.threadCores)),
     generatorCores: sum((d) => d.mix.generatorCores) / days.length,
     kinds: meanOps(days.map((d) => d.mix.kinds)),
     alone: meanOps(days.map((d) => d.alone)),
@@ -1123,8 +1146,9 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? (a / 
 
 const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us) ? `${fmtRate(us)} µs` : '–');
 
-function cpuLine(name: string, s: { serverCpuPerOp: number; serverCores: number; generatorCores: number }): string {
-  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy; the load generator ${s.generatorCores.toFixed(2)})`;
+function cpuLine(name: string, s: { serverCpuPerOp: number; serverCores: number; threadCores: Record<string, number>; generatorCores: number }): string {
+  const threads = THREAD_KINDS.filter((k) => k in s.threadCores).map((k) => `${k} ${s.threadCores[k]!.toFixed(2)}`);
+  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)})`;
 }
 
 function hooksLine(s: Summary): string {
@@ -1395,7 +1419,7 @@ export async function run(): Promise<string> {
         `Why two phases: at saturation a closed loop always has ${CONNECTIONS} requests in the system, so by Little's law its median latency is about ${CONNECTIONS} ÷ ops/s (${CONNECTIONS} ms at 1,000 ops/s) whatever the service does; it measures capacity (target 1), and whether rendering, webhooks and writes make reads wait is read from the open loop (target 2). ` +
         `After each mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
         `"Alone" runs each operation by itself in a closed loop for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
-        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s.',
+        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s. The cores busy are also split by kind of thread (from /proc/<pid>/task): the main thread (the API), the worker threads (jobs, render pool, SQLite checkpointer), V8\'s helpers (garbage collection, compilation) and the rest.',
       '',
       `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.${against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'}`,
       ...(notes.length ? ['', ...notes] : []),

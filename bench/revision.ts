@@ -3,7 +3,7 @@
 // database, an API key from BOOTSTRAP_API_KEY). The day and addresses benchmarks use it for
 // `npm run bench -- <name> --against <rev>`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -163,6 +163,37 @@ export function processCpuMs(pid: number | undefined): number {
     return NaN;
   }
 }
+/** The kinds of thread `threadCpuMs` tells apart, in the order reports give them. */
+export const THREAD_KINDS = ['main thread', 'worker threads', "V8's helpers", 'other'] as const;
+
+/**
+ * CPU time of a process's live threads so far (user + system, ms), by kind: its main thread (the
+ * service's API), its worker threads (jobs, render pool, SQLite checkpointer), V8's helper threads
+ * (garbage collection, compilation) and the rest (libuv's pool). A thread that ended is not counted.
+ */
+export function threadCpuMs(pid: number | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (pid === undefined) return out;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const kind = tid === String(pid) ? THREAD_KINDS[0] : comm === 'WorkerThread' ? THREAD_KINDS[1] : comm.startsWith('V8Worker') ? THREAD_KINDS[2] : THREAD_KINDS[3];
+      out[kind] = (out[kind] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
 const CLK_TCK = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
