@@ -479,27 +479,57 @@ interface OpResult {
   max?: number;
 }
 
-interface DriveResult {
+/** What a phase reports of CPU, over its recorded window. */
+interface CpuUse {
+  /** Server CPU µs per recorded operation (its worker's webhook deliveries included). */
+  serverCpuPerOp: number;
+  /** Cores the server and this load generator kept busy while recording. */
+  serverCores: number;
+  /** The server's cores by kind of thread (THREAD_KINDS). */
+  threadCores: Record<string, number>;
+  generatorCores: number;
+}
+
+interface DriveResult extends CpuUse {
   seconds: number;
   ops: number;
   failures: number;
   rate: number;
   kinds: OpResult[];
   stopped: boolean;
-  /** Server CPU µs per recorded operation (its worker's webhook deliveries included). */
-  serverCpuPerOp: number;
-  /** Cores the server and this load generator kept busy while recording. */
-  serverCores: number;
-  /** The same by kind of thread (THREAD_KINDS). */
-  threadCores: Record<string, number>;
-  generatorCores: number;
+}
+
+/**
+ * Measures CPU over a phase's recorded window: from `warmupSeconds` after it is called (at once if
+ * none) to `end(ops)`, which gives the service's and the load generator's use over `ops` operations.
+ */
+function cpuWindow(pid: number | undefined, warmupSeconds: number): { end(ops: number): { serverMs: number; use: CpuUse } } {
+  const read = () => ({ server: processCpuMs(pid), threads: threadCpuMs(pid), generator: process.cpuUsage(), at: performance.now() });
+  let from = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
+  if (warmupSeconds <= 0) from = read();
+  const timer = warmupSeconds > 0 ? setTimeout(() => (from = read()), warmupSeconds * 1000) : undefined;
+  return {
+    end(ops) {
+      clearTimeout(timer);
+      const to = read();
+      const wall = to.at - from.at;
+      const serverMs = to.server - from.server;
+      const generator = process.cpuUsage(from.generator);
+      return {
+        serverMs,
+        use: {
+          serverCpuPerOp: (serverMs * 1000) / ops,
+          serverCores: serverMs / wall,
+          threadCores: threadCores(from.threads, to.threads, wall),
+          generatorCores: (generator.user + generator.system) / 1000 / wall,
+        },
+      };
+    },
+  };
 }
 
 async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: number, seconds: number): Promise<DriveResult> {
-  let cpu0 = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
-  const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), threads: threadCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
-  if (warmupSeconds <= 0) sample();
-  const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
+  const cpu = cpuWindow(day.serverPid, warmupSeconds);
   // Cumulative shares of the weights, for picking an operation (only when there is more than one).
   const total = kinds.reduce((a, k) => a + k.weight, 0);
   const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
@@ -540,10 +570,6 @@ async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: numbe
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => vu(i)));
-  clearTimeout(sampler);
-  const wall = performance.now() - cpu0.at;
-  const serverMs = processCpuMs(day.serverPid) - cpu0.server;
-  const generator = process.cpuUsage(cpu0.generator);
   const elapsed = Math.max(1e-3, (lastEnd - recordFrom) / 1000);
   const results = kinds.map((k, i): OpResult => {
     const s = stats[i]!;
@@ -551,6 +577,7 @@ async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: numbe
     return { name: k.name, weight: k.weight, count: s.n, failures: s.failures, p50: percentile(sorted, 50), p99: percentile(sorted, 99), rate: s.n / elapsed, firstFailure: s.firstFailure };
   });
   const ops = results.reduce((a, r) => a + r.count, 0);
+  const { serverMs, use } = cpu.end(ops);
   return {
     seconds: elapsed,
     ops,
@@ -558,10 +585,7 @@ async function drive(day: Day, kinds: Kind[], seed: number, warmupSeconds: numbe
     rate: ops / elapsed,
     kinds: results.map((r) => ({ ...r, serverCpuPerOp: kinds.length === 1 ? (serverMs * 1000) / r.count : NaN })),
     stopped,
-    serverCpuPerOp: (serverMs * 1000) / ops,
-    serverCores: serverMs / wall,
-    threadCores: threadCores(cpu0.threads, threadCpuMs(day.serverPid), wall),
-    generatorCores: (generator.user + generator.system) / 1000 / wall,
+    ...use,
   };
 }
 
@@ -575,7 +599,7 @@ interface Rate {
   how: string;
 }
 
-interface RateResult {
+interface RateResult extends CpuUse {
   offered: number;
   seconds: number;
   /** Requests due inside the measured window: answered as expected, failed. */
@@ -589,11 +613,6 @@ interface RateResult {
   lagP99: number;
   /** Most requests in flight at once (beyond RATE_CONNECTIONS they wait for a connection). */
   maxInFlight: number;
-  serverCpuPerOp: number;
-  serverCores: number;
-  /** The same by kind of thread (THREAD_KINDS). */
-  threadCores: Record<string, number>;
-  generatorCores: number;
 }
 
 /**
@@ -606,10 +625,7 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
   const closedPool = day.pool;
   day.pool = pool;
   try {
-    let cpu0 = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
-    const sample = () => (cpu0 = { server: processCpuMs(day.serverPid), threads: threadCpuMs(day.serverPid), generator: process.cpuUsage(), at: performance.now() });
-    if (warmupSeconds <= 0) sample();
-    const sampler = warmupSeconds > 0 ? setTimeout(sample, warmupSeconds * 1000) : undefined;
+    const cpu = cpuWindow(day.serverPid, warmupSeconds);
     const total = kinds.reduce((a, k) => a + k.weight, 0);
     const cumulative = kinds.map((_, i) => kinds.slice(0, i + 1).reduce((a, k) => a + k.weight, 0) / total);
     // Arrivals and the operations' own choices come from two seeded streams, so both are the same on every run.
@@ -669,10 +685,6 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
       due += gapMs();
     }
     while (pending.size) await Promise.all([...pending]);
-    clearTimeout(sampler);
-    const wall = performance.now() - cpu0.at;
-    const serverMs = processCpuMs(day.serverPid) - cpu0.server;
-    const generator = process.cpuUsage(cpu0.generator);
     const elapsed = Math.max(seconds, (lastEnd - recordFrom) / 1000, 1e-3);
     const results = kinds.map((k, i): OpResult => {
       const s = stats[i]!;
@@ -691,10 +703,7 @@ async function driveRate(day: Day, pool: Pool, kinds: Kind[], seed: number, rate
       lagP50: percentile(lags, 50),
       lagP99: percentile(lags, 99),
       maxInFlight,
-      serverCpuPerOp: (serverMs * 1000) / ops,
-      serverCores: serverMs / wall,
-      threadCores: threadCores(cpu0.threads, threadCpuMs(day.serverPid), wall),
-      generatorCores: (generator.user + generator.system) / 1000 / wall,
+      ...cpu.end(ops).use,
     };
   } finally {
     day.pool = closedPool;
@@ -1043,7 +1052,7 @@ function meanOps(rows: OpResult[][]): OpResult[] {
 }
 
 /** An open-loop phase over the rounds: percentiles, rates and lags averaged, counts summed, maxima the largest. */
-interface RateSummary {
+interface RateSummary extends CpuUse {
   offered: number;
   how: string;
   ops: number;
@@ -1053,11 +1062,6 @@ interface RateSummary {
   lagP50: number;
   lagP99: number;
   maxInFlight: number;
-  serverCpuPerOp: number;
-  serverCores: number;
-  /** The same by kind of thread (THREAD_KINDS). */
-  threadCores: Record<string, number>;
-  generatorCores: number;
 }
 
 function summarizeRate(runs: RateResult[], how: string): RateSummary {
@@ -1079,7 +1083,7 @@ function summarizeRate(runs: RateResult[], how: string): RateSummary {
   };
 }
 
-interface Summary {
+interface Summary extends CpuUse {
   rounds: number;
   rate: number;
   ops: number;
@@ -1087,11 +1091,6 @@ interface Summary {
   seconds: number;
   seedSeconds: number;
   loads: number[];
-  serverCpuPerOp: number;
-  serverCores: number;
-  /** The same by kind of thread (THREAD_KINDS). */
-  threadCores: Record<string, number>;
-  generatorCores: number;
   kinds: OpResult[];
   alone: OpResult[];
   /** The mix at a steady rate, and GET /v1/shipments/{id} alone at its share of it. */
@@ -1146,7 +1145,7 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? (a / 
 
 const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us) ? `${fmtRate(us)} µs` : '–');
 
-function cpuLine(name: string, s: { serverCpuPerOp: number; serverCores: number; threadCores: Record<string, number>; generatorCores: number }): string {
+function cpuLine(name: string, s: CpuUse): string {
   const threads = THREAD_KINDS.filter((k) => k in s.threadCores).map((k) => `${k} ${s.threadCores[k]!.toFixed(2)}`);
   return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)})`;
 }

@@ -153,12 +153,18 @@ export function thisTitle(): string {
   return title;
 }
 
+/** The user + system time (ms) of a /proc `stat` line, and its command name. */
+function readStat(path: string): { comm: string; cpuMs: number } {
+  const stat = readFileSync(path, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK };
+}
+
 /** CPU time (user + system, ms) a process has used, all its threads included; NaN where /proc is missing. */
 export function processCpuMs(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    return readStat(`/proc/${pid}/stat`).cpuMs;
   } catch {
     return NaN;
   }
@@ -182,11 +188,9 @@ export function threadCpuMs(pid: number | undefined): Record<string, number> {
   }
   for (const tid of tids) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const { comm, cpuMs } = readStat(`/proc/${pid}/task/${tid}/stat`);
       const kind = tid === String(pid) ? THREAD_KINDS[0] : comm === 'WorkerThread' ? THREAD_KINDS[1] : comm.startsWith('V8Worker') ? THREAD_KINDS[2] : THREAD_KINDS[3];
-      out[kind] = (out[kind] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+      out[kind] = (out[kind] ?? 0) + cpuMs;
     } catch {
       // The thread ended between the listing and the read.
     }
