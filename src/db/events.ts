@@ -2,7 +2,6 @@
 // worker fans them out later, so an acknowledged change never loses its event.
 import type { DialectName, Db, Tx } from './index.ts';
 import { isoNow, uuidv7 } from './ids.ts';
-import { writeUnanswered } from './unanswered.ts';
 
 export const EVENT_TYPES = ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception', 'batch.completed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -54,7 +53,7 @@ export async function recordDomainEvent(tx: Tx | Db, event: NewDomainEvent): Pro
 export async function recordDomainEvents(tx: Tx | Db, events: NewDomainEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const rows = events.map((e) => ({ id: uuidv7(), account_id: e.accountId, type: e.type, shipment_id: e.subjectId, data: JSON.stringify(e.data), created_at: e.at ?? isoNow(), dispatched_at: null }));
-  await writeUnanswered(tx, tx.insertInto('domain_events').values(rows));
+  await tx.insertInto('domain_events').values(rows).execute();
   if (tx.isTransaction) uncommitted += rows.length;
   else announceDomainEventWritten();
   return rows.map((r) => r.id);
@@ -84,7 +83,7 @@ export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): 
 }
 
 export async function markDispatched(tx: Tx, eventIds: string[], at: string): Promise<void> {
-  await writeUnanswered(tx, tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds));
+  await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds).execute();
 }
 
 /** The events of claimed deliveries: what their bodies are made of. */

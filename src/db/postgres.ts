@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Dialect, type Driver } from 'kysely';
 import { afterCommit } from './events.ts';
-import { ANSWER_NOT_READ } from './unanswered.ts';
 
 // int8 and numeric come back as strings by default; our counters fit in a double.
 const types = {
@@ -18,13 +17,8 @@ const MAX_PREPARED = 2000;
 /** `*` in a select list or RETURNING: its columns are fixed when the statement is prepared. */
 const STAR = /(^|[\s,.(])\*(\s|,|$)/;
 
-/** What a held statement answers at once: nothing its caller reads. */
-const HELD = Object.freeze({ command: 'HELD', rowCount: null, oid: 0, rows: [], fields: [] });
-
-interface Held {
-  text: string;
-  values?: unknown[];
-}
+/** What a held BEGIN answers at once (Kysely reads nothing of it). */
+const BEGUN = Object.freeze({ command: 'BEGIN', rowCount: null, oid: 0, rows: [], fields: [] });
 
 /**
  * A pg client that spares round trips.
@@ -35,19 +29,15 @@ interface Held {
  * fails with "cached plan must not change result type" on every connection that prepared it, while
  * an unnamed one simply returns the new column.
  *
- * Inside a transaction, what nobody waits on is held and written with the next statement that is
- * waited on, in one write: the transaction's `begin`, and writes marked `ANSWER_NOT_READ`
- * (`writeUnanswered`). The client runs in pg's pipeline mode, so the statements behind them go out
- * without waiting for their answers. Each goes with its own Sync, so a failed held write leaves the
- * transaction aborted and the statements behind it fail; the first error (in the order sent) rejects
- * the statement that was waited on. BEGIN fails only on a broken connection or in a session whose
- * transaction is already aborted, and the statements behind it then fail the same way. A transaction
- * whose `begin` is still held when it ends sent nothing, so its COMMIT or ROLLBACK is answered here;
- * on ROLLBACK held writes are dropped, as the server would undo them.
+ * A transaction's `begin` is held and written together with the transaction's first statement, in
+ * one write, and the client runs in pg's pipeline mode, so the statement is sent without waiting for
+ * BEGIN's answer: a transaction costs one round trip less. Each goes with its own Sync, so a failed
+ * BEGIN would not stop the statement; but BEGIN fails only on a broken connection or in a session
+ * whose transaction is already aborted, and the statement then fails the same way. Either's error
+ * rejects the statement, BEGIN's first.
  */
 class PreparingClient extends pg.Client {
-  #held: Held[] = [];
-  #inTransaction = false;
+  #beginHeld = false;
 
   constructor(config?: pg.ClientConfig) {
     super({ ...config, pipeline: true });
@@ -55,45 +45,28 @@ class PreparingClient extends pg.Client {
 
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes each through
   override query(config: any, values?: any, callback?: any): any {
-    if (typeof config === 'string' && callback === undefined) {
-      if (config === 'begin' && (values === undefined || (Array.isArray(values) && values.length === 0))) {
-        this.#inTransaction = true;
-        this.#held.push({ text: config });
-        return Promise.resolve(HELD);
-      }
-      if (this.#inTransaction && config.startsWith(ANSWER_NOT_READ)) {
-        this.#held.push({ text: config, values });
-        return Promise.resolve(HELD);
-      }
-      if (config === 'commit' || config === 'rollback') {
-        this.#inTransaction = false;
-        const nothingSent = this.#held[0]?.text === 'begin';
-        if (config === 'rollback') this.#held = [];
-        if (nothingSent && this.#held.length <= 1) {
-          this.#held = [];
-          return Promise.resolve({ ...HELD, command: config.toUpperCase() });
-        }
-      }
+    if (config === 'begin' && callback === undefined && (values === undefined || (Array.isArray(values) && values.length === 0))) {
+      this.#beginHeld = true;
+      return Promise.resolve(BEGUN);
     }
-    if (this.#held.length === 0) return this.#send(config, values, callback);
-    const held = this.#held;
-    this.#held = [];
+    if (!this.#beginHeld) return this.#send(config, values, callback);
+    this.#beginHeld = false;
     const stream = this.connection.stream;
     stream.cork();
-    const sent: Promise<unknown>[] = [];
+    let begun: Promise<unknown>;
     let answer: unknown;
     try {
-      for (const h of held) sent.push(this.#send(h.text, h.values));
+      begun = super.query('begin');
       answer = this.#send(config, values, callback);
     } finally {
       stream.uncork();
     }
     if (!(answer instanceof Promise)) {
-      // A callback query: its callback has its own answer; a held statement's failure then shows there too.
-      for (const p of sent) p.catch(() => {});
+      // A callback query: its callback has the statement's answer; BEGIN's failure then shows there too.
+      begun.catch(() => {});
       return answer;
     }
-    return Promise.all([...sent, answer]).then((answers) => answers[answers.length - 1]);
+    return Promise.all([begun, answer]).then(([, result]) => result);
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: as above

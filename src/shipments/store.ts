@@ -2,7 +2,6 @@ import type { Db, Tx } from '../db/index.ts';
 import { allColumns, type ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 import { sql } from 'kysely';
-import { writeUnanswered } from '../db/unanswered.ts';
 
 export type ShipmentRow = ShipmentsTable;
 
@@ -56,5 +55,5 @@ export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; st
 
 /** Records (or clears, with null) the shipment's active label. */
 export async function setShipmentLabel(tx: Tx | Db, id: string, label: { id: string; trackingNumber: string } | null, at: string): Promise<void> {
-  await writeUnanswered(tx, tx.updateTable('shipments').set({ label_id: label?.id ?? null, tracking_number: label?.trackingNumber ?? null, updated_at: at }).where('id', '=', id));
+  await tx.updateTable('shipments').set({ label_id: label?.id ?? null, tracking_number: label?.trackingNumber ?? null, updated_at: at }).where('id', '=', id).execute();
 }

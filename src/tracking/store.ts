@@ -1,6 +1,5 @@
 import type { Db, Tx } from '../db/index.ts';
 import { allColumns, type LabelTrackingTable, type SandboxParcelsTable, type TrackingEventsTable } from '../db/schema.ts';
-import { writeUnanswered } from '../db/unanswered.ts';
 
 export type TrackingEventRow = TrackingEventsTable;
 export type LabelTrackingRow = LabelTrackingTable;
@@ -28,20 +27,18 @@ export async function lockLabelTracking(tx: Tx, initial: LabelTrackingRow[]): Pr
 /** Writes the new tracking state of these labels in one statement (their rows exist: `lockLabelTracking`). */
 export async function saveLabelTracking(tx: Tx, rows: LabelTrackingRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await writeUnanswered(
-    tx,
-    tx
-      .insertInto('label_tracking')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.column('label_id').doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          last_event_at: eb.ref('excluded.last_event_at'),
-          estimated_delivery: eb.ref('excluded.estimated_delivery'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      ),
-  );
+  await tx
+    .insertInto('label_tracking')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.column('label_id').doUpdateSet((eb) => ({
+        status: eb.ref('excluded.status'),
+        last_event_at: eb.ref('excluded.last_event_at'),
+        estimated_delivery: eb.ref('excluded.estimated_delivery'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
 }
 
 /** Inserts the events, skipping those already stored; returns the ids of the new ones. */
@@ -118,5 +115,5 @@ export async function claimStep(tx: Tx, labelId: string, step: number, nextAt: s
 
 /** The sandbox carrier stops moving these labels (events came in from elsewhere, or the label was invalidated). */
 export async function stopSandbox(tx: Tx, labelIds: string[]): Promise<void> {
-  await writeUnanswered(tx, tx.updateTable('sandbox_parcels').set({ next_at: null }).where('label_id', 'in', labelIds).where('next_at', 'is not', null));
+  await tx.updateTable('sandbox_parcels').set({ next_at: null }).where('label_id', 'in', labelIds).where('next_at', 'is not', null).execute();
 }

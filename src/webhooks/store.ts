@@ -2,7 +2,6 @@
 import type { DialectName, Db, Tx } from '../db/index.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
-import { writeUnanswered } from '../db/unanswered.ts';
 
 export type WebhookRow = WebhooksTable;
 export type DeliveryRow = WebhookDeliveriesTable;
@@ -84,13 +83,11 @@ const INSERT_CHUNK = 500;
 
 export async function insertDeliveries(tx: Tx, rows: DeliveryRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await writeUnanswered(
-      tx,
-      tx
-        .insertInto('webhook_deliveries')
-        .values(rows.slice(i, i + INSERT_CHUNK))
-        .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing()),
-    );
+    await tx
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+      .execute();
   }
 }
 
@@ -191,7 +188,7 @@ export async function recordAttempts(db: Db, results: AttemptResult[], disableIf
       ? new Set((await tx.selectFrom('webhook_deliveries').select('id').where('id', 'in', superseded).execute()).map((r) => r.id))
       : new Set<string>();
     const attempts = results.filter((r) => applied.has(r.deliveryId) || stillThere.has(r.deliveryId)).map((r) => ({ ...r.attempt, delivery_id: r.deliveryId }));
-    for (let i = 0; i < attempts.length; i += ATTEMPT_CHUNK) await writeUnanswered(tx, tx.insertInto('webhook_attempts').values(attempts.slice(i, i + ATTEMPT_CHUNK)));
+    for (let i = 0; i < attempts.length; i += ATTEMPT_CHUNK) await tx.insertInto('webhook_attempts').values(attempts.slice(i, i + ATTEMPT_CHUNK)).execute();
 
     // Each webhook's state after this batch, folded in completion order.
     const hooks = new Map<string, { success: boolean; failingFrom: string | null; gone: boolean }>();
@@ -208,7 +205,7 @@ export async function recordAttempts(db: Db, results: AttemptResult[], disableIf
       hooks.set(r.webhookId, h);
     }
     const cleared = [...hooks].filter(([, h]) => h.failingFrom === null).map(([id]) => id);
-    if (cleared.length) await writeUnanswered(tx, tx.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', cleared).where('failing_since', 'is not', null));
+    if (cleared.length) await tx.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', cleared).where('failing_since', 'is not', null).execute();
     const disabled: WebhookDisabled[] = [];
     for (const [id, h] of hooks) {
       if (h.failingFrom === null) continue;

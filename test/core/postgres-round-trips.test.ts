@@ -1,13 +1,11 @@
-// On PostgreSQL a transaction's BEGIN, and the writes whose answers nobody reads (`writeUnanswered`), are
-// held and written with the next statement that is waited on (src/db/postgres.ts): fewer writes and
-// round trips, and a transaction still commits all or nothing, failing with the first error.
+// On PostgreSQL a transaction's BEGIN is held and written with its first statement (src/db/postgres.ts):
+// one write and one round trip less, and a transaction still commits all or nothing.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { Kysely, sql } from 'kysely';
 import type pg from 'pg';
 import { postgresDialect, postgresPool } from '../../src/db/postgres.ts';
-import { ANSWER_NOT_READ, writeUnanswered } from '../../src/db/unanswered.ts';
 import { dropSchema, POSTGRES_URL } from '../helpers.ts';
 
 interface Things {
@@ -108,70 +106,6 @@ describe('PostgreSQL transactions', () => {
     // Every connection of the pool is still usable, in and out of transactions.
     await Promise.all(Array.from({ length: 12 }, (_, i) => db.transaction().execute((tx) => tx.insertInto('things').values({ id: 40 + i, name: 'ok' }).execute())));
     assert.equal((await db.selectFrom('things').select('id').where('id', '>=', 40).execute()).length, 12);
-  });
-
-  it('holds a write whose answer is not read until the next statement, and sends them in one write', async () => {
-    const client = await pool.connect();
-    try {
-      let writes = await writesDuring(client, async () => {
-        await client.query('begin', []);
-        await client.query(`${ANSWER_NOT_READ}insert into things (id, name) values ($1, $2)`, [2, 'two']);
-      });
-      assert.equal(writes, 0);
-      writes = await writesDuring(client, async () => {
-        const seen = await client.query('select name from things where id = $1', [2]);
-        assert.equal(seen.rows[0]?.name, 'two');
-        await client.query(`${ANSWER_NOT_READ}insert into things (id, name) values ($1, $2)`, [3, 'three']);
-        await client.query('commit');
-      });
-      assert.equal(writes, 2);
-    } finally {
-      client.release();
-    }
-    assert.equal((await pool.query('select count(*) as n from things where id in (2, 3)')).rows[0].n, 2);
-  });
-
-  it('fails a transaction with an unanswered write’s own error, at the next statement or the commit, and keeps nothing', async () => {
-    await db.insertInto('things').values({ id: 60, name: 'sixty' }).execute();
-    await assert.rejects(
-      db.transaction().execute(async (tx) => {
-        await writeUnanswered(tx, tx.insertInto('things').values({ id: 61, name: 'new' }));
-        await writeUnanswered(tx, tx.insertInto('things').values({ id: 60, name: 'duplicate' }));
-      }),
-      (err: { code?: string }) => err.code === '23505',
-    );
-    await assert.rejects(
-      db.transaction().execute(async (tx) => {
-        await writeUnanswered(tx, tx.insertInto('things').values({ id: 60, name: 'duplicate' }));
-        await tx.selectFrom('things').select('id').execute();
-      }),
-      (err: { code?: string }) => err.code === '23505',
-    );
-    assert.deepEqual(
-      (await db.selectFrom('things').select('id').where('id', 'in', [60, 61]).execute()).map((r) => r.id),
-      [60],
-    );
-  });
-
-  it('drops held writes on rollback, and runs an unanswered write outside a transaction at once', async () => {
-    await assert.rejects(
-      db.transaction().execute(async (tx) => {
-        await writeUnanswered(tx, tx.insertInto('things').values({ id: 70, name: 'undone' }));
-        throw new Error('changed my mind');
-      }),
-      /changed my mind/,
-    );
-    await assert.rejects(
-      db.transaction().execute(async (tx) => {
-        await tx.insertInto('things').values({ id: 71, name: 'undone' }).execute();
-        await writeUnanswered(tx, tx.insertInto('things').values({ id: 72, name: 'undone' }));
-        throw new Error('changed my mind');
-      }),
-      /changed my mind/,
-    );
-    assert.equal((await db.selectFrom('things').select('id').where('id', 'in', [70, 71, 72]).execute()).length, 0);
-    await writeUnanswered(db, db.insertInto('things').values({ id: 73, name: 'at once' }));
-    assert.equal((await pool.query('select name from things where id = 73')).rows[0]?.name, 'at once');
   });
 
   it('commits a transaction that ran no statement', async () => {
