@@ -17,60 +17,16 @@ const MAX_PREPARED = 2000;
 /** `*` in a select list or RETURNING: its columns are fixed when the statement is prepared. */
 const STAR = /(^|[\s,.(])\*(\s|,|$)/;
 
-/** What a held BEGIN answers at once (Kysely reads nothing of it). */
-const BEGUN = Object.freeze({ command: 'BEGIN', rowCount: null, oid: 0, rows: [], fields: [] });
-
 /**
- * A pg client that spares round trips.
- *
- * Each parameterised statement is sent as a named (prepared) one, named after its text: PostgreSQL
- * then parses and plans it once per connection instead of on every execution. Not a statement that
- * selects or returns `*`: once another process's migration adds a column, such a prepared statement
- * fails with "cached plan must not change result type" on every connection that prepared it, while
- * an unnamed one simply returns the new column.
- *
- * A transaction's `begin` is held and written together with the transaction's first statement, in
- * one write, and the client runs in pg's pipeline mode, so the statement is sent without waiting for
- * BEGIN's answer: a transaction costs one round trip less. Each goes with its own Sync, so a failed
- * BEGIN would not stop the statement; but BEGIN fails only on a broken connection or in a session
- * whose transaction is already aborted, and the statement then fails the same way. Either's error
- * rejects the statement, BEGIN's first.
+ * A pg client that sends each parameterised statement as a named (prepared) one, named after its
+ * text: PostgreSQL then parses and plans it once per connection instead of on every execution. Not
+ * a statement that selects or returns `*`: once another process's migration adds a column, such a
+ * prepared statement fails with "cached plan must not change result type" on every connection that
+ * prepared it, while an unnamed one simply returns the new column.
  */
 class PreparingClient extends pg.Client {
-  #beginHeld = false;
-
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, pipeline: true });
-  }
-
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes each through
   override query(config: any, values?: any, callback?: any): any {
-    if (config === 'begin' && callback === undefined && (values === undefined || (Array.isArray(values) && values.length === 0))) {
-      this.#beginHeld = true;
-      return Promise.resolve(BEGUN);
-    }
-    if (!this.#beginHeld) return this.#send(config, values, callback);
-    this.#beginHeld = false;
-    const stream = this.connection.stream;
-    stream.cork();
-    let begun: Promise<unknown>;
-    let answer: unknown;
-    try {
-      begun = super.query('begin');
-      answer = this.#send(config, values, callback);
-    } finally {
-      stream.uncork();
-    }
-    if (!(answer instanceof Promise)) {
-      // A callback query: its callback has the statement's answer; BEGIN's failure then shows there too.
-      begun.catch(() => {});
-      return answer;
-    }
-    return Promise.all([begun, answer]).then(([, result]) => result);
-  }
-
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  #send(config: any, values?: any, callback?: any): any {
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
       const name = statementName(config);
       if (name) return super.query({ text: config, values, name }, callback);
