@@ -36,7 +36,7 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +44,7 @@ import { Pool, type Dispatcher } from 'undici';
 import pg from 'pg';
 import { ChildReceiver } from './child-receiver.ts';
 import { fmtMs, fmtRate, OUT_DIR, percentile, progress, table } from './lib.ts';
-import { logTail, prepareRevision, processCpuMs, ROOT, startService, THREAD_KINDS, thisTitle, threadCpuMs, type Revision, type Service } from './revision.ts';
+import { logTail, machineCpuMs, postgresCpuMs, prepareRevision, processCpuMs, ROOT, startService, THREAD_KINDS, thisTitle, threadCpuMs, type Revision, type Service } from './revision.ts';
 
 const env = process.env;
 const SECONDS = Number(env.BENCH_DAY_SECONDS ?? 20);
@@ -488,6 +488,10 @@ interface CpuUse {
   /** The server's cores by kind of thread (THREAD_KINDS). */
   threadCores: Record<string, number>;
   generatorCores: number;
+  /** Cores the PostgreSQL cluster's processes kept busy (about 0 on SQLite). */
+  databaseCores: number;
+  /** Cores the whole machine kept busy: all of the above and anything else running. */
+  machineCores: number;
 }
 
 interface DriveResult extends CpuUse {
@@ -504,8 +508,8 @@ interface DriveResult extends CpuUse {
  * none) to `end(ops)`, which gives the service's and the load generator's use over `ops` operations.
  */
 function cpuWindow(pid: number | undefined, warmupSeconds: number): { end(ops: number): { serverMs: number; use: CpuUse } } {
-  const read = () => ({ server: processCpuMs(pid), threads: threadCpuMs(pid), generator: process.cpuUsage(), at: performance.now() });
-  let from = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), at: performance.now() };
+  const read = () => ({ server: processCpuMs(pid), threads: threadCpuMs(pid), generator: process.cpuUsage(), database: postgresCpuMs(), machine: machineCpuMs(), at: performance.now() });
+  let from = { server: NaN, threads: {} as Record<string, number>, generator: process.cpuUsage(), database: NaN, machine: NaN, at: performance.now() };
   if (warmupSeconds <= 0) from = read();
   const timer = warmupSeconds > 0 ? setTimeout(() => (from = read()), warmupSeconds * 1000) : undefined;
   return {
@@ -522,6 +526,8 @@ function cpuWindow(pid: number | undefined, warmupSeconds: number): { end(ops: n
           serverCores: serverMs / wall,
           threadCores: threadCores(from.threads, to.threads, wall),
           generatorCores: (generator.user + generator.system) / 1000 / wall,
+          databaseCores: (to.database - from.database) / wall,
+          machineCores: (to.machine - from.machine) / wall,
         },
       };
     },
@@ -1080,6 +1086,8 @@ function summarizeRate(runs: RateResult[], how: string): RateSummary {
     serverCores: mean((r) => r.serverCores),
     threadCores: meanCores(runs.map((r) => r.threadCores)),
     generatorCores: mean((r) => r.generatorCores),
+    databaseCores: mean((r) => r.databaseCores),
+    machineCores: mean((r) => r.machineCores),
   };
 }
 
@@ -1118,6 +1126,8 @@ function summarize(days: DayResult[]): Summary {
     serverCores: sum((d) => d.mix.serverCores) / days.length,
     threadCores: meanCores(days.map((d) => d.mix.threadCores)),
     generatorCores: sum((d) => d.mix.generatorCores) / days.length,
+    databaseCores: sum((d) => d.mix.databaseCores) / days.length,
+    machineCores: sum((d) => d.mix.machineCores) / days.length,
     kinds: meanOps(days.map((d) => d.mix.kinds)),
     alone: meanOps(days.map((d) => d.alone)),
     atRate: summarizeRate(days.map((d) => d.atRate), days[0]!.rate.how),
@@ -1147,7 +1157,7 @@ const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us)
 
 function cpuLine(name: string, s: CpuUse): string {
   const threads = THREAD_KINDS.filter((k) => k in s.threadCores).map((k) => `${k} ${s.threadCores[k]!.toFixed(2)}`);
-  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)})`;
+  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)}; PostgreSQL's processes ${s.databaseCores.toFixed(2)}${s.databaseCores >= 0.01 ? `, ${cpu((s.databaseCores * s.serverCpuPerOp) / s.serverCores)} per operation` : ''}; the whole machine ${s.machineCores.toFixed(2)} of ${availableParallelism()})`;
 }
 
 function hooksLine(s: Summary): string {

@@ -198,6 +198,39 @@ export function threadCpuMs(pid: number | undefined): Record<string, number> {
   return out;
 }
 
+/**
+ * CPU time (user + system, ms) of the PostgreSQL cluster on this machine: every process named
+ * `postgres`, plus what its postmaster has reaped of backends that ended (their time moves into the
+ * postmaster's children's time), so connections closing between two readings lose nothing.
+ */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      // utime, stime, cutime, cstime; a backend's own children's time is 0.
+      total += ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+/** CPU time (ms) the whole machine has been busy, all cores (user, nice, system, irq, softirq of /proc/stat). */
+export function machineCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+    return ((user + nice + system + irq + softirq) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
 const CLK_TCK = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
