@@ -80,9 +80,13 @@ interface Unit {
   length: number;
 }
 
-/** A unit's number: `5`, `200B`, `2-A`; not a street suffix (`W FRONT ST` is no unit `FRNT ST`). */
+/**
+ * A unit's number: `5`, `200B`, `2-A`; not a street suffix (`W FRONT ST` is no unit `FRNT ST`), nor a
+ * unit word (`MAIN KEY PENTHOUSE` is the street MAIN KEY and the unit PENTHOUSE, not the unit KEY
+ * numbered PENTHOUSE).
+ */
 function isUnitNumber(word: string | undefined): word is string {
-  return word !== undefined && UNIT_NUMBER.test(word) && !SUFFIXES.has(word);
+  return word !== undefined && UNIT_NUMBER.test(word) && !SUFFIXES.has(word) && !UNIT_DESIGNATORS.has(word);
 }
 
 /** The unit that starts at `words[at]`: `APT 5`, `STE # 200`, `# 5`, or a designator alone (`REAR`). */

@@ -158,6 +158,20 @@ describe('US street lines in USPS form (uspsLine)', () => {
     }
   });
 
+  test('a suffix that is also a unit word (KEY, TRAILER) before a unit without a number, as parse-address read it', () => {
+    const cases: [line: string, usps: string][] = [
+      ['100-12 1st Key  Penthouse', '100-12 1ST KY PH'],
+      ['100 Main Key Lobby', '100 MAIN KY LBBY'],
+      ['100 Main Key Front', '100 MAIN KY FRNT'],
+      ['100 Main Key Basement', '100 MAIN KY BSMT'],
+      ['100 Main Trailer Rear', '100 MAIN TRLR REAR'],
+    ];
+    for (const [line, usps] of cases) {
+      assert.deepEqual(uspsLine(line), { line: usps, parsed: true }, line);
+      assert.deepEqual(oldUspsLine(line), { line: usps, parsed: true }, line);
+    }
+  });
+
   test('lines that are no street line of the grammar are tidied and flagged, as before', () => {
     for (const line of ['100', 'Main St', 'Apt 5, Main St', 'PO Box 9', '5th Ave & Broadway']) {
       assert.equal(uspsLine(line).parsed, false, line);
