@@ -80,13 +80,9 @@ interface Unit {
   length: number;
 }
 
-/**
- * A unit's number: `5`, `200B`, `2-A`; not a street suffix (`W FRONT ST` is no unit `FRNT ST`), nor a
- * unit word (`MAIN KEY PENTHOUSE` is the street MAIN KEY and the unit PENTHOUSE, not the unit KEY
- * numbered PENTHOUSE).
- */
+/** A unit's number: `5`, `200B`, `2-A`; not a street suffix (`W FRONT ST` is no unit `FRNT ST`). */
 function isUnitNumber(word: string | undefined): word is string {
-  return word !== undefined && UNIT_NUMBER.test(word) && !SUFFIXES.has(word) && !UNIT_DESIGNATORS.has(word);
+  return word !== undefined && UNIT_NUMBER.test(word) && !SUFFIXES.has(word);
 }
 
 /** The unit that starts at `words[at]`: `APT 5`, `STE # 200`, `# 5`, or a designator alone (`REAR`). */
@@ -97,8 +93,11 @@ function readUnit(words: string[], at: number): Unit | undefined {
   if (designator === undefined) return undefined;
   const hash = words[at + 1] === '#' ? 1 : 0;
   const number = words[at + 1 + hash];
-  // KEY and TRAILER are street suffixes too: `MAIN KEY W` is a street, `MAIN ST KEY 5` a unit.
-  if (isUnitNumber(number) && !(SUFFIXES.has(first) && DIRECTIONALS.has(number))) return { unit: designator, unitNumber: number, length: 2 + hash };
+  // KEY and TRAILER are street suffixes too: `MAIN KEY W` and `MAIN KEY PENTHOUSE` (the unit PH) are
+  // streets, `MAIN ST KEY 5` a unit. After any other designator a unit word is its number (`APT REAR`).
+  if (isUnitNumber(number) && !(SUFFIXES.has(first) && (DIRECTIONALS.has(number) || UNIT_DESIGNATORS.has(number)))) {
+    return { unit: designator, unitNumber: number, length: 2 + hash };
+  }
   return hash || SUFFIXES.has(first) ? undefined : { unit: designator, length: 1 };
 }
 

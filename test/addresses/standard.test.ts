@@ -158,13 +158,17 @@ describe('US street lines in USPS form (uspsLine)', () => {
     }
   });
 
-  test('a suffix that is also a unit word (KEY, TRAILER) before a unit without a number, as parse-address read it', () => {
+  test('a suffix that is also a unit word (KEY, TRAILER) before a unit without a number, and a unit word as a unit’s number, as parse-address read them', () => {
     const cases: [line: string, usps: string][] = [
       ['100-12 1st Key  Penthouse', '100-12 1ST KY PH'],
       ['100 Main Key Lobby', '100 MAIN KY LBBY'],
       ['100 Main Key Front', '100 MAIN KY FRNT'],
       ['100 Main Key Basement', '100 MAIN KY BSMT'],
       ['100 Main Trailer Rear', '100 MAIN TRLR REAR'],
+      // After any other designator a unit word is the unit's number.
+      ['100 Main Street Apt Upper', '100 MAIN ST APT UPPER'],
+      ['100 North Main Street Suite Lobby', '100 N MAIN ST STE LOBBY'],
+      ['100 Main Street Northwest Apartment Upper', '100 MAIN ST NW APT UPPER'],
     ];
     for (const [line, usps] of cases) {
       assert.deepEqual(uspsLine(line), { line: usps, parsed: true }, line);
