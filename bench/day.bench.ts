@@ -488,8 +488,9 @@ interface CpuUse {
   /** The server's cores by kind of thread (THREAD_KINDS). */
   threadCores: Record<string, number>;
   generatorCores: number;
-  /** Cores the PostgreSQL cluster's processes kept busy (about 0 on SQLite). */
+  /** Cores PostgreSQL's processes kept busy (about 0 on SQLite), and their CPU µs per recorded operation. */
   databaseCores: number;
+  databaseCpuPerOp: number;
   /** Cores the whole machine kept busy: all of the above and anything else running. */
   machineCores: number;
 }
@@ -527,6 +528,7 @@ function cpuWindow(pid: number | undefined, warmupSeconds: number): { end(ops: n
           threadCores: threadCores(from.threads, to.threads, wall),
           generatorCores: (generator.user + generator.system) / 1000 / wall,
           databaseCores: (to.database - from.database) / wall,
+          databaseCpuPerOp: ((to.database - from.database) * 1000) / ops,
           machineCores: (to.machine - from.machine) / wall,
         },
       };
@@ -1087,6 +1089,7 @@ function summarizeRate(runs: RateResult[], how: string): RateSummary {
     threadCores: meanCores(runs.map((r) => r.threadCores)),
     generatorCores: mean((r) => r.generatorCores),
     databaseCores: mean((r) => r.databaseCores),
+    databaseCpuPerOp: mean((r) => r.databaseCpuPerOp),
     machineCores: mean((r) => r.machineCores),
   };
 }
@@ -1127,6 +1130,7 @@ function summarize(days: DayResult[]): Summary {
     threadCores: meanCores(days.map((d) => d.mix.threadCores)),
     generatorCores: sum((d) => d.mix.generatorCores) / days.length,
     databaseCores: sum((d) => d.mix.databaseCores) / days.length,
+    databaseCpuPerOp: sum((d) => d.mix.databaseCpuPerOp) / days.length,
     machineCores: sum((d) => d.mix.machineCores) / days.length,
     kinds: meanOps(days.map((d) => d.mix.kinds)),
     alone: meanOps(days.map((d) => d.alone)),
@@ -1157,7 +1161,7 @@ const cpu = (us: number | undefined) => (us !== undefined && Number.isFinite(us)
 
 function cpuLine(name: string, s: CpuUse): string {
   const threads = THREAD_KINDS.filter((k) => k in s.threadCores).map((k) => `${k} ${s.threadCores[k]!.toFixed(2)}`);
-  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)}; PostgreSQL's processes ${s.databaseCores.toFixed(2)}${s.databaseCores >= 0.01 ? `, ${cpu((s.databaseCores * s.serverCpuPerOp) / s.serverCores)} per operation` : ''}; the whole machine ${s.machineCores.toFixed(2)} of ${availableParallelism()})`;
+  return `${name} ${cpu(s.serverCpuPerOp)} per operation (${s.serverCores.toFixed(2)} cores busy${threads.length ? `: ${threads.join(', ')}` : ''}; the load generator ${s.generatorCores.toFixed(2)}; PostgreSQL's processes ${s.databaseCores.toFixed(2)}${s.databaseCores >= 0.01 ? `, ${cpu(s.databaseCpuPerOp)} per operation` : ''}; the whole machine ${s.machineCores.toFixed(2)} of ${availableParallelism()})`;
 }
 
 function hooksLine(s: Summary): string {

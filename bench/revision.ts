@@ -199,13 +199,20 @@ export function threadCpuMs(pid: number | undefined): Record<string, number> {
 }
 
 /**
- * CPU time (user + system, ms) of the PostgreSQL cluster on this machine: every process named
- * `postgres`, plus what its postmaster has reaped of backends that ended (their time moves into the
- * postmaster's children's time), so connections closing between two readings lose nothing.
+ * CPU time (user + system, ms) of PostgreSQL on this machine: every process named `postgres` (of any
+ * cluster), plus what a postmaster has reaped of backends that ended (their time moves into the
+ * postmaster's children's time), so connections closing between two readings lose nothing; NaN
+ * where /proc is missing.
  */
 export function postgresCpuMs(): number {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc');
+  } catch {
+    return NaN;
+  }
   let total = 0;
-  for (const pid of readdirSync('/proc')) {
+  for (const pid of pids) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

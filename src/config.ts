@@ -249,8 +249,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessTokenTtlSeconds: parseNumber('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
     logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),
     workerIdleMs: parseNumber('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
-    // One core is left to the API's thread (and the jobs'): see docs/decisions.md.
-    renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, Math.max(1, availableParallelism() - 1), 1, 64),
+    renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, availableParallelism(), 1, 64),
     renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
     renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
     caches: parseBool('CACHES', env.CACHES, true),
