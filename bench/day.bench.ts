@@ -1037,6 +1037,20 @@ function threadCores(before: Record<string, number>, after: Record<string, numbe
   return Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, (ms - (before[kind] ?? 0)) / wall]));
 }
 
+/** The mean of each CPU figure over rounds. */
+function meanCpuUse(rows: CpuUse[]): CpuUse {
+  const mean = (f: (r: CpuUse) => number) => rows.reduce((a, r) => a + f(r), 0) / rows.length;
+  return {
+    serverCpuPerOp: mean((r) => r.serverCpuPerOp),
+    serverCores: mean((r) => r.serverCores),
+    threadCores: meanCores(rows.map((r) => r.threadCores)),
+    generatorCores: mean((r) => r.generatorCores),
+    databaseCores: mean((r) => r.databaseCores),
+    databaseCpuPerOp: mean((r) => r.databaseCpuPerOp),
+    machineCores: mean((r) => r.machineCores),
+  };
+}
+
 /** The mean of each kind's cores over rounds (a kind missing from a round counts 0 there). */
 function meanCores(rows: Record<string, number>[]): Record<string, number> {
   const kinds = new Set(rows.flatMap((r) => Object.keys(r)));
@@ -1084,13 +1098,7 @@ function summarizeRate(runs: RateResult[], how: string): RateSummary {
     lagP50: mean((r) => r.lagP50),
     lagP99: mean((r) => r.lagP99),
     maxInFlight: Math.max(...runs.map((r) => r.maxInFlight)),
-    serverCpuPerOp: mean((r) => r.serverCpuPerOp),
-    serverCores: mean((r) => r.serverCores),
-    threadCores: meanCores(runs.map((r) => r.threadCores)),
-    generatorCores: mean((r) => r.generatorCores),
-    databaseCores: mean((r) => r.databaseCores),
-    databaseCpuPerOp: mean((r) => r.databaseCpuPerOp),
-    machineCores: mean((r) => r.machineCores),
+    ...meanCpuUse(runs),
   };
 }
 
@@ -1125,13 +1133,7 @@ function summarize(days: DayResult[]): Summary {
     seconds: sum((d) => d.mix.seconds) / days.length,
     seedSeconds: sum((d) => d.seedSeconds) / days.length,
     loads: days.map((d) => d.loadBefore),
-    serverCpuPerOp: sum((d) => d.mix.serverCpuPerOp) / days.length,
-    serverCores: sum((d) => d.mix.serverCores) / days.length,
-    threadCores: meanCores(days.map((d) => d.mix.threadCores)),
-    generatorCores: sum((d) => d.mix.generatorCores) / days.length,
-    databaseCores: sum((d) => d.mix.databaseCores) / days.length,
-    databaseCpuPerOp: sum((d) => d.mix.databaseCpuPerOp) / days.length,
-    machineCores: sum((d) => d.mix.machineCores) / days.length,
+    ...meanCpuUse(days.map((d) => d.mix)),
     kinds: meanOps(days.map((d) => d.mix.kinds)),
     alone: meanOps(days.map((d) => d.alone)),
     atRate: summarizeRate(days.map((d) => d.atRate), days[0]!.rate.how),
@@ -1432,7 +1434,7 @@ export async function run(): Promise<string> {
         `Why two phases: at saturation a closed loop always has ${CONNECTIONS} requests in the system, so by Little's law its median latency is about ${CONNECTIONS} ÷ ops/s (${CONNECTIONS} ms at 1,000 ops/s) whatever the service does; it measures capacity (target 1), and whether rendering, webhooks and writes make reads wait is read from the open loop (target 2). ` +
         `After each mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
         `"Alone" runs each operation by itself in a closed loop for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
-        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s. The cores busy are also split by kind of thread (from /proc/<pid>/task): the main thread (the API), the worker threads (jobs, render pool, SQLite checkpointer), V8\'s helpers (garbage collection, compilation) and the rest.',
+        'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s. The cores busy are also split by kind of thread (from /proc/<pid>/task): the main thread (the API), the worker threads (jobs, render pool, SQLite checkpointer), V8\'s helpers (garbage collection, compilation) and the rest. Beside them: the load generator\'s cores, PostgreSQL\'s (every process named postgres, reaped backends included) and the whole machine\'s busy cores (/proc/stat).',
       '',
       `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.${against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'}`,
       ...(notes.length ? ['', ...notes] : []),

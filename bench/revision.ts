@@ -153,11 +153,16 @@ export function thisTitle(): string {
   return title;
 }
 
-/** The user + system time (ms) of a /proc `stat` line, and its command name. */
-function readStat(path: string): { comm: string; cpuMs: number } {
+/** The user + system time (ms) of a /proc `stat` line, that of its reaped children, and its command name. */
+function readStat(path: string): { comm: string; cpuMs: number; childrenMs: number } {
   const stat = readFileSync(path, 'utf8');
+  // After the command name: utime, stime, cutime, cstime are the 12th to 15th fields.
   const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK };
+  return {
+    comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK,
+    childrenMs: ((Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK,
+  };
 }
 
 /** CPU time (user + system, ms) a process has used, all its threads included; NaN where /proc is missing. */
@@ -215,11 +220,9 @@ export function postgresCpuMs(): number {
   for (const pid of pids) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      // utime, stime, cutime, cstime; a backend's own children's time is 0.
-      total += ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+      const { comm, cpuMs, childrenMs } = readStat(`/proc/${pid}/stat`);
+      // A backend's own children's time is 0; the postmaster's holds its ended backends'.
+      if (comm === 'postgres') total += cpuMs + childrenMs;
     } catch {
       // The process ended between the listing and the read.
     }
