@@ -1,5 +1,6 @@
-// A render thread of the Renderer's pool (piscina): lays a document out and renders it, and hands
-// the bytes back; or writes a print file's PDF through a message port as it goes (src/render/renderer.ts).
+// A thread of the Renderer's pools (piscina): on the render pool it lays a document out, renders it
+// and hands the bytes back; on the print pool it writes a print file's PDF through a message port as
+// it goes, as fast as the reader takes it (src/render/renderer.ts).
 import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
@@ -47,19 +48,23 @@ export default async function render(task: RenderTask | PrintTask): Promise<Uint
 async function printFile({ print, port }: PrintTask): Promise<void> {
   let credit = PRINT_CREDIT_BYTES;
   let cancelled = false;
-  let wake: (() => void) | undefined;
+  // pdfkit hands out a page in several chunks at once, so several writes may be waiting: all wake.
+  let waiting: (() => void)[] = [];
   port.on('message', (m: ReaderMessage) => {
     if ('cancel' in m) cancelled = true;
     else credit += m.credit;
-    wake?.();
+    const woken = waiting;
+    waiting = [];
+    for (const wake of woken) wake();
   });
   try {
     await pagesToPdf(printPages(print.labels, print.layout, print.start), { title: print.title, createdAt: print.createdAt }, async (chunk) => {
       if (cancelled) throw new Error('the reader went away');
       const copy = new Uint8Array(chunk);
-      port.postMessage({ chunk: copy } satisfies PortMessage, [copy.buffer]);
+      // Counted before the transfer, which leaves `copy` empty here.
       credit -= copy.byteLength;
-      while (credit <= 0 && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
+      port.postMessage({ chunk: copy } satisfies PortMessage, [copy.buffer]);
+      while (credit <= 0 && !cancelled) await new Promise<void>((resolve) => waiting.push(resolve));
     });
     port.postMessage({ done: true } satisfies PortMessage);
   } finally {

@@ -2,7 +2,8 @@
 // event loop that answers requests, and a document once drawn is kept. Rendering is deterministic,
 // so a document is named by what it is drawn from (its key); the key holds the renderer's version,
 // so a new renderer never serves an old drawing. Kept twice: the most used in memory, and every one
-// in a DocumentStore that all processes on one database share.
+// in a DocumentStore that all processes on one database share. Print files are written on threads
+// of their own, so one streamed to a slow reader never holds up another download.
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { cachesEnabled, createCache, type Cache } from '../cache.ts';
@@ -48,7 +49,9 @@ export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 20
 
 export class Renderer {
   readonly #options: RendererOptions;
-  #pool: Piscina<RenderTask | PrintTask, Uint8Array | null> | undefined;
+  #pool: Piscina<RenderTask, Uint8Array> | undefined;
+  /** Print files' threads: one waits while its reader is behind, and must not hold up a document. */
+  #printPool: Piscina<PrintTask, null> | undefined;
   readonly #memory: Cache<string, Uint8Array> | undefined;
   /** Documents being drawn or fetched now: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
@@ -90,17 +93,20 @@ export class Renderer {
   }
 
   #draw(task: RenderTask): Promise<Uint8Array> {
-    return this.#poolOf().run(task).then((result) => {
+    this.#pool ??= this.#newPool(this.#options.threads);
+    return this.#pool.run(task).then((result) => {
       this.#rendered++;
-      const end = result!.byteLength - RENDER_TIME_BYTES;
-      renderDuration.observe({ format: task.format }, new DataView(result!.buffer, result!.byteOffset).getFloat64(end, true));
-      return result!.subarray(0, end);
+      const end = result.byteLength - RENDER_TIME_BYTES;
+      renderDuration.observe({ format: task.format }, new DataView(result.buffer, result.byteOffset).getFloat64(end, true));
+      return result.subarray(0, end);
     });
   }
 
   /**
-   * A print file's PDF, drawn on a render thread and handed out as it is written: the thread waits
+   * A print file's PDF, drawn on a print thread and handed out as it is written: the thread waits
    * while more than a megabyte is on its way to a slow reader, so neither side holds the document.
+   * Print threads are a pool of their own (as many as render threads, started when needed), so a
+   * reader that stops reading holds up only other print files, never a label's download.
    */
   printFile(print: PrintTask['print']): Readable {
     const { port1, port2 } = new MessageChannel();
@@ -130,7 +136,8 @@ export class Renderer {
       if (out.push(chunk)) port1.postMessage({ credit: chunk.byteLength } satisfies ReaderMessage);
       else owed += chunk.byteLength;
     });
-    this.#poolOf()
+    this.#printPool ??= this.#newPool<PrintTask, null>(0);
+    this.#printPool
       .run({ print, port: port2 }, { transferList: [port2] })
       .then(() => {
         this.#rendered++;
@@ -142,18 +149,17 @@ export class Renderer {
     return out;
   }
 
-  #poolOf(): Piscina<RenderTask | PrintTask, Uint8Array | null> {
-    // Made at the first render: a process that never renders starts no thread.
-    this.#pool ??= new Piscina<RenderTask | PrintTask, Uint8Array | null>({
+  /** Made at the first use: a process that never renders starts no thread. */
+  #newPool<Task, Result>(minThreads: number): Piscina<Task, Result> {
+    return new Piscina<Task, Result>({
       filename: new URL('./render-thread.ts', import.meta.url).href,
-      minThreads: this.#options.threads,
+      minThreads,
       maxThreads: this.#options.threads,
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
       // The threads' own caches (barcode encodings, glyphs) follow this thread's CACHES setting.
       workerData: { caches: cachesEnabled() },
     });
-    return this.#pool;
   }
 
   /** Stored after the answer has gone: a failure costs a later render, never a download. */
@@ -163,21 +169,23 @@ export class Renderer {
   }
 
   /** Documents drawn on the render threads so far, and those kept in memory now with their bytes. */
-  get stats(): { rendered: number; threads: number; memoryDocuments: number; memoryBytes: number } {
+  get stats(): { rendered: number; threads: number; printThreads: number; memoryDocuments: number; memoryBytes: number } {
     return {
       rendered: this.#rendered,
       threads: this.#pool?.threads.length ?? 0,
+      printThreads: this.#printPool?.threads.length ?? 0,
       memoryDocuments: this.#memory?.size ?? 0,
       memoryBytes: this.#memory?.calculatedSize ?? 0,
     };
   }
 
-  /** Waits for documents being stored, then stops the render threads. */
+  /** Waits for documents being stored, then stops the render and print threads. */
   async close(): Promise<void> {
     await Promise.all(this.#storing);
-    const pool = this.#pool;
+    const pools = [this.#pool, this.#printPool];
     this.#pool = undefined;
-    await pool?.destroy();
+    this.#printPool = undefined;
+    await Promise.all(pools.map((pool) => pool?.destroy()));
   }
 }
 

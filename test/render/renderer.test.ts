@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { renderDocument, type DocumentSource } from '../../src/render/index.ts';
 import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/render/renderer.ts';
 import { RENDERER_VERSION, rendererVersion } from '../../src/render/version.ts';
+import { PRINT_CREDIT_BYTES } from '../../src/render/render-thread.ts';
 import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
 
 const UPS: DocumentSource = { layout: 'label', data: UPS_LABEL };
@@ -87,6 +88,35 @@ describe('Renderer', () => {
     assert.equal(second.stats.threads, 0, 'no thread was even started');
     assert.deepEqual(kept.body, drawn.body);
     assert.equal(kept.mediaType, 'application/pdf');
+  });
+
+  /** A print file of `count` pages of about 3.5 KB each, nobody reading it yet. */
+  const unreadPrintFile = (r: Renderer, count: number) =>
+    r.printFile({ labels: Array.from({ length: count }, (_, i) => ({ ...UPS_LABEL, labelId: `lbl_print_${i}` })), layout: 'label', start: 1, title: 'Print file', createdAt: '2026-01-02T03:04:05.000Z' });
+
+  it('holds about a megabyte of a print file for a reader that has stopped reading, and writes the rest as it reads', { timeout: 180_000 }, async () => {
+    const print = unreadPrintFile(renderer(), 600);
+    // Until the thread has stopped: something has arrived and nothing more for a second.
+    let held = 0;
+    for (let still = 0; still < 4; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      still = print.readableLength > 0 && print.readableLength === held ? still + 1 : 0;
+      held = print.readableLength;
+    }
+    assert.ok(held >= PRINT_CREDIT_BYTES && held < PRINT_CREDIT_BYTES + 512 * 1024, `${held} bytes held`);
+    const body = Buffer.concat(await print.toArray());
+    assert.ok(body.length > held + 512 * 1024, `${body.length} bytes in all`);
+    assert.equal(body.subarray(0, 5).toString(), '%PDF-');
+    assert.match(body.subarray(-8).toString(), /%%EOF\s*$/);
+  });
+
+  it('draws a document while a print file waits for a reader that has stopped reading', { timeout: 120_000 }, async () => {
+    const r = renderer();
+    const print = unreadPrintFile(r, 3000);
+    const doc = await r.render(DHL, 'PNG');
+    assert.deepEqual(doc.body, (await renderDocument(DHL, 'PNG')).body);
+    assert.deepEqual([r.stats.threads, r.stats.printThreads], [1, 1], 'the print file has a thread of its own');
+    print.destroy();
   });
 
   it('answers the document even when the store fails, and reports the failure', async () => {
