@@ -207,7 +207,12 @@ export async function pagesToPdf(pages: Iterable<Drawing>, meta: NonNullable<Dra
   let pending: Promise<void> | undefined;
   doc.on('data', (c: Buffer) => {
     const w = write(c);
-    if (w) pending = (pending ?? Promise.resolve()).then(() => w);
+    if (!w) return;
+    pending = (pending ?? Promise.resolve()).then(() => w);
+    // Awaited in page order below; until then a failed write (the reader went away) must not count
+    // as unhandled, which would end the thread.
+    w.catch(() => {});
+    pending.catch(() => {});
   });
   doc.registerFont('R', pdfFont(false) as unknown as string);
   doc.registerFont('B', pdfFont(true) as unknown as string);

@@ -30,7 +30,11 @@ export interface RendererOptions {
   store?: DocumentStore;
   /** Told about a document that could not be stored (the download itself has succeeded). */
   onStoreError?: (err: unknown) => void;
+  /** A print file whose reader takes nothing for this long is ended, freeing its thread (default 60 s). */
+  printStallMs?: number;
 }
+
+const PRINT_STALL_MS = 60_000;
 
 export interface Document extends RenderedDocument {
   /** Names the document: a strong ETag is made from it. */
@@ -106,20 +110,35 @@ export class Renderer {
    * A print file's PDF, drawn on a print thread and handed out as it is written: the thread waits
    * while more than a megabyte is on its way to a slow reader, so neither side holds the document.
    * Print threads are a pool of their own (as many as render threads, started when needed), so a
-   * reader that stops reading holds up only other print files, never a label's download.
+   * reader that stops reading holds up only other print files, never a label's download, and only
+   * for `printStallMs`: a reader that takes nothing for that long loses the file (the stream errors).
    */
   printFile(print: PrintTask['print']): Readable {
     const { port1, port2 } = new MessageChannel();
     let owed = 0;
     let finished = false;
+    // Runs while the thread waits for a reader that takes nothing: such a reader holds a print thread.
+    let stall: NodeJS.Timeout | undefined;
+    const stallMs = this.#options.printStallMs ?? PRINT_STALL_MS;
+    const watchForStall = () => {
+      const held = out.readableLength;
+      stall = setTimeout(() => {
+        // A slow reader that took some of what is held is still reading.
+        if (out.readableLength < held) watchForStall();
+        else out.destroy(new Error(`the reader took nothing of the print file for ${stallMs / 1000} s`));
+      }, stallMs).unref();
+    };
     const out = new Readable({
       read() {
+        clearTimeout(stall);
+        stall = undefined;
         if (owed > 0) {
           port1.postMessage({ credit: owed } satisfies ReaderMessage);
           owed = 0;
         }
       },
       destroy(err, callback) {
+        clearTimeout(stall);
         if (!finished) port1.postMessage({ cancel: true } satisfies ReaderMessage);
         port1.close();
         callback(err);
@@ -128,13 +147,17 @@ export class Renderer {
     port1.on('message', (m: PortMessage) => {
       if ('done' in m) {
         finished = true;
+        clearTimeout(stall); // the thread is free: what is left waits for the reader as long as it likes
         out.push(null);
         port1.close();
         return;
       }
       const chunk = Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength);
       if (out.push(chunk)) port1.postMessage({ credit: chunk.byteLength } satisfies ReaderMessage);
-      else owed += chunk.byteLength;
+      else {
+        owed += chunk.byteLength;
+        if (!stall) watchForStall();
+      }
     });
     this.#printPool ??= this.#newPool<PrintTask, null>(0);
     this.#printPool
@@ -168,7 +191,7 @@ export class Renderer {
     this.#storing.add(tracked);
   }
 
-  /** Documents drawn on the render threads so far, and those kept in memory now with their bytes. */
+  /** Documents and print files drawn so far, the threads running now, and the documents kept in memory with their bytes. */
   get stats(): { rendered: number; threads: number; printThreads: number; memoryDocuments: number; memoryBytes: number } {
     return {
       rendered: this.#rendered,

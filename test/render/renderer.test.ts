@@ -94,20 +94,34 @@ describe('Renderer', () => {
   const unreadPrintFile = (r: Renderer, count: number) =>
     r.printFile({ labels: Array.from({ length: count }, (_, i) => ({ ...UPS_LABEL, labelId: `lbl_print_${i}` })), layout: 'label', start: 1, title: 'Print file', createdAt: '2026-01-02T03:04:05.000Z' });
 
+  /** Polls `ok` every 100 ms until it holds, failing with `what` after `ms`. */
+  async function until(ok: () => boolean, ms: number, what: string): Promise<void> {
+    for (const deadline = Date.now() + ms; !ok(); await new Promise((resolve) => setTimeout(resolve, 100))) {
+      if (Date.now() > deadline) assert.fail(`${what} within ${ms / 1000} s`);
+    }
+  }
+
   it('holds about a megabyte of a print file for a reader that has stopped reading, and writes the rest as it reads', { timeout: 180_000 }, async () => {
     const print = unreadPrintFile(renderer(), 600);
-    // Until the thread has stopped: something has arrived and nothing more for a second.
-    let held = 0;
-    for (let still = 0; still < 4; ) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      still = print.readableLength > 0 && print.readableLength === held ? still + 1 : 0;
-      held = print.readableLength;
-    }
-    assert.ok(held >= PRINT_CREDIT_BYTES && held < PRINT_CREDIT_BYTES + 512 * 1024, `${held} bytes held`);
+    await until(() => print.readableLength >= PRINT_CREDIT_BYTES, 90_000, 'a megabyte arrives');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const held = print.readableLength;
+    assert.ok(held < PRINT_CREDIT_BYTES + 512 * 1024, `${held} bytes held`);
     const body = Buffer.concat(await print.toArray());
     assert.ok(body.length > held + 512 * 1024, `${body.length} bytes in all`);
     assert.equal(body.subarray(0, 5).toString(), '%PDF-');
     assert.match(body.subarray(-8).toString(), /%%EOF\s*$/);
+  });
+
+  it('ends a print file whose reader takes nothing for printStallMs, and its thread lives on', { timeout: 180_000 }, async () => {
+    const r = renderer({ printStallMs: 1000 });
+    const print = unreadPrintFile(r, 600);
+    const failed = await new Promise<Error>((resolve) => print.once('error', resolve));
+    assert.match(failed.message, /took nothing of the print file for 1 s/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(r.stats.printThreads, 1, 'the thread that was writing it is still there');
+    const again = Buffer.concat(await unreadPrintFile(r, 2).toArray());
+    assert.equal(again.subarray(0, 5).toString(), '%PDF-');
   });
 
   it('draws a document while a print file waits for a reader that has stopped reading', { timeout: 120_000 }, async () => {
