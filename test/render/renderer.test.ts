@@ -11,6 +11,7 @@ import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/ren
 import { RENDERER_VERSION, rendererVersion } from '../../src/render/version.ts';
 import { PRINT_CREDIT_BYTES } from '../../src/render/render-thread.ts';
 import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
+import { eventually } from '../webhooks/receiver.ts';
 
 const UPS: DocumentSource = { layout: 'label', data: UPS_LABEL };
 const DHL: DocumentSource = { layout: 'label', data: DHL_LABEL };
@@ -94,16 +95,9 @@ describe('Renderer', () => {
   const unreadPrintFile = (r: Renderer, count: number) =>
     r.printFile({ labels: Array.from({ length: count }, (_, i) => ({ ...UPS_LABEL, labelId: `lbl_print_${i}` })), layout: 'label', start: 1, title: 'Print file', createdAt: '2026-01-02T03:04:05.000Z' });
 
-  /** Polls `ok` every 100 ms until it holds, failing with `what` after `ms`. */
-  async function until(ok: () => boolean, ms: number, what: string): Promise<void> {
-    for (const deadline = Date.now() + ms; !ok(); await new Promise((resolve) => setTimeout(resolve, 100))) {
-      if (Date.now() > deadline) assert.fail(`${what} within ${ms / 1000} s`);
-    }
-  }
-
   it('holds about a megabyte of a print file for a reader that has stopped reading, and writes the rest as it reads', { timeout: 180_000 }, async () => {
     const print = unreadPrintFile(renderer(), 600);
-    await until(() => print.readableLength >= PRINT_CREDIT_BYTES, 90_000, 'a megabyte arrives');
+    await eventually(async () => print.readableLength >= PRINT_CREDIT_BYTES, 90_000, 'a megabyte of the print file');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const held = print.readableLength;
     assert.ok(held < PRINT_CREDIT_BYTES + 512 * 1024, `${held} bytes held`);
