@@ -28,13 +28,14 @@
 // BENCH_DAY_ALONE_SECONDS (5).
 // Settings: BENCH_DAY_SECONDS, BENCH_DAY_RATE, BENCH_DAY_RATE_SECONDS, BENCH_DAY_ALONE_SECONDS,
 // BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS, BENCH_DAY_ROUNDS (rounds per revision, alternating),
-// BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (postgres://postgres@127.0.0.1:5432),
+// BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (the local Unix socket if there is
+// one, else postgres://postgres@127.0.0.1:5432),
 // BENCH_AGAINST, BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree,
 // and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
 // Smoke: BENCH_DAY_SECONDS=3 BENCH_DAY_RATE_SECONDS=3 BENCH_DAY_ALONE_SECONDS=1 BENCH_DAY_SHIPMENTS=200 npm run bench -- day
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +58,14 @@ const SHIPMENTS = Number(env.BENCH_DAY_SHIPMENTS ?? 2000);
 const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? 1));
 const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
 const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
-const PG_BASE = (env.BENCH_DAY_PG ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+/**
+ * PostgreSQL's Unix socket when the server is on this machine, as the README recommends for a server on
+ * the same host (both revisions alike); TCP on loopback otherwise. The transport is in the report.
+ */
+const PG_SOCKET_DIR = '/var/run/postgresql';
+const PG_BASE = (env.BENCH_DAY_PG ?? (existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`) ? `postgres://postgres@${encodeURIComponent(PG_SOCKET_DIR)}` : 'postgres://postgres@127.0.0.1:5432')).replace(/\/+$/, '');
+/** How the services reach PostgreSQL, for the report. */
+const PG_TRANSPORT = /@%2F/i.test(PG_BASE) ? `its Unix socket (${PG_BASE})` : `TCP (${PG_BASE})`;
 const AGAINST = env.BENCH_AGAINST || undefined;
 /** Where the services' whole logs are kept (with NODE_OPTIONS=--trace-gc in BENCH_DAY_THIS_ENV, say); by default they go with the run's folder. */
 const LOG_DIR = env.BENCH_DAY_LOG_DIR || undefined;
@@ -1234,6 +1242,7 @@ function rateSection(ours: Summary, theirs: Summary | undefined): string[] {
 function databaseSection(title: string, ours: Summary, theirs: Summary | undefined, names: { ours: string; theirs?: string }): string {
   const lines: string[] = [`### ${title}`, ''];
   lines.push(
+    (title === DB_TITLES.postgres ? `Both services reach PostgreSQL over ${PG_TRANSPORT}. ` : '') +
     `Seed: ${num(SHIPMENTS)} shipments with a label each over ${ACCOUNTS} accounts in ${ours.seedSeconds.toFixed(1)} s` +
       (theirs ? ` (against: ${theirs.seedSeconds.toFixed(1)} s)` : '') +
       `. The closed-loop mix (capacity): ${CONNECTIONS} virtual users on ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured` +
