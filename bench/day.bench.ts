@@ -28,8 +28,8 @@
 // BENCH_DAY_ALONE_SECONDS (5).
 // Settings: BENCH_DAY_SECONDS, BENCH_DAY_RATE, BENCH_DAY_RATE_SECONDS, BENCH_DAY_ALONE_SECONDS,
 // BENCH_DAY_WARMUP, BENCH_DAY_SHIPMENTS, BENCH_DAY_ROUNDS (rounds per revision, alternating),
-// BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (the local Unix socket if there is
-// one, else postgres://postgres@127.0.0.1:5432),
+// BENCH_DAY_SEED, BENCH_DAY_DATABASES (sqlite,postgres), BENCH_DAY_PG (the local Unix socket if the
+// server answers there, else postgres://postgres@127.0.0.1:5432),
 // BENCH_AGAINST, BENCH_DAY_THIS=<rev> to run the "this" side from a revision instead of the working tree,
 // and BENCH_DAY_THIS_ENV="CACHES=0,RENDER_THREADS=1" to give the "this" service settings of its own
 // (with BENCH_DAY_THIS=HEAD and --against HEAD: one setting's effect, side by side).
@@ -58,14 +58,23 @@ const SHIPMENTS = Number(env.BENCH_DAY_SHIPMENTS ?? 2000);
 const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? 1));
 const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
 const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+const PG_TCP = 'postgres://postgres@127.0.0.1:5432';
+const PG_SOCKET = `postgres://postgres@${encodeURIComponent('/var/run/postgresql')}`;
 /**
- * PostgreSQL's Unix socket when the server is on this machine, as the README recommends for a server on
- * the same host (both revisions alike); TCP on loopback otherwise. The transport is in the report.
+ * Where both services reach PostgreSQL: BENCH_DAY_PG if set; else its Unix socket when the server
+ * answers there, as the README recommends for a server on the same machine; else TCP on loopback.
+ * The first that answers is `pgBase`, and the report says which.
  */
-const PG_SOCKET_DIR = '/var/run/postgresql';
-const PG_BASE = (env.BENCH_DAY_PG ?? (existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`) ? `postgres://postgres@${encodeURIComponent(PG_SOCKET_DIR)}` : 'postgres://postgres@127.0.0.1:5432')).replace(/\/+$/, '');
-/** How the services reach PostgreSQL, for the report. */
-const PG_TRANSPORT = /@%2F/i.test(PG_BASE) ? `its Unix socket (${PG_BASE})` : `TCP (${PG_BASE})`;
+const PG_CANDIDATES = env.BENCH_DAY_PG ? [env.BENCH_DAY_PG.replace(/\/+$/, '')] : existsSync('/var/run/postgresql/.s.PGSQL.5432') ? [PG_SOCKET, PG_TCP] : [PG_TCP];
+let pgBase = PG_CANDIDATES[0]!;
+
+/** A PostgreSQL URL as the report shows it: the transport, and the URL without its password. */
+function pgWhere(base: string): string {
+  const url = new URL(base);
+  url.password = '';
+  const host = decodeURIComponent(url.hostname) || url.searchParams.get('host') || '';
+  return `${host.startsWith('/') ? 'its Unix socket' : 'TCP'} (${url.href})`;
+}
 const AGAINST = env.BENCH_AGAINST || undefined;
 /** Where the services' whole logs are kept (with NODE_OPTIONS=--trace-gc in BENCH_DAY_THIS_ENV, say); by default they go with the run's folder. */
 const LOG_DIR = env.BENCH_DAY_LOG_DIR || undefined;
@@ -813,16 +822,20 @@ interface Database {
   drop(): Promise<void>;
 }
 
+/** The admin URL of the first of PG_CANDIDATES that answers (setting `pgBase`), or null. */
 async function pgReachable(): Promise<string | null> {
-  for (const db of ['postgres', 'test']) {
-    const client = new pg.Client({ connectionString: `${PG_BASE}/${db}`, connectionTimeoutMillis: 3000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      await client.end();
-      return `${PG_BASE}/${db}`;
-    } catch {
-      await client.end().catch(() => {});
+  for (const base of PG_CANDIDATES) {
+    for (const db of ['postgres', 'test']) {
+      const client = new pg.Client({ connectionString: `${base}/${db}`, connectionTimeoutMillis: 3000 });
+      try {
+        await client.connect();
+        await client.query('select 1');
+        await client.end();
+        pgBase = base;
+        return `${base}/${db}`;
+      } catch {
+        await client.end().catch(() => {});
+      }
     }
   }
   return null;
@@ -836,7 +849,7 @@ async function createDatabase(kind: string, dir: string, adminUrl: string | null
   await client.query(`CREATE DATABASE ${name}`);
   await client.end();
   return {
-    url: `${PG_BASE}/${name}`,
+    url: `${pgBase}/${name}`,
     drop: async () => {
       const c = new pg.Client({ connectionString: adminUrl! });
       await c.connect();
@@ -1242,7 +1255,7 @@ function rateSection(ours: Summary, theirs: Summary | undefined): string[] {
 function databaseSection(title: string, ours: Summary, theirs: Summary | undefined, names: { ours: string; theirs?: string }): string {
   const lines: string[] = [`### ${title}`, ''];
   lines.push(
-    (title === DB_TITLES.postgres ? `Both services reach PostgreSQL over ${PG_TRANSPORT}. ` : '') +
+    (title === DB_TITLES.postgres ? `${theirs ? 'Both services reach' : 'The service reaches'} PostgreSQL over ${pgWhere(pgBase)}. ` : '') +
     `Seed: ${num(SHIPMENTS)} shipments with a label each over ${ACCOUNTS} accounts in ${ours.seedSeconds.toFixed(1)} s` +
       (theirs ? ` (against: ${theirs.seedSeconds.toFixed(1)} s)` : '') +
       `. The closed-loop mix (capacity): ${CONNECTIONS} virtual users on ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s measured` +
@@ -1391,7 +1404,7 @@ export async function run(): Promise<string> {
       if (database === 'postgres') {
         pgAdmin = await pgReachable();
         if (!pgAdmin) {
-          const note = `PostgreSQL is not reachable at ${PG_BASE} (databases postgres and test): skipped.`;
+          const note = `PostgreSQL is not reachable over ${PG_CANDIDATES.map(pgWhere).join(' or ')} (databases postgres and test): skipped.`;
           progress(note);
           notes.push(note);
           continue;

@@ -9,10 +9,14 @@ import { POSTGRES_URL, sampleShipment, startTestApp } from '../helpers.ts';
 const SOCKET_DIR = '/var/run/postgresql';
 const tcp = new URL(POSTGRES_URL);
 const port = tcp.port || '5432';
-const socketUrl = `postgres://${tcp.username}@${encodeURIComponent(SOCKET_DIR)}:${port}${tcp.pathname}`;
+const credentials = tcp.username ? `${tcp.username}${tcp.password ? `:${tcp.password}` : ''}@` : '';
+const socketUrl = `postgres://${credentials}${encodeURIComponent(SOCKET_DIR)}:${port}${tcp.pathname}`;
 const socket = `${SOCKET_DIR}/.s.PGSQL.${port}`;
+// Only where the test server is this machine's: its socket is then the same server.
+const local = ['127.0.0.1', 'localhost', '[::1]'].includes(tcp.hostname);
+const skip = !local ? `the test server (${tcp.hostname}) is not on this machine` : !existsSync(socket) ? `no PostgreSQL socket at ${socket}` : false;
 
-describe("PostgreSQL through its Unix socket (the README's same-host URL)", { skip: existsSync(socket) ? false : `no PostgreSQL socket at ${socket}` }, () => {
+describe("PostgreSQL through its Unix socket (the README's same-host URL)", { skip }, () => {
   it('creates a shipment and reads it back, on a connection that is not TCP', async () => {
     const t = await startTestApp({ name: 'postgres', url: socketUrl });
     try {
