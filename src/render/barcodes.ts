@@ -161,8 +161,16 @@ export function pdf417(data: string, area: Area, align: 'center' | 'start' = 'ce
     }
     if (best) return matrixPrimitive('pdf417', data, encode(best.columns), area, module, align);
   }
-  // Does not fit even at 2 dots: the smallest possible module that fits.
-  const m = encode(6);
+  // Does not fit even at 2 dots: the smallest possible module that fits, at six columns or as few
+  // more as the message needs (six hold at most 540 codewords).
+  let m: RawMatrix | undefined;
+  for (let columns = Math.max(6, Math.ceil(least / PDF417_MAX_ROWS)); !m; columns++) {
+    try {
+      m = encode(columns);
+    } catch (e) {
+      if (columns >= PDF417_MAX_COLUMNS) throw e;
+    }
+  }
   const module = Math.min(area.w / (m.pixx + 4), area.h / (m.pixy + 4));
   return matrixPrimitive('pdf417', data, m, area, module, align);
 }

@@ -106,6 +106,14 @@ describe('PDF417 fitted to its area', () => {
     return undefined;
   }
 
+  it('gives a message too long for six columns a symbol even in an area too small for it', () => {
+    const text = 'The quick brown fox 0123456789 '.repeat(40); // about 1,240 characters: over 540 codewords
+    const b = pdf417(text, { x: 0, y: 0, w: 60, h: 30 });
+    if (b.modules.shape !== 'matrix') return assert.fail('a matrix symbol');
+    assert.ok(b.modules.columns > 6 * 17 + 69, 'more than six data columns');
+    assert.ok((b.modules.columns + 4) * b.module <= 60 + 1e-9 && (b.modules.rows * b.modules.rowHeight + 4) * b.module <= 30 + 1e-9, 'fits the area');
+  });
+
   it('is the largest symbol that fits with its quiet zones, as encoding every column count finds (property)', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 260 }), fc.integer({ min: 110, max: 300 }), fc.integer({ min: 40, max: 200 }), (text, w, h) => {
