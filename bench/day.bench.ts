@@ -59,13 +59,14 @@ const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? 1));
 const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
 const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
 const PG_TCP = 'postgres://postgres@127.0.0.1:5432';
-const PG_SOCKET = `postgres://postgres@${encodeURIComponent('/var/run/postgresql')}`;
+const PG_SOCKET_DIR = '/var/run/postgresql';
+const PG_SOCKET = `postgres://postgres@${encodeURIComponent(PG_SOCKET_DIR)}`;
 /**
  * Where both services reach PostgreSQL: BENCH_DAY_PG if set; else its Unix socket when the server
  * answers there, as the README recommends for a server on the same machine; else TCP on loopback.
  * The first that answers is `pgBase`, and the report says which.
  */
-const PG_CANDIDATES = env.BENCH_DAY_PG ? [env.BENCH_DAY_PG.replace(/\/+$/, '')] : existsSync('/var/run/postgresql/.s.PGSQL.5432') ? [PG_SOCKET, PG_TCP] : [PG_TCP];
+const PG_CANDIDATES = env.BENCH_DAY_PG ? [env.BENCH_DAY_PG.replace(/\/+$/, '')] : existsSync(`${PG_SOCKET_DIR}/.s.PGSQL.5432`) ? [PG_SOCKET, PG_TCP] : [PG_TCP];
 let pgBase = PG_CANDIDATES[0]!;
 
 /** A PostgreSQL URL as the report shows it: the transport, and the URL without its password. */

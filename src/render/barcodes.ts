@@ -122,7 +122,7 @@ const PDF417_MAX_COLUMNS = 30;
  * and 2 dots and every column count, the largest symbol that fits with its quiet zones. A symbol of
  * c columns has max(3, ⌈n / c⌉) rows for the message's n codewords, whatever c is; so each encoding
  * narrows down n, and most column counts' rows follow from what is known without encoding them.
- * (Encoding takes about 1 ms a time; every column count was a dozen per FedEx label.)
+ * (An encoding takes about 1 ms; encoding every column count took a dozen per FedEx label.)
  */
 export function pdf417(data: string, area: Area, align: 'center' | 'start' = 'center'): BarcodePrimitive {
   const encode = (columns: number) => raw('pdf417', data, { columns, eclevel: PDF417_EC_LEVEL })[0] as RawMatrix;
