@@ -11,7 +11,6 @@ import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { documentKey, etagOf } from '../render/renderer.ts';
 import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
@@ -232,10 +231,9 @@ export async function openDocumentDownload(ctx: AppContext, req: Omit<DownloadRe
   if (!documentsOf(data).includes(document)) throw new NotFound('document', `${req.format} of label ${row.id}`);
   const source: DocumentSource = { layout: 'customs', data: { document, label: data } };
   return {
-    etag: etagOf(documentKey(source, 'PDF', 203)),
+    ...ctx.renderer.prepare(source, 'PDF'),
     cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
     filename: `${document}-${row.tracking_number}`,
-    render: () => ctx.renderer.render(source, 'PDF'),
   };
 }
 
@@ -246,10 +244,9 @@ export async function openDownload(ctx: AppContext, req: DownloadRequest): Promi
   if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Forbidden('the download link is not valid');
   const source: DocumentSource = { layout: 'label', data: JSON.parse(row.label_data) as LabelData };
   return {
-    etag: etagOf(documentKey(source, format, req.dpi)),
+    ...ctx.renderer.prepare(source, format, req.dpi),
     cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
     filename: `label-${row.tracking_number}`,
-    render: () => ctx.renderer.render(source, format, req.dpi),
   };
 }
 

@@ -13,7 +13,6 @@ import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
 import { DOWNLOAD_VALIDITY_MS, claimForManifest } from '../labels/service.ts';
-import { documentKey, etagOf } from '../render/renderer.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
 import { ingestTrackingEvents } from '../tracking/service.ts';
@@ -109,10 +108,9 @@ export async function openManifestDownload(ctx: AppContext, req: { id: string; f
   if (now >= until) throw new Gone(`the download link of manifest ${row.id} expired at ${row.expires_at}`);
   const source: DocumentSource = { layout: 'manifest', data: JSON.parse(row.document) as ManifestData };
   return {
-    etag: etagOf(documentKey(source, 'PDF', 203)),
+    ...ctx.renderer.prepare(source, 'PDF'),
     cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
     filename: `manifest-${row.number}`,
-    render: () => ctx.renderer.render(source, 'PDF'),
   };
 }
 

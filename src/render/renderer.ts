@@ -70,8 +70,20 @@ export class Renderer {
 
   /** The document, kept or newly drawn on a render thread. */
   async render(source: DocumentSource, format: LabelFormat, dpi: 203 | 300 = 203): Promise<Document> {
+    return this.prepare(source, format, dpi).render();
+  }
+
+  /**
+   * A document's strong ETag, known before it is drawn, and the document itself on demand: what a
+   * download needs to answer `If-None-Match` with 304 without drawing (src/http/downloads.ts).
+   */
+  prepare(source: DocumentSource, format: LabelFormat, dpi: 203 | 300 = 203): { etag: string; render(): Promise<Document> } {
     if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Error(`unknown format ${format}`);
     const key = documentKey(source, format, dpi);
+    return { etag: etagOf(key), render: () => this.#render(key, source, format, dpi) };
+  }
+
+  async #render(key: string, source: DocumentSource, format: LabelFormat, dpi: 203 | 300): Promise<Document> {
     let body = this.#memory?.get(key);
     if (!body) {
       let pending = this.#inFlight.get(key);

@@ -7,7 +7,6 @@ import { Conflict, Forbidden, Gone, NotFound } from '../errors.ts';
 import { linkSignatureValid, signedLink } from '../http/signed-links.ts';
 import type { Download } from '../http/downloads.ts';
 import type { DocumentSource } from '../render/index.ts';
-import { documentKey, etagOf } from '../render/renderer.ts';
 import { getShipment } from '../shipments/service.ts';
 import type { KeyRing } from '../auth/keyring.ts';
 import { indiciumSigner, readIndicium, signIndicium, verifyIndicium, type IndiciumSigner } from './indicium.ts';
@@ -207,10 +206,9 @@ export async function openStampDownload(ctx: AppContext, req: DownloadRequest): 
   const format = req.format as StampFormat;
   const dpi = req.dpi ?? 203;
   return {
-    etag: etagOf(documentKey(source, format, dpi)),
+    ...ctx.renderer.prepare(source, format, dpi),
     // An invalidated stamp must not be served from any cache.
     cacheControl: 'no-store',
     filename: `stamp-${row.serial}`,
-    render: () => ctx.renderer.render(source, format, dpi),
   };
 }
