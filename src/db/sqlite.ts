@@ -7,7 +7,7 @@ import { afterCommit } from './events.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 
 type Bindable = null | number | bigint | string | Uint8Array;
 
@@ -92,10 +92,19 @@ class WaitingConnection implements DatabaseConnection {
 /** First come, first served: `acquire` resolves with the function that lets the next one in. */
 class Turn {
   #last: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  /** Whether anyone waits for their turn. */
+  get wanted(): boolean {
+    return this.#waiting > 0;
+  }
   acquire(): Promise<() => void> {
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
-    const granted = this.#last.then(() => release);
+    this.#waiting++;
+    const granted = this.#last.then(() => {
+      this.#waiting--;
+      return release;
+    });
     this.#last = mine;
     return granted;
   }
@@ -117,6 +126,11 @@ class Session implements DatabaseConnection {
     if (!this.#writer && reader && SelectQueryNode.is(query.query)) return reader.executeQuery<R>(query);
     this.#writer ??= this.#driver.turn.acquire();
     await this.#writer;
+    // node:sqlite answers at once, so a whole transaction would otherwise run in one turn of the event
+    // loop while every request that arrived meanwhile waits. Waiting a turn before each statement lets
+    // those go first (reads answer in one turn), unless another write waits for this connection: then
+    // the writes run back to back, since holding the write lock across turns would slow them all.
+    if (!this.#driver.turn.wanted) await nextTurn();
     return this.#driver.writer.executeQuery<R>(query);
   }
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {

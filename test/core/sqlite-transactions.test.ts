@@ -1,7 +1,8 @@
 // SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE, src/db/sqlite.ts), so a
 // transaction that reads and then writes never fails half-way because another process wrote between;
 // a statement that meets another connection's lock waits for it without blocking the event loop; and
-// reads outside a transaction go to a connection of their own, so they never wait for one.
+// reads outside a transaction go to a connection of their own, so they never wait for one, and get
+// their turn of the event loop between a transaction's statements.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
@@ -81,6 +82,52 @@ describe('SQLite lock waits', () => {
 
 describe('SQLite reads beside transactions', () => {
   const t = withTestApp();
+
+  /**
+   * Runs `statements` writes in one transaction, starts `beside` after the first (by the second, it
+   * waits for its turn) and, after the second, a read as an arriving request would come (in a later
+   * turn of the event loop). Returns how many of the writes were done when the read answered.
+   */
+  async function readDuring(name: string, statements: number, beside?: () => Promise<unknown>): Promise<{ writesBeforeRead: number; other?: unknown }> {
+    let done = 0;
+    let writesBeforeRead = -1;
+    let read: Promise<void> | undefined;
+    let other: Promise<unknown> | undefined;
+    const readNow = () =>
+      new Promise<void>((resolve, reject) =>
+        setImmediate(() =>
+          t.ctx.db
+            .selectFrom('accounts')
+            .select('id')
+            .execute()
+            .then(() => {
+              writesBeforeRead = done;
+              resolve();
+            }, reject),
+        ),
+      );
+    await t.ctx.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < statements; i++) {
+        await nextCounter(tx, name);
+        done++;
+        if (done === 1) other = beside?.();
+        if (done === 2) read = readNow();
+      }
+    });
+    await read;
+    return { writesBeforeRead, other: await other };
+  }
+
+  it('answer between the statements of a transaction, not after all of them (each statement waits a turn of the event loop)', { timeout: 10_000 }, async () => {
+    const { writesBeforeRead } = await readDuring('between-statements-test', 20);
+    assert.ok(writesBeforeRead >= 2 && writesBeforeRead < 6, `the read answered after ${writesBeforeRead} of 20 writes`);
+  });
+
+  it('wait while other writes wait for their turn: those run back to back, without giving up the event loop', { timeout: 10_000 }, async () => {
+    const { writesBeforeRead, other } = await readDuring('back-to-back-test', 20, () => nextCounter(t.ctx.db, 'back-to-back-test'));
+    assert.equal(writesBeforeRead, 20, 'the transaction gave up the event loop while another write waited');
+    assert.equal(other, 21);
+  });
 
   it('answer while a transaction waits for another connection’s write lock, and while writes take their turns', { timeout: 10_000 }, async () => {
     const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);
