@@ -1045,7 +1045,10 @@ async function runDay(revision: Revision, database: string, receiver: Receiver, 
       if (result) result.errorLog = errorLog;
     }
     await db?.drop().catch((err) => progress(`could not drop the database: ${(err as Error).message}`));
-    if (LOG_DIR && service) copyFileSync(service.logFile, join(LOG_DIR, `day-${database}-${revision.role}-${Date.now()}.log`));
+    if (LOG_DIR && service) {
+      mkdirSync(LOG_DIR, { recursive: true });
+      copyFileSync(service.logFile, join(LOG_DIR, `day-${database}-${revision.role}-${Date.now()}.log`));
+    }
     rmSync(dir, { recursive: true, force: true });
   }
   return result!;
