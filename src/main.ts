@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const ctx = await openContext(config, log);
+  const ctx = await openContext(config, log, { servesRequests: config.role !== 'worker' });
   // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
   const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: config.role !== 'worker' });
 

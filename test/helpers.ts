@@ -68,7 +68,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
     },
   });
   const schema = database.name === 'postgres' ? uniqueSchema() : undefined;
-  const ctx = await openContext(config, createLogger('info', sink), { schema }).catch((err: unknown) => {
+  const ctx = await openContext(config, createLogger('info', sink), { schema, servesRequests: true }).catch((err: unknown) => {
     if (dir) rmSync(dir, { recursive: true, force: true });
     throw err;
   });

@@ -17,11 +17,17 @@ export interface Storage {
 export interface OpenOptions {
   /** PostgreSQL only: work inside this schema (created if missing). Tests use one schema each. */
   schema?: string;
+  /**
+   * SQLite only: this process answers requests, so its writes give way to them between statements
+   * (`Session` in src/db/sqlite.ts). Not for background jobs, workers or the admin command, which
+   * would only hold the write lock longer.
+   */
+  servesRequests?: boolean;
 }
 
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
-    const sqlite = sqliteStorage(url);
+    const sqlite = sqliteStorage(url, { yieldToRequests: options.servesRequests });
     const db = new Kysely<Database>({ dialect: sqlite.dialect });
     return {
       db,

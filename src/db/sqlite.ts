@@ -127,10 +127,11 @@ class Session implements DatabaseConnection {
     this.#writer ??= this.#driver.turn.acquire();
     await this.#writer;
     // node:sqlite answers at once, so a whole transaction would otherwise run in one turn of the event
-    // loop while every request that arrived meanwhile waits. Waiting a turn before each statement lets
-    // those go first (reads answer in one turn), unless another write waits for this connection: then
-    // the writes run back to back, since holding the write lock across turns would slow them all.
-    if (!this.#driver.turn.wanted) await nextTurn();
+    // loop while every request that arrived meanwhile waits. In a process that serves requests, each
+    // statement on the writer (BEGIN and COMMIT too) first waits a turn, so those go first (a read on
+    // the read connection answers within its turn), unless another session waits for the writer:
+    // then they run back to back, since each turn taken holds SQLite's write lock a little longer.
+    if (this.#driver.yieldToRequests && !this.#driver.turn.wanted) await nextTurn();
     return this.#driver.writer.executeQuery<R>(query);
   }
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -157,8 +158,11 @@ class TwoConnectionDriver implements Driver {
   readonly writer: WaitingConnection;
   readonly reader: WaitingConnection | undefined;
   readonly turn = new Turn();
+  /** Whether a statement on the writer first waits a turn of the event loop (Session). */
+  readonly yieldToRequests: boolean;
   readonly #connections: SqliteConnection[];
-  constructor(writer: DatabaseSync, reader: DatabaseSync | undefined) {
+  constructor(writer: DatabaseSync, reader: DatabaseSync | undefined, yieldToRequests: boolean) {
+    this.yieldToRequests = yieldToRequests;
     const w = new SqliteConnection(writer);
     const r = reader && new SqliteConnection(reader);
     this.writer = new WaitingConnection(w);
@@ -234,7 +238,7 @@ function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> 
 }
 
 /** `sqlite:./data/shipping.db` or `sqlite::memory:`. */
-export function sqliteStorage(url: string): SqliteStorage {
+export function sqliteStorage(url: string, { yieldToRequests = false }: { yieldToRequests?: boolean } = {}): SqliteStorage {
   const path = url.slice('sqlite:'.length);
   const memory = path === ':memory:' || path === '';
   if (!memory) mkdirSync(dirname(path), { recursive: true });
@@ -253,7 +257,7 @@ export function sqliteStorage(url: string): SqliteStorage {
   }
   return {
     dialect: {
-      createDriver: () => new TwoConnectionDriver(db, reader),
+      createDriver: () => new TwoConnectionDriver(db, reader, yieldToRequests),
       createQueryCompiler: () => new SqliteQueryCompiler(),
       createAdapter: () => new TwoConnectionAdapter(),
       createIntrospector: (kysely) => new SqliteIntrospector(kysely),

@@ -7,7 +7,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { withTestApp } from '../helpers.ts';
-import { nextCounter } from '../../src/db/index.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate, nextCounter, openStorage, type Db } from '../../src/db/index.ts';
 import { BUSY_WAIT_MS } from '../../src/db/sqlite.ts';
 
 describe('SQLite transactions', () => {
@@ -88,7 +91,7 @@ describe('SQLite reads beside transactions', () => {
    * waits for its turn) and, after the second, a read as an arriving request would come (in a later
    * turn of the event loop). Returns how many of the writes were done when the read answered.
    */
-  async function readDuring(name: string, statements: number, beside?: () => Promise<unknown>): Promise<{ writesBeforeRead: number; other?: unknown }> {
+  async function readDuring(db: Db, name: string, statements: number, beside?: () => Promise<unknown>): Promise<{ writesBeforeRead: number; other?: unknown }> {
     let done = 0;
     let writesBeforeRead = -1;
     let read: Promise<void> | undefined;
@@ -96,7 +99,7 @@ describe('SQLite reads beside transactions', () => {
     const readNow = () =>
       new Promise<void>((resolve, reject) =>
         setImmediate(() =>
-          t.ctx.db
+          db
             .selectFrom('accounts')
             .select('id')
             .execute()
@@ -106,7 +109,7 @@ describe('SQLite reads beside transactions', () => {
             }, reject),
         ),
       );
-    await t.ctx.db.transaction().execute(async (tx) => {
+    await db.transaction().execute(async (tx) => {
       for (let i = 0; i < statements; i++) {
         await nextCounter(tx, name);
         done++;
@@ -119,14 +122,27 @@ describe('SQLite reads beside transactions', () => {
   }
 
   it('answer between the statements of a transaction, not after all of them (each statement waits a turn of the event loop)', { timeout: 10_000 }, async () => {
-    const { writesBeforeRead } = await readDuring('between-statements-test', 20);
+    const { writesBeforeRead } = await readDuring(t.ctx.db, 'between-statements-test', 20);
     assert.ok(writesBeforeRead >= 2 && writesBeforeRead < 6, `the read answered after ${writesBeforeRead} of 20 writes`);
   });
 
   it('wait while other writes wait for their turn: those run back to back, without giving up the event loop', { timeout: 10_000 }, async () => {
-    const { writesBeforeRead, other } = await readDuring('back-to-back-test', 20, () => nextCounter(t.ctx.db, 'back-to-back-test'));
+    const { writesBeforeRead, other } = await readDuring(t.ctx.db, 'back-to-back-test', 20, () => nextCounter(t.ctx.db, 'back-to-back-test'));
     assert.equal(writesBeforeRead, 20, 'the transaction gave up the event loop while another write waited');
     assert.equal(other, 21);
+  });
+
+  it('wait for the whole transaction where the database was opened for background work, which serves no requests (jobs, workers, the admin command)', { timeout: 10_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-background-'));
+    const storage = await openStorage(`sqlite:${join(dir, 'day.db')}`);
+    try {
+      await migrate(storage);
+      const { writesBeforeRead } = await readDuring(storage.db, 'background-test', 20);
+      assert.equal(writesBeforeRead, 20, 'a transaction of background work gave up the event loop while it held the write lock');
+    } finally {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answer while a transaction waits for another connection’s write lock, and while writes take their turns', { timeout: 10_000 }, async () => {
