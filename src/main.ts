@@ -25,9 +25,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const ctx = await openContext(config, log, { servesRequests: config.role !== 'worker' });
+  const servesRequests = config.role !== 'worker';
+  const ctx = await openContext(config, log, { servesRequests });
   // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
-  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: config.role !== 'worker' });
+  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: servesRequests });
 
   let worker: Worker | null = null;
   if (config.role === 'worker') worker = startWorker(ctx);

@@ -27,7 +27,7 @@ export interface OpenOptions {
 
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
-    const sqlite = sqliteStorage(url, { yieldToRequests: options.servesRequests });
+    const sqlite = sqliteStorage(url, { servesRequests: options.servesRequests });
     const db = new Kysely<Database>({ dialect: sqlite.dialect });
     return {
       db,

@@ -131,7 +131,7 @@ class Session implements DatabaseConnection {
     // statement on the writer (BEGIN and COMMIT too) first waits a turn, so those go first (a read on
     // the read connection answers within its turn), unless another session waits for the writer:
     // then they run back to back, since each turn taken holds SQLite's write lock a little longer.
-    if (this.#driver.yieldToRequests && !this.#driver.turn.wanted) await nextTurn();
+    if (this.#driver.servesRequests && !this.#driver.turn.wanted) await nextTurn();
     return this.#driver.writer.executeQuery<R>(query);
   }
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -158,11 +158,11 @@ class TwoConnectionDriver implements Driver {
   readonly writer: WaitingConnection;
   readonly reader: WaitingConnection | undefined;
   readonly turn = new Turn();
-  /** Whether a statement on the writer first waits a turn of the event loop (Session). */
-  readonly yieldToRequests: boolean;
+  /** Whether this process answers requests, so a statement on the writer first waits a turn of the event loop (Session). */
+  readonly servesRequests: boolean;
   readonly #connections: SqliteConnection[];
-  constructor(writer: DatabaseSync, reader: DatabaseSync | undefined, yieldToRequests: boolean) {
-    this.yieldToRequests = yieldToRequests;
+  constructor(writer: DatabaseSync, reader: DatabaseSync | undefined, servesRequests: boolean) {
+    this.servesRequests = servesRequests;
     const w = new SqliteConnection(writer);
     const r = reader && new SqliteConnection(reader);
     this.writer = new WaitingConnection(w);
@@ -238,7 +238,7 @@ function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> 
 }
 
 /** `sqlite:./data/shipping.db` or `sqlite::memory:`. */
-export function sqliteStorage(url: string, { yieldToRequests = false }: { yieldToRequests?: boolean } = {}): SqliteStorage {
+export function sqliteStorage(url: string, { servesRequests = false }: { servesRequests?: boolean } = {}): SqliteStorage {
   const path = url.slice('sqlite:'.length);
   const memory = path === ':memory:' || path === '';
   if (!memory) mkdirSync(dirname(path), { recursive: true });
@@ -257,7 +257,7 @@ export function sqliteStorage(url: string, { yieldToRequests = false }: { yieldT
   }
   return {
     dialect: {
-      createDriver: () => new TwoConnectionDriver(db, reader, yieldToRequests),
+      createDriver: () => new TwoConnectionDriver(db, reader, servesRequests),
       createQueryCompiler: () => new SqliteQueryCompiler(),
       createAdapter: () => new TwoConnectionAdapter(),
       createIntrospector: (kysely) => new SqliteIntrospector(kysely),
