@@ -44,41 +44,59 @@ export function bodyOf(e: outbox.EventRow): string {
   return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"timestamp":${JSON.stringify(e.created_at)},"data":${e.data}}`;
 }
 
-/** Creates one pending delivery per active subscriber of each undispatched event, in one transaction. */
-export async function fanOut(ctx: AppContext): Promise<{ events: number; deliveries: number }> {
-  if (!(await outbox.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0 };
-  return ctx.db.transaction().execute(async (tx) => {
-    const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
-    if (events.length === 0) return { events: 0, deliveries: 0 };
-    const hooks = await store.activeWebhooksOf(tx, [...new Set(events.map((e) => e.account_id))]);
-    const byAccount = Map.groupBy(
-      hooks.map((h) => ({ id: h.id, accountId: h.account_id, events: new Set<string>(JSON.parse(h.events)) })),
-      (h) => h.accountId,
-    );
-    const now = isoNow();
-    const rows: store.DeliveryRow[] = [];
-    for (const e of events) {
-      for (const h of byAccount.get(e.account_id) ?? []) {
-        if (!h.events.has(e.type)) continue;
-        rows.push({
-          id: uuidv7(),
-          webhook_id: h.id,
-          account_id: e.account_id,
-          event_id: e.id,
-          type: e.type,
-          status: 'pending',
-          attempt_count: 0,
-          next_attempt_at: now,
-          locked_until: null,
-          created_at: now,
-          updated_at: now,
-        });
+/**
+ * Creates one pending delivery per active subscriber of each undispatched event, in one transaction.
+ * Given the worker's delivery engine, the deliveries it has room for are created already claimed by
+ * it (leased, as a claim would lease them) and sent once the transaction commits, so they need no
+ * claim of their own; a crash before they are recorded leaves them due when the lease runs out.
+ */
+export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<{ events: number; deliveries: number; claimed: number }> {
+  if (!(await outbox.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0, claimed: 0 };
+  const lease = await engine?.lease(ctx);
+  try {
+    let claimed: { deliveries: store.ClaimedDelivery[]; hooks: store.DeliveryTarget[]; events: outbox.EventRow[] } | undefined;
+    const counts = await ctx.db.transaction().execute(async (tx) => {
+      const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
+      if (events.length === 0) return { events: 0, deliveries: 0, claimed: 0 };
+      const hooks = await store.activeWebhooksOf(tx, [...new Set(events.map((e) => e.account_id))]);
+      const byAccount = Map.groupBy(
+        hooks.map((h) => ({ hook: h, events: new Set<string>(JSON.parse(h.events)) })),
+        (h) => h.hook.account_id,
+      );
+      const now = isoNow();
+      const rows: store.DeliveryRow[] = [];
+      for (const e of events) {
+        for (const { hook, events: kinds } of byAccount.get(e.account_id) ?? []) {
+          if (!kinds.has(e.type)) continue;
+          rows.push({
+            id: uuidv7(),
+            webhook_id: hook.id,
+            account_id: e.account_id,
+            event_id: e.id,
+            type: e.type,
+            status: 'pending',
+            attempt_count: 0,
+            next_attempt_at: now,
+            locked_until: null,
+            created_at: now,
+            updated_at: now,
+          });
+        }
       }
-    }
-    await store.insertDeliveries(tx, rows);
-    await outbox.markDispatched(tx, events.map((e) => e.id), now);
-    return { events: events.length, deliveries: rows.length };
-  });
+      const leased = lease ? rows.slice(0, lease.take(rows.length)) : [];
+      for (const row of leased) row.next_attempt_at = row.locked_until = lease!.until;
+      const inserted = await store.insertDeliveries(tx, rows);
+      await outbox.markDispatched(tx, events.map((e) => e.id), now);
+      // A delivery that already existed (this event fanned out by another worker) is not this one's to send.
+      claimed = { deliveries: leased.filter((r) => inserted.has(r.id)), hooks, events };
+      return { events: events.length, deliveries: rows.length, claimed: claimed.deliveries.length };
+    });
+    if (claimed) lease?.start(claimed.deliveries, claimed.hooks, claimed.events);
+    return counts;
+  } finally {
+    // Rolled back, or nothing to fan out: the held slots are given back (a no-op after a start).
+    lease?.start([], [], []);
+  }
 }
 
 interface Setup {
@@ -88,7 +106,17 @@ interface Setup {
   leaseMs: number;
 }
 
-type Hook = Awaited<ReturnType<typeof store.webhooksByIds>>[number];
+type Hook = store.DeliveryTarget;
+
+/** Slots of the engine held for deliveries a fan-out creates already claimed (`DeliveryEngine.lease`). */
+export interface FanOutLease {
+  /** The lease the deliveries are created with. */
+  until: string;
+  /** Holds up to `wanted` slots; returns how many. */
+  take(wanted: number): number;
+  /** Once committed: sends these deliveries and gives back the slots left over. Called exactly once. */
+  start(deliveries: store.ClaimedDelivery[], hooks: Hook[], events: outbox.EventRow[]): void;
+}
 
 interface Finished {
   result: store.AttemptResult;
@@ -100,9 +128,11 @@ interface Finished {
  * group commits: whatever finished while the previous batch was being written goes in the next one.
  * A delivery holds its slot until its result is written, so a slow database slows the sending.
  */
-class DeliveryEngine {
+export class DeliveryEngine {
   readonly #capacity: number;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Slots held by fan-outs whose deliveries start when their transaction commits. */
+  #held = 0;
   #slotWaiters: (() => void)[] = [];
   #setup: Setup | null = null;
   #finished: Finished[] = [];
@@ -127,31 +157,68 @@ class DeliveryEngine {
     return this.#setup;
   }
 
+  /** Free slots: neither in flight nor held by a fan-out. */
+  #room(): number {
+    return this.#capacity - this.#inFlight.size - this.#held;
+  }
+
   /** One claim: returns how many deliveries it started (they finish in the background). */
   async run(ctx: AppContext): Promise<number> {
     const setup = await this.#prepare(ctx);
     const minRoom = Math.min(MIN_CLAIM, this.#capacity);
-    while (this.#capacity - this.#inFlight.size < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+    while (this.#room() < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
     const now = Date.now();
     const lease = isoNow(now + setup.leaseMs);
-    const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, this.#capacity - this.#inFlight.size, isoNow(now), lease);
+    const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, this.#room(), isoNow(now), lease);
     if (claimed.length === 0) return 0;
     const [hookRows, eventRows] = await Promise.all([
       store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
       outbox.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
     ]);
+    this.#startAll(setup, claimed, hookRows, eventRows, lease);
+    return claimed.length;
+  }
+
+  /** For a fan-out: a lease for deliveries it creates already claimed, and the slots to send them in. */
+  async lease(ctx: AppContext): Promise<FanOutLease> {
+    const setup = await this.#prepare(ctx);
+    const until = isoNow(Date.now() + setup.leaseMs);
+    let held = 0;
+    let done = false;
+    return {
+      until,
+      take: (wanted) => {
+        const n = Math.max(0, Math.min(wanted, this.#room()));
+        held += n;
+        this.#held += n;
+        return n;
+      },
+      start: (deliveries, hooks, events) => {
+        if (done) return;
+        done = true;
+        this.#held -= held;
+        this.#startAll(setup, deliveries, hooks, events, until);
+        if (deliveries.length < held) this.#wakeSlotWaiters();
+      },
+    };
+  }
+
+  #startAll(setup: Setup, deliveries: store.ClaimedDelivery[], hookRows: Hook[], eventRows: outbox.EventRow[], lease: string): void {
     const hooks = new Map(hookRows.map((h) => [h.id, h]));
     const bodies = new Map(eventRows.map((e) => [e.id, bodyOf(e)]));
-    for (const d of claimed) {
+    for (const d of deliveries) {
       const p = this.#attempt(setup, d, hooks.get(d.webhook_id), bodies.get(d.event_id), lease).finally(() => {
         this.#inFlight.delete(p);
-        const waiters = this.#slotWaiters;
-        this.#slotWaiters = [];
-        for (const w of waiters) w();
+        this.#wakeSlotWaiters();
       });
       this.#inFlight.add(p);
     }
-    return claimed.length;
+  }
+
+  #wakeSlotWaiters(): void {
+    const waiters = this.#slotWaiters;
+    this.#slotWaiters = [];
+    for (const w of waiters) w();
   }
 
   #signer(setup: Setup, hook: Hook): Signer | null {
@@ -247,8 +314,9 @@ export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
       wakeOn: onDomainEventWritten,
       gatherMs: FANOUT_GATHER_MS,
       run: async (ctx) => {
-        const { events, deliveries } = await fanOut(ctx);
-        if (deliveries > 0) for (const wake of deliveryWakers) wake();
+        const { events, deliveries, claimed } = await fanOut(ctx, engine);
+        // Deliveries the engine had no room for are claimed by its own job.
+        if (deliveries > claimed) for (const wake of deliveryWakers) wake();
         return events;
       },
     },

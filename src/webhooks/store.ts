@@ -75,20 +75,28 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 // ---------------------------------------------------------------------------------------------
 // Fan-out
 
-export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'events'>[]> {
-  return tx.selectFrom('webhooks').select(['id', 'account_id', 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
+/** What a delivery needs of its webhook. */
+export type DeliveryTarget = Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>;
+
+export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events'>)[]> {
+  return tx.selectFrom('webhooks').select(['id', 'account_id', 'url', 'secret', 'active', 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
 }
 
 const INSERT_CHUNK = 500;
 
-export async function insertDeliveries(tx: Tx, rows: DeliveryRow[]): Promise<void> {
+/** Inserts the deliveries that do not exist yet (one per webhook and event); returns the ids of those it inserted. */
+export async function insertDeliveries(tx: Tx, rows: DeliveryRow[]): Promise<Set<string>> {
+  const inserted = new Set<string>();
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await tx
+    const ids = await tx
       .insertInto('webhook_deliveries')
       .values(rows.slice(i, i + INSERT_CHUNK))
       .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+      .returning('id')
       .execute();
+    for (const { id } of ids) inserted.add(id);
   }
+  return inserted;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,7 +135,7 @@ export async function claimDueDeliveries(db: Db, dialect: DialectName, limit: nu
     .execute();
 }
 
-export async function webhooksByIds(db: Db, ids: string[]): Promise<Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>[]> {
+export async function webhooksByIds(db: Db, ids: string[]): Promise<DeliveryTarget[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('webhooks').select(['id', 'account_id', 'url', 'secret', 'active']).where('id', 'in', ids).execute();
 }
