@@ -110,7 +110,7 @@ type Hook = store.DeliveryTarget;
 
 /** Slots of the engine held for deliveries a fan-out creates already claimed (`DeliveryEngine.lease`). */
 export interface FanOutLease {
-  /** The lease the deliveries are created with. */
+  /** The lease the deliveries are created with (set by `take`). */
   until: string;
   /** Holds up to `wanted` slots; returns how many. */
   take(wanted: number): number;
@@ -134,7 +134,8 @@ export class DeliveryEngine {
   /** Slots held by fan-outs whose deliveries start when their transaction commits. */
   #held = 0;
   #slotWaiters: (() => void)[] = [];
-  #setup: Setup | null = null;
+  /** Made once per context; the claim and the fan-out may both ask for it at once. */
+  #setup: { ctx: AppContext; ready: Promise<Setup> } | null = null;
   #finished: Finished[] = [];
   #writing = false;
   // Decrypted secrets are turned into signers once per webhook and secret (a cache).
@@ -144,17 +145,22 @@ export class DeliveryEngine {
     this.#capacity = capacity;
   }
 
-  async #prepare(ctx: AppContext): Promise<Setup> {
-    if (this.#setup?.ctx === ctx) return this.#setup;
+  #prepare(ctx: AppContext): Promise<Setup> {
+    if (this.#setup?.ctx === ctx) return this.#setup.ready;
     const timeoutMs = ctx.config.webhookTimeoutMs;
-    this.#setup = {
+    const ready = secretKey(ctx.db).then((key) => ({
       ctx,
-      key: await secretKey(ctx.db),
+      key,
       // A claim outlives any attempt (DNS + request are bounded by the timeout) with room to record it.
       leaseMs: 2 * timeoutMs + 1000,
       send: { agents: new PinnedAgents(timeoutMs), policy: outboundPolicy(ctx.config), timeoutMs, userAgent: `shipping-webhooks/${ctx.config.version}` },
-    };
-    return this.#setup;
+    }));
+    this.#setup = { ctx, ready };
+    // A failed lookup is tried again by the next caller.
+    ready.catch(() => {
+      if (this.#setup?.ready === ready) this.#setup = null;
+    });
+    return ready;
   }
 
   /** Free slots: neither in flight nor held by a fan-out. */
@@ -167,27 +173,42 @@ export class DeliveryEngine {
     const setup = await this.#prepare(ctx);
     const minRoom = Math.min(MIN_CLAIM, this.#capacity);
     while (this.#room() < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
-    const now = Date.now();
-    const lease = isoNow(now + setup.leaseMs);
-    const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, this.#room(), isoNow(now), lease);
-    if (claimed.length === 0) return 0;
-    const [hookRows, eventRows] = await Promise.all([
-      store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
-      outbox.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
-    ]);
-    this.#startAll(setup, claimed, hookRows, eventRows, lease);
-    return claimed.length;
+    // The slots are held while the claim is out, so a fan-out meanwhile cannot take them too.
+    const room = this.#room();
+    this.#held += room;
+    let started = 0;
+    try {
+      const now = Date.now();
+      const lease = isoNow(now + setup.leaseMs);
+      const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, room, isoNow(now), lease);
+      if (claimed.length === 0) return 0;
+      const [hookRows, eventRows] = await Promise.all([
+        store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
+        outbox.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
+      ]);
+      this.#held -= room;
+      started = room;
+      this.#startAll(setup, claimed, hookRows, eventRows, lease);
+      if (claimed.length < room) this.#wakeSlotWaiters();
+      return claimed.length;
+    } finally {
+      if (started === 0) {
+        this.#held -= room;
+        this.#wakeSlotWaiters();
+      }
+    }
   }
 
   /** For a fan-out: a lease for deliveries it creates already claimed, and the slots to send them in. */
   async lease(ctx: AppContext): Promise<FanOutLease> {
     const setup = await this.#prepare(ctx);
-    const until = isoNow(Date.now() + setup.leaseMs);
     let held = 0;
     let done = false;
-    return {
-      until,
+    const lease: FanOutLease = {
+      until: '',
       take: (wanted) => {
+        // Timed here, inside the fan-out's transaction: waiting for the write lock does not use it up.
+        lease.until = isoNow(Date.now() + setup.leaseMs);
         const n = Math.max(0, Math.min(wanted, this.#room()));
         held += n;
         this.#held += n;
@@ -197,10 +218,11 @@ export class DeliveryEngine {
         if (done) return;
         done = true;
         this.#held -= held;
-        this.#startAll(setup, deliveries, hooks, events, until);
+        this.#startAll(setup, deliveries, hooks, events, lease.until);
         if (deliveries.length < held) this.#wakeSlotWaiters();
       },
     };
+    return lease;
   }
 
   #startAll(setup: Setup, deliveries: store.ClaimedDelivery[], hookRows: Hook[], eventRows: outbox.EventRow[], lease: string): void {
@@ -298,8 +320,9 @@ export class DeliveryEngine {
 
   async close(): Promise<void> {
     await this.settle();
-    await this.#setup?.send.agents.close();
+    const setup = this.#setup;
     this.#setup = null;
+    await (await setup?.ready.catch(() => undefined))?.send.agents.close();
   }
 }
 
