@@ -2,6 +2,7 @@
 // they are sent without a claim of their own, only as many as the engine has room for, never one
 // that another worker created, and the slots it held come back either way.
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { createShipment, forEachDatabase, startTestApp, type TestAccount, type TestApp } from '../helpers.ts';
 import { DeliveryEngine, fanOut } from '../../src/webhooks/jobs.ts';
@@ -81,6 +82,35 @@ forEachDatabase((database) => {
         assert.equal(mine[0]!.attempt_count, 1);
       } finally {
         await engine.close();
+      }
+    });
+
+    it('starts nothing when its transaction rolls back, and gives its slots back for the next fan-out', async () => {
+      const before = rx.received.length;
+      await createShipment(t, {}, acct.apiKey);
+      // Every insert of a delivery fails: the fan-out's transaction rolls back after it took its slot.
+      const postgres = t.ctx.storage.dialect === 'postgres';
+      if (postgres) {
+        await sql`create function refuse_delivery() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(t.ctx.db);
+        await sql`create trigger refuse_delivery before insert on webhook_deliveries for each row execute function refuse_delivery()`.execute(t.ctx.db);
+      } else {
+        await sql`create trigger refuse_delivery before insert on webhook_deliveries begin select raise(abort, 'refused'); end`.execute(t.ctx.db);
+      }
+      const engine = new DeliveryEngine(1);
+      try {
+        await assert.rejects(fanOut(t.ctx, engine), /refused/);
+        await engine.settle();
+        assert.equal(rx.received.length, before, 'nothing sent from a rolled-back fan-out');
+        assert.equal((await rows()).length, 4, 'no delivery row was left behind');
+        await sql.raw(postgres ? 'drop trigger refuse_delivery on webhook_deliveries' : 'drop trigger refuse_delivery').execute(t.ctx.db);
+        // The event is still undispatched; the engine's one slot is free again, so the fan-out sends it.
+        assert.deepEqual(await fanOut(t.ctx, engine), { events: 1, deliveries: 1, claimed: 1 });
+        await engine.settle();
+        assert.equal(rx.received.length, before + 1);
+      } finally {
+        await engine.close();
+        if (postgres) await sql`drop function if exists refuse_delivery() cascade`.execute(t.ctx.db);
+        else await sql`drop trigger if exists refuse_delivery`.execute(t.ctx.db);
       }
     });
   });
