@@ -112,10 +112,16 @@ type Hook = store.DeliveryTarget;
 export interface FanOutLease {
   /** The lease the deliveries are created with (set by `take`). */
   until: string;
-  /** Holds up to `wanted` slots; returns how many. */
+  /** Holds up to `wanted` slots; returns how many. Called at most once. */
   take(wanted: number): number;
-  /** Once committed: sends these deliveries and gives back the slots left over. Called exactly once. */
+  /** Once committed: sends these deliveries and gives back the slots left over; later calls do nothing. */
   start(deliveries: store.ClaimedDelivery[], hooks: Hook[], events: outbox.EventRow[]): void;
+}
+
+/** Slots of the engine held for deliveries about to start (`DeliveryEngine.#hold`). */
+interface Slots {
+  count: number;
+  start(deliveries: store.ClaimedDelivery[], hooks: Hook[], events: outbox.EventRow[], lease: string): void;
 }
 
 interface Finished {
@@ -174,55 +180,58 @@ export class DeliveryEngine {
     const minRoom = Math.min(MIN_CLAIM, this.#capacity);
     while (this.#room() < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
     // The slots are held while the claim is out, so a fan-out meanwhile cannot take them too.
-    const room = this.#room();
-    this.#held += room;
-    let started = 0;
+    const slots = this.#hold(setup, this.#room());
     try {
       const now = Date.now();
       const lease = isoNow(now + setup.leaseMs);
-      const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, room, isoNow(now), lease);
+      const claimed = await store.claimDueDeliveries(ctx.db, ctx.storage.dialect, slots.count, isoNow(now), lease);
       if (claimed.length === 0) return 0;
       const [hookRows, eventRows] = await Promise.all([
         store.webhooksByIds(ctx.db, [...new Set(claimed.map((d) => d.webhook_id))]),
         outbox.eventsByIds(ctx.db, [...new Set(claimed.map((d) => d.event_id))]),
       ]);
-      this.#held -= room;
-      started = room;
-      this.#startAll(setup, claimed, hookRows, eventRows, lease);
-      if (claimed.length < room) this.#wakeSlotWaiters();
+      slots.start(claimed, hookRows, eventRows, lease);
       return claimed.length;
     } finally {
-      if (started === 0) {
-        this.#held -= room;
-        this.#wakeSlotWaiters();
-      }
+      slots.start([], [], [], '');
     }
   }
 
   /** For a fan-out: a lease for deliveries it creates already claimed, and the slots to send them in. */
   async lease(ctx: AppContext): Promise<FanOutLease> {
     const setup = await this.#prepare(ctx);
-    let held = 0;
-    let done = false;
+    let slots: Slots | undefined;
     const lease: FanOutLease = {
       until: '',
       take: (wanted) => {
         // Timed here, inside the fan-out's transaction: waiting for the write lock does not use it up.
         lease.until = isoNow(Date.now() + setup.leaseMs);
-        const n = Math.max(0, Math.min(wanted, this.#room()));
-        held += n;
-        this.#held += n;
-        return n;
+        slots = this.#hold(setup, Math.min(wanted, this.#room()));
+        return slots.count;
       },
-      start: (deliveries, hooks, events) => {
-        if (done) return;
-        done = true;
-        this.#held -= held;
-        this.#startAll(setup, deliveries, hooks, events, lease.until);
-        if (deliveries.length < held) this.#wakeSlotWaiters();
-      },
+      start: (deliveries, hooks, events) => slots?.start(deliveries, hooks, events, lease.until),
     };
     return lease;
+  }
+
+  /**
+   * Holds `count` free slots until `start`, which sends the deliveries given (at most `count`) and
+   * gives back the rest; only the first call does anything, so a `finally` can always call it.
+   */
+  #hold(setup: Setup, count: number): Slots {
+    const n = Math.max(0, count);
+    this.#held += n;
+    let done = false;
+    return {
+      count: n,
+      start: (deliveries, hookRows, eventRows, lease) => {
+        if (done) return;
+        done = true;
+        this.#held -= n;
+        this.#startAll(setup, deliveries, hookRows, eventRows, lease);
+        if (deliveries.length < n) this.#wakeSlotWaiters();
+      },
+    };
   }
 
   #startAll(setup: Setup, deliveries: store.ClaimedDelivery[], hookRows: Hook[], eventRows: outbox.EventRow[], lease: string): void {

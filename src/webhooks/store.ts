@@ -77,9 +77,10 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 
 /** What a delivery needs of its webhook. */
 export type DeliveryTarget = Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>;
+const targetColumns = ['id', 'account_id', 'url', 'secret', 'active'] as const;
 
 export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events'>)[]> {
-  return tx.selectFrom('webhooks').select(['id', 'account_id', 'url', 'secret', 'active', 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
+  return tx.selectFrom('webhooks').select([...targetColumns, 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
 }
 
 const INSERT_CHUNK = 500;
@@ -137,7 +138,7 @@ export async function claimDueDeliveries(db: Db, dialect: DialectName, limit: nu
 
 export async function webhooksByIds(db: Db, ids: string[]): Promise<DeliveryTarget[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('webhooks').select(['id', 'account_id', 'url', 'secret', 'active']).where('id', 'in', ids).execute();
+  return db.selectFrom('webhooks').select(targetColumns).where('id', 'in', ids).execute();
 }
 
 export interface AttemptResult {
