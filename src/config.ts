@@ -2,6 +2,7 @@
 
 import { DEFAULT_SDR_RATES, isCurrencyCode } from './carriers/customs.ts';
 import { availableParallelism } from 'node:os';
+import { DEFAULT_POOL_SIZE } from './db/postgres.ts';
 
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
 export type AppEnv = (typeof APP_ENVS)[number];
@@ -19,6 +20,8 @@ export interface Config {
   /** `{auth_url}`: the token endpoint is `${authBaseUrl}/oauth/token`. */
   authBaseUrl: string;
   databaseUrl: string;
+  /** PostgreSQL: connections each pool of this process opens at most (the API's; in ROLE=all the jobs thread's too). */
+  databasePoolSize: number;
   bootstrapApiKey?: string;
   bootstrapClientId?: string;
   bootstrapClientSecret?: string;
@@ -236,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl: `${publicBaseUrl}/v1`,
     authBaseUrl,
     databaseUrl,
+    databasePoolSize: parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, DEFAULT_POOL_SIZE, 1, 1000),
     bootstrapApiKey,
     bootstrapClientId,
     bootstrapClientSecret,

@@ -17,6 +17,8 @@ export interface Storage {
 export interface OpenOptions {
   /** PostgreSQL only: work inside this schema (created if missing). Tests use one schema each. */
   schema?: string;
+  /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default 10). */
+  poolSize?: number;
   /**
    * SQLite only: this process answers requests, so its writes give way to them between statements
    * (`Session` in src/db/sqlite.ts). Not for background jobs, workers or the admin command, which
@@ -51,7 +53,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       await admin.end();
     }
   }
-  const pool = postgresPool(url, options.schema);
+  const pool = postgresPool(url, options.schema, options.poolSize);
   const db = new Kysely<Database>({ dialect: postgresDialect(pool) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

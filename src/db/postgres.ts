@@ -45,11 +45,14 @@ function statementName(text: string): string | undefined {
   return name || undefined;
 }
 
-export function postgresPool(url: string, schema?: string): pg.Pool {
+/** Connections a pool opens at most unless told otherwise (DATABASE_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
+
+export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_SIZE): pg.Pool {
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString: url,
-    max: 10,
+    max: size,
     types: types as pg.CustomTypesConfig,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });

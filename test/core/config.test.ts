@@ -124,6 +124,12 @@ describe('settings (README, Configuration)', () => {
     assert.throws(() => loadConfig({ MAX_CONNECTIONS: 'many' }), ConfigError);
   });
 
+  it('DATABASE_POOL_SIZE: 10 by default, a whole number from 1 to 1000', () => {
+    assert.equal(loadConfig({}).databasePoolSize, 10);
+    assert.equal(loadConfig({ DATABASE_POOL_SIZE: '4' }).databasePoolSize, 4);
+    for (const bad of ['0', '2.5', 'many', '1001']) assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: bad }), /DATABASE_POOL_SIZE/, bad);
+  });
+
   it('the process refuses to start on a bad setting: exit code 78 and the reason on stderr', async () => {
     const child = spawnChild(process.execPath, ['src/main.ts'], { APP_ENV: 'production', PUBLIC_BASE_URL: '', DATABASE_URL: 'sqlite::memory:' });
     const { code } = await child.exited;
