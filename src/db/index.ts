@@ -17,7 +17,7 @@ export interface Storage {
 export interface OpenOptions {
   /** PostgreSQL only: work inside this schema (created if missing). Tests use one schema each. */
   schema?: string;
-  /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default 10). */
+  /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default DEFAULT_POOL_SIZE). */
   poolSize?: number;
   /**
    * SQLite only: this process answers requests, so its writes give way to them between statements

@@ -76,8 +76,8 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 // Fan-out
 
 /** What a delivery needs of its webhook. */
-export type DeliveryTarget = Pick<WebhookRow, 'id' | 'account_id' | 'url' | 'secret' | 'active'>;
 const targetColumns = ['id', 'account_id', 'url', 'secret', 'active'] as const;
+export type DeliveryTarget = Pick<WebhookRow, (typeof targetColumns)[number]>;
 
 export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events'>)[]> {
   return tx.selectFrom('webhooks').select([...targetColumns, 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
