@@ -175,12 +175,22 @@ export function processCpuMs(pid: number | undefined): number {
   }
 }
 /** The kinds of thread `threadCpuMs` tells apart, in the order reports give them. */
-export const THREAD_KINDS = ['main thread', 'worker threads', "V8's helpers", 'other'] as const;
+export const THREAD_KINDS = ['main thread', 'render threads', 'jobs thread', 'checkpointer', "V8's helpers", 'other'] as const;
+
+/** The kind of a thread by the name the operating system lists it by (src/worker-thread.ts, src/db/sqlite.ts). */
+function kindOf(comm: string): (typeof THREAD_KINDS)[number] {
+  if (comm === 'WorkerThread') return 'render threads'; // piscina's, which gives its threads no name
+  if (comm === 'jobs') return 'jobs thread';
+  if (comm === 'checkpointer') return 'checkpointer';
+  return comm.startsWith('V8Worker') ? "V8's helpers" : 'other';
+}
 
 /**
  * CPU time of a process's live threads so far (user + system, ms), by kind: its main thread (the
- * service's API), its worker threads (jobs, render pool, SQLite checkpointer), V8's helper threads
- * (garbage collection, compilation) and the rest (libuv's pool). A thread that ended is not counted.
+ * service's API), the render threads (piscina's, print files' included), the jobs thread of ROLE=all,
+ * SQLite's checkpointer, V8's helper threads (garbage collection, compilation) and the rest (libuv's
+ * pool). A thread that ended is not counted. A revision that does not name its threads counts its
+ * jobs thread and checkpointer among the render threads.
  */
 export function threadCpuMs(pid: number | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -194,7 +204,7 @@ export function threadCpuMs(pid: number | undefined): Record<string, number> {
   for (const tid of tids) {
     try {
       const { comm, cpuMs } = readStat(`/proc/${pid}/task/${tid}/stat`);
-      const kind = tid === String(pid) ? THREAD_KINDS[0] : comm === 'WorkerThread' ? THREAD_KINDS[1] : comm.startsWith('V8Worker') ? THREAD_KINDS[2] : THREAD_KINDS[3];
+      const kind = tid === String(pid) ? THREAD_KINDS[0] : kindOf(comm);
       out[kind] = (out[kind] ?? 0) + cpuMs;
     } catch {
       // The thread ended between the listing and the read.

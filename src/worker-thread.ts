@@ -11,12 +11,16 @@ import { createLogger } from './log.ts';
 import { startWorker, type Worker } from './worker.ts';
 import { metricsSnapshot } from './metrics.ts';
 
+/** The jobs thread's name, as the operating system lists it (at most 15 characters on Linux). */
+export const JOBS_THREAD_NAME = 'jobs';
+
 type FromThread = { ready: true } | { failed: string } | { stopped: true } | { metrics: Awaited<ReturnType<typeof metricsSnapshot>> };
 type ToThread = 'wake' | 'stop' | 'metrics';
 
 /** Starts the jobs on a new thread; resolves once the thread has opened the database and started them. */
 export async function startWorkerThread(config: Config, onUnexpectedExit: (code: number) => void): Promise<Worker> {
-  const thread = new Thread(new URL(import.meta.url), { workerData: { config } });
+  // Named, so `top -H` and /proc/<pid>/task tell it from the render threads (piscina's, named WorkerThread).
+  const thread = new Thread(new URL(import.meta.url), { workerData: { config }, name: JOBS_THREAD_NAME });
   let stopping = false;
   const send = (m: ToThread) => thread.postMessage(m);
   const exited = new Promise<number>((resolve) => thread.once('exit', resolve));

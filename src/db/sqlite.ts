@@ -215,6 +215,8 @@ export interface SqliteStorage {
 function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> {
   const worker = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url), {
     workerData: { path, tickMs: CHECKPOINT_INTERVAL_MS },
+    // The name the operating system lists the thread by (`top -H`, /proc/<pid>/task/*/comm).
+    name: 'checkpointer',
     // Its heap holds one prepared statement; keep the thread small.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
   });

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatabaseSync } from 'node:sqlite';
 import { withTestApp } from '../helpers.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, nextCounter, openStorage, type Db } from '../../src/db/index.ts';
@@ -182,5 +182,29 @@ describe('SQLite reads beside transactions', () => {
     await tx;
     const after = await t.ctx.db.selectFrom('counters').select('value').where('name', '=', 'isolation-test').executeTakeFirst();
     assert.equal(Number(after?.value), 1);
+  });
+});
+
+describe("SQLite's checkpointer", () => {
+  const threadNames = () => readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      return [readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+
+  it('run on a thread the operating system lists as "checkpointer" while a file is open, and stop with it', async () => {
+    const count = () => threadNames().filter((n) => n === 'checkpointer').length;
+    const before = count();
+    const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'));
+    const storage = await openStorage(`sqlite:${join(dir, 'db.sqlite')}`);
+    try {
+      assert.equal(count(), before + 1, `threads: ${threadNames().join(', ')}`);
+    } finally {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(count(), before, 'the thread outlived its database');
   });
 });

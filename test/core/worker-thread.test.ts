@@ -2,8 +2,9 @@
 // delivered while the thread that answers requests is blocked, and stopping the thread stops them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../helpers.ts';
-import { startWorkerThread } from '../../src/worker-thread.ts';
+import { JOBS_THREAD_NAME, startWorkerThread } from '../../src/worker-thread.ts';
 import type { Worker } from '../../src/worker.ts';
 import { spawnChild, type Child } from './support.ts';
 
@@ -32,6 +33,9 @@ describe('ROLE=all: background jobs on a thread of their own', () => {
     const hook = await t.request({ method: 'POST', url: '/v1/webhooks', payload: { url: `http://127.0.0.1:${port}/hook`, events: ['shipment.created'] } });
     assert.equal(hook.statusCode, 201, hook.body);
     jobs = await startWorkerThread(t.ctx.config, (code) => assert.fail(`the jobs thread exited with ${code}`));
+    // The operating system lists the thread by its name (`top -H`, and the day benchmark's CPU split).
+    const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+    assert.ok(names.includes(JOBS_THREAD_NAME), `threads: ${names.join(', ')}`);
     const created = await t.request({
       method: 'POST',
       url: '/v1/shipments',
