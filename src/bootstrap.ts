@@ -20,7 +20,7 @@ export async function closeContext(ctx: AppContext): Promise<void> {
 
 export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
   setCachesEnabled(config.caches);
-  const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, ...options });
+  const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, ...options });
   try {
     await migrate(storage);
     const keys = new KeyRing(storage.db);

@@ -2,7 +2,7 @@
 
 import { DEFAULT_SDR_RATES, isCurrencyCode } from './carriers/customs.ts';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_POOL_SIZE } from './db/postgres.ts';
+import { DEFAULT_DATABASE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/postgres.ts';
 
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
 export type AppEnv = (typeof APP_ENVS)[number];
@@ -22,6 +22,11 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL: connections each pool of this process opens at most (the API's; in ROLE=all the jobs thread's too). */
   databasePoolSize: number;
+  /**
+   * PostgreSQL: the longest a statement may run, and the longest a request waits for a connection
+   * (or for one to be opened), before it fails; a request then gets 503.
+   */
+  databaseTimeoutMs: number;
   bootstrapApiKey?: string;
   bootstrapClientId?: string;
   bootstrapClientSecret?: string;
@@ -240,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authBaseUrl,
     databaseUrl,
     databasePoolSize: parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, DEFAULT_POOL_SIZE, 1, 1000),
+    databaseTimeoutMs: parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUT_MS, 100, 3_600_000),
     bootstrapApiKey,
     bootstrapClientId,
     bootstrapClientSecret,

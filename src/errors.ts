@@ -98,8 +98,8 @@ export class RateLimited extends AppError {
 }
 
 export class Unavailable extends AppError {
-  constructor(message: string) {
-    super(503, 'UNAVAILABLE', message);
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(503, 'UNAVAILABLE', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
   }
 }
 

@@ -19,6 +19,8 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default DEFAULT_POOL_SIZE). */
   poolSize?: number;
+  /** PostgreSQL only: a statement's longest run and a connection's longest wait (DATABASE_TIMEOUT_MS). */
+  timeoutMs?: number;
   /**
    * SQLite only: this process answers requests, so its writes give way to them between statements
    * (`Session` in src/db/sqlite.ts). Not for background jobs, workers or the admin command, which
@@ -53,7 +55,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       await admin.end();
     }
   }
-  const pool = postgresPool(url, options.schema, options.poolSize);
+  const pool = postgresPool(url, options.schema, options.poolSize, options.timeoutMs);
   const db = new Kysely<Database>({ dialect: postgresDialect(pool) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
@@ -90,7 +92,11 @@ export async function migrate(storage: Storage): Promise<void> {
     await sql.raw(storage.dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
     let current = '';
     try {
-      if (storage.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
+      if (storage.dialect === 'postgres') {
+        // Migrations run as long as they need (an index on a large table), and wait as long as another process's take.
+        await sql`set local statement_timeout = 0`.execute(conn);
+        await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
+      }
       await sql`create table if not exists kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(conn);
       const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(conn);
       const done = new Set(rows.map((r) => r.name));
@@ -118,6 +124,29 @@ export async function nextCounter(db: Db | Tx, name: string): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.value);
 }
+
+/**
+ * Whether `err` says the database could not be reached or did not answer in time, rather than that
+ * the request was wrong: a request that meets one is answered 503 (src/http/errors.ts) and may simply
+ * be sent again. PostgreSQL: a refused or broken connection, no connection free within
+ * DATABASE_TIMEOUT_MS, a statement cancelled by its timeout, a server shutting down or out of
+ * connections. SQLite: another connection held the write lock for longer than the wait.
+ */
+export function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string | number; errcode?: number; message?: string; syscall?: string };
+  if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  if (e?.code === 'ENOENT' && e.syscall === 'connect') return true; // no server at the Unix socket
+  if (typeof e?.code === 'string' && e.code.startsWith('08')) return true; // connection exception
+  if (e?.errcode === 5) return true; // SQLITE_BUSY after the wait (src/db/sqlite.ts)
+  return /^(timeout exceeded when trying to connect|Query read timeout|Connection terminated( unexpectedly| due to connection timeout)|Client has encountered a connection error and is not queryable)/.test(e?.message ?? '');
+}
+
+const UNAVAILABLE_CODES = new Set([
+  // Node's, from the socket to the server
+  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH',
+  // PostgreSQL's: statement timeout (query_canceled), too many connections, shutting down, starting up
+  '57014', '53300', '57P01', '57P02', '57P03',
+]);
 
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string | number; errcode?: number; message?: string };

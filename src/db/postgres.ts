@@ -25,15 +25,51 @@ const STAR = /(^|[\s,.(])\*(\s|,|$)/;
  * prepared it, while an unnamed one simply returns the new column.
  */
 class PreparingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Client's constructor takes its config untyped
+  constructor(config?: any) {
+    super(config);
+    // A connection that breaks while a request holds it (the server restarted, the network cut)
+    // fails that request's statement, and pg then emits 'error' on the client too: with no listener
+    // (the pool listens only while the client is idle) that would end the process. The statement's
+    // error is what counts; the pool drops the broken client when it is given back.
+    this.on('error', () => {});
+  }
+
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes each through
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
       const name = statementName(config);
-      if (name) return super.query({ text: config, values, name }, callback);
+      if (name) return this.#watched(super.query({ text: config, values, name }, callback));
     }
-    return super.query(config, values, callback);
+    return this.#watched(super.query(config, values, callback));
+  }
+
+  /**
+   * A statement the server has not answered within the read timeout leaves its connection waiting
+   * for an answer that may never come: the connection is ended at once, before the statement's
+   * caller gives it back, so the pool drops it instead of handing it to the next request.
+   */
+  #watched<T>(result: T): T {
+    if (result instanceof Promise) {
+      result.catch((err: unknown) => {
+        if ((err as Error | undefined)?.message !== READ_TIMEOUT) return;
+        this.end().catch(() => {}); // marks the client as ending, which the pool checks when it is given back
+        (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(); // a silent server would never see the end
+      });
+    }
+    return result;
   }
 }
+
+/** node-postgres's error for a statement its server did not answer within `query_timeout`. */
+const READ_TIMEOUT = 'Query read timeout';
+
+/**
+ * Beyond the statement timeout, how long a statement's answer may take to arrive: the server cancels
+ * a slow statement itself and says so; a server that says nothing at all (gone without closing the
+ * connection) is given up on this much later.
+ */
+const READ_TIMEOUT_MARGIN_MS = 2000;
 
 function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
@@ -48,11 +84,21 @@ function statementName(text: string): string | undefined {
 /** Connections a pool opens at most unless told otherwise (DATABASE_POOL_SIZE). */
 export const DEFAULT_POOL_SIZE = 10;
 
-export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_SIZE): pg.Pool {
+/** A statement's longest run and a connection's longest wait unless told otherwise (DATABASE_TIMEOUT_MS). */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 30_000;
+
+export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_SIZE, timeoutMs = DEFAULT_DATABASE_TIMEOUT_MS): pg.Pool {
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString: url,
     max: size,
+    // Waiting for a free connection, or for a new one to open, fails after this…
+    connectionTimeoutMillis: timeoutMs,
+    // …and the server cancels a statement that runs (or waits for a lock) longer.
+    statement_timeout: timeoutMs,
+    query_timeout: timeoutMs + READ_TIMEOUT_MARGIN_MS,
+    // A connection whose server went away without a word is found out by TCP, not by a request hanging.
+    keepAlive: true,
     types: types as pg.CustomTypesConfig,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });

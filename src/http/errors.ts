@@ -1,7 +1,8 @@
 // The one place where errors become responses: `{code, message}` (or RFC 6749 on OAuth routes).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UUID_PATTERN } from '../db/ids.ts';
-import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, PayloadTooLarge, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { isUnavailable } from '../db/index.ts';
+import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
 import { JSON_UTF8 } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
@@ -59,6 +60,8 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
   if (fe.statusCode === 415) return new UnsupportedMediaType(fe.message);
   if (fe.statusCode === 413) return new PayloadTooLarge('request body is too large');
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new AppError(fe.statusCode, 'INVALID_INPUT', fe.message);
+  // Nothing was wrong with the request: the same one may be sent again in a moment.
+  if (isUnavailable(err) || isUnavailable(err.cause)) return new Unavailable('the database is unavailable or did not answer in time; send the request again shortly (a POST with the same Idempotency-Key)');
   return new AppError(500, 'INTERNAL', 'internal error; the request id in x-request-id identifies it in the logs');
 }
 

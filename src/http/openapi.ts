@@ -76,6 +76,10 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // What src/http/rate-limit.ts limits: every authenticated route, and the routes limited by address.
       const limited = (!cfg.public && cfg.scope !== undefined) || Boolean(cfg.limitedByAddress);
       if (out.response && limited && !(out.response as Record<string, unknown>)['429']) out.response = { ...(out.response as object), ...errors(429) };
+      // Any route that reads or writes may find the database unavailable (src/http/errors.ts); the
+      // service's own pages (this document, its reference) never touch it, and the health check has its own 503.
+      const service = (out.tags as string[] | undefined)?.includes('service');
+      if (out.response && !service && !(out.response as Record<string, unknown>)['503']) out.response = { ...(out.response as object), ...errors(503) };
       if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited });
       return { schema: out as typeof schema, url };
     },
@@ -112,6 +116,7 @@ function withHeaders(responses: Record<string, Record<string, unknown>>, route: 
     if (route.idempotent && status.startsWith('2')) headers['idempotent-replayed'] = { type: 'string', enum: ['true'], description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' };
     if (route.limited) Object.assign(headers, RATE_LIMIT_HEADERS);
     if (route.limited && status === '429') headers['retry-after'] = { type: 'string', description: 'Seconds until the next request may be sent.' };
+    if (status === '503' && response.$ref === 'Error#') headers['retry-after'] = { type: 'string', description: 'Seconds after which the request may be sent again.' };
     if (route.list && status === '200') headers.link = { type: 'string', description: 'The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page.' };
     out[status] = { ...response, headers };
   }

@@ -36,6 +36,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'Unsupported content type',
   422: 'Unprocessable: an idempotency key reused with another request, or nothing to act on (see code)',
   429: 'Rate limited',
+  503: 'The database is unavailable or did not answer within DATABASE_TIMEOUT_MS: send the request again after Retry-After',
 };
 
 /** The error responses of a route, by status. Authenticated routes always have 401 and 403. */

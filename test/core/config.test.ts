@@ -130,6 +130,12 @@ describe('settings (README, Configuration)', () => {
     for (const bad of ['0', '2.5', 'many', '1001']) assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: bad }), /DATABASE_POOL_SIZE/, bad);
   });
 
+  it('DATABASE_TIMEOUT_MS: 30 s by default, a whole number of milliseconds from 100 to 3600000', () => {
+    assert.equal(loadConfig({}).databaseTimeoutMs, 30_000);
+    assert.equal(loadConfig({ DATABASE_TIMEOUT_MS: '5000' }).databaseTimeoutMs, 5000);
+    for (const bad of ['0', '99', '1.5', 'soon', '3600001']) assert.throws(() => loadConfig({ DATABASE_TIMEOUT_MS: bad }), /DATABASE_TIMEOUT_MS/, bad);
+  });
+
   it('the process refuses to start on a bad setting: exit code 78 and the reason on stderr', async () => {
     const child = spawnChild(process.execPath, ['src/main.ts'], { APP_ENV: 'production', PUBLIC_BASE_URL: '', DATABASE_URL: 'sqlite::memory:' });
     const { code } = await child.exited;

@@ -10,7 +10,7 @@ import { withTestApp } from '../helpers.ts';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate, nextCounter, openStorage, type Db } from '../../src/db/index.ts';
+import { isUnavailable, migrate, nextCounter, openStorage, type Db } from '../../src/db/index.ts';
 import { BUSY_WAIT_MS } from '../../src/db/sqlite.ts';
 
 describe('SQLite transactions', () => {
@@ -62,16 +62,17 @@ describe('SQLite lock waits', () => {
     }
   });
 
-  it(`give up after ${BUSY_WAIT_MS / 1000} s with "database is locked", having changed nothing`, async () => {
+  it(`give up after ${BUSY_WAIT_MS / 1000} s with "database is locked", having changed nothing (a request gets 503: isUnavailable)`, async () => {
     const file = t.ctx.config.databaseUrl.slice('sqlite:'.length);
     const other = new DatabaseSync(file);
     try {
       other.exec('BEGIN IMMEDIATE');
       const started = Date.now();
-      await assert.rejects(
-        t.ctx.db.transaction().execute((tx) => nextCounter(tx, 'lock-timeout-test')),
-        /database is locked/,
-      );
+      await assert.rejects(t.ctx.db.transaction().execute((tx) => nextCounter(tx, 'lock-timeout-test')), (err: Error) => {
+        assert.match(err.message, /database is locked/);
+        assert.equal(isUnavailable(err), true);
+        return true;
+      });
       assert.ok(Date.now() - started >= BUSY_WAIT_MS - 50);
       other.exec('ROLLBACK');
       const row = await t.ctx.db.selectFrom('counters').selectAll().where('name', '=', 'lock-timeout-test').executeTakeFirst();

@@ -1,0 +1,193 @@
+// When PostgreSQL is gone, silent, or slower than DATABASE_TIMEOUT_MS, a request is answered 503
+// UNAVAILABLE with Retry-After, never left hanging and never 500; the process keeps running, and
+// answers again as soon as the database does. The service reaches PostgreSQL through a proxy here,
+// which the tests stop, start again and hold silent. (SQLite's one way of being unavailable, a write
+// lock held past the wait, is checked in test/core/sqlite-transactions.test.ts.)
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { POSTGRES_URL, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { isUnavailable } from '../../src/db/index.ts';
+
+const TIMEOUT_MS = 500;
+
+/** A TCP proxy in front of PostgreSQL that can refuse, cut and hold connections. */
+class DatabaseProxy {
+  #server: Server | undefined;
+  readonly #pairs = new Set<{ client: Socket; upstream: Socket }>();
+  #held = false;
+  readonly #queued: { pair: { client: Socket; upstream: Socket }; chunk: Buffer }[] = [];
+  port = 0;
+
+  async start(): Promise<void> {
+    const target = new URL(POSTGRES_URL);
+    this.#server = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      const pair = { client, upstream };
+      this.#pairs.add(pair);
+      client.on('data', (chunk) => (this.#held ? this.#queued.push({ pair, chunk }) : upstream.write(chunk)));
+      upstream.on('data', (chunk) => client.write(chunk));
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        this.#pairs.delete(pair);
+      };
+      client.on('close', end).on('error', end);
+      upstream.on('close', end).on('error', end);
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.#server.address() as { port: number }).port;
+  }
+
+  /** The server goes away: connections are cut and new ones refused. */
+  async stop(): Promise<void> {
+    const closed = new Promise((resolve) => this.#server!.close(resolve));
+    for (const { client, upstream } of this.#pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    await closed;
+  }
+
+  /** The server says nothing: what the service sends is kept back until `release`. */
+  hold(): void {
+    this.#held = true;
+  }
+
+  release(): void {
+    this.#held = false;
+    for (const { pair, chunk } of this.#queued.splice(0)) if (!pair.upstream.destroyed) pair.upstream.write(chunk);
+  }
+
+  get url(): string {
+    const target = new URL(POSTGRES_URL);
+    return `postgres://${target.username}@127.0.0.1:${this.port}${target.pathname}`;
+  }
+}
+
+function assertUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }): void {
+  assert.equal(res.statusCode, 503, res.body);
+  const body = JSON.parse(res.body) as { code: string; message: string };
+  assert.equal(body.code, 'UNAVAILABLE');
+  assert.match(body.message, /database/);
+  assert.equal(res.headers['retry-after'], '1');
+}
+
+describe('PostgreSQL unavailable or too slow: 503, then answers again', () => {
+  const proxy = new DatabaseProxy();
+  let t: TestApp;
+  let shipmentId: string;
+  const read = () => t.request({ method: 'GET', url: `/v1/shipments/${shipmentId}` });
+  // What would end the service's process: an error nobody listens for, thrown from a callback.
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+
+  before(async () => {
+    process.on('uncaughtException', onUncaught);
+    await proxy.start();
+    t = await startTestApp({ name: 'postgres', url: proxy.url }, { DATABASE_TIMEOUT_MS: String(TIMEOUT_MS), DATABASE_POOL_SIZE: '2' });
+    const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+    assert.equal(created.statusCode, 201, created.body);
+    shipmentId = created.json<{ id: string }>().id;
+  });
+  after(async () => {
+    proxy.release();
+    await t?.close();
+    await proxy.stop().catch(() => {});
+    process.off('uncaughtException', onUncaught);
+  });
+
+  it('a statement that waits on a lock past DATABASE_TIMEOUT_MS is cancelled: 503, and nothing hangs', async () => {
+    const [{ schema }] = (await sql<{ schema: string }>`select current_schema() as schema`.execute(t.ctx.db)).rows as [{ schema: string }];
+    const locker = new pg.Client({ connectionString: POSTGRES_URL });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`lock table ${schema}.shipments in access exclusive mode`);
+      const started = Date.now();
+      assertUnavailable(await read());
+      const took = Date.now() - started;
+      assert.ok(took >= TIMEOUT_MS - 50 && took < TIMEOUT_MS + 3000, `answered after ${took} ms`);
+      assert.ok(t.logs.some((line) => line.includes('statement timeout')), 'the cause is logged');
+    } finally {
+      await locker.query('rollback').catch(() => {});
+      await locker.end();
+    }
+    assert.equal((await read()).statusCode, 200);
+  });
+
+  it('no connection free within DATABASE_TIMEOUT_MS: 503', async () => {
+    let release!: () => void;
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let begun = 0;
+    const allBegun = Promise.withResolvers<void>();
+    // Both of the pool's connections held by transactions that wait.
+    const transactions = [1, 2].map(() =>
+      t.ctx.db.transaction().execute(async (tx) => {
+        await tx.selectFrom('accounts').select('id').execute();
+        if (++begun === 2) allBegun.resolve();
+        await holding;
+      }),
+    );
+    await allBegun.promise;
+    try {
+      const started = Date.now();
+      // A write: the API key is remembered for a second, so a read might find all it needs without the database.
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+      assertUnavailable(res);
+      assert.ok(Date.now() - started < TIMEOUT_MS + 3000);
+    } finally {
+      release();
+      await Promise.all(transactions);
+    }
+    assert.equal((await read()).statusCode, 200);
+  });
+
+  it('the server goes away, even under a request in flight: 503 and the process lives; it answers again when the server is back', async () => {
+    proxy.hold();
+    // In flight: sent, held by the silent server, then its connection is cut.
+    const inFlight = t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await proxy.stop();
+    proxy.release();
+    assertUnavailable(await inFlight);
+    // Gone: every connection refused.
+    assertUnavailable(await read());
+    assertUnavailable(await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment }));
+    await proxy.start();
+    assert.equal((await read()).statusCode, 200);
+    const created = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.deepEqual(uncaught.map(String), [], 'a broken connection would have ended the process');
+  });
+
+  it('a server that stops answering altogether: 503 within DATABASE_TIMEOUT_MS and a little, then answers again', async () => {
+    proxy.hold();
+    try {
+      const started = Date.now();
+      assertUnavailable(await read());
+      const took = Date.now() - started;
+      assert.ok(took < TIMEOUT_MS + 5000, `answered after ${took} ms`);
+    } finally {
+      proxy.release();
+    }
+    const again = await read();
+    assert.equal(again.statusCode, 200, `${again.body}\n${t.logs.slice(-3).join('')}`);
+  });
+});
+
+describe('isUnavailable', () => {
+  it('tells a database that cannot answer from a request that went wrong', () => {
+    assert.equal(isUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' })), true);
+    assert.equal(isUnavailable(Object.assign(new Error('connect ENOENT /run/postgresql/.s.PGSQL.5432'), { code: 'ENOENT', syscall: 'connect' })), true);
+    assert.equal(isUnavailable(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })), true);
+    assert.equal(isUnavailable(new Error('timeout exceeded when trying to connect')), true);
+    // A file that is missing is a fault of the service, not an outage.
+    assert.equal(isUnavailable(Object.assign(new Error("ENOENT: no such file or directory, open 'x'"), { code: 'ENOENT', syscall: 'open' })), false);
+    assert.equal(isUnavailable(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' })), false);
+    assert.equal(isUnavailable(new TypeError('x is undefined')), false);
+    assert.equal(isUnavailable(undefined), false);
+  });
+});
