@@ -19,7 +19,10 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default DEFAULT_POOL_SIZE). */
   poolSize?: number;
-  /** PostgreSQL only: a statement's longest run and a connection's longest wait (DATABASE_TIMEOUT_MS). */
+  /**
+   * PostgreSQL only, and only with `servesRequests`: a statement's longest run and a connection's
+   * longest wait (DATABASE_TIMEOUT_MS). Background work (a purge that has fallen behind) takes what it takes.
+   */
   timeoutMs?: number;
   /**
    * SQLite only: this process answers requests, so its writes give way to them between statements
@@ -55,7 +58,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       await admin.end();
     }
   }
-  const pool = postgresPool(url, options.schema, options.poolSize, options.timeoutMs);
+  const pool = postgresPool(url, options.schema, options.poolSize, options.servesRequests ? options.timeoutMs : undefined);
   const db = new Kysely<Database>({ dialect: postgresDialect(pool) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
@@ -75,7 +78,7 @@ async function folderMigrations(): Promise<[string, Migration][]> {
 }
 
 // Any constant works; it only has to be the same in every process of this service.
-const MIGRATION_LOCK_KEY = 727_001;
+export const MIGRATION_LOCK_KEY = 727_001;
 
 /**
  * Brings the schema up to date: the pending files of migrations/, in order, in one transaction that

@@ -87,16 +87,24 @@ export const DEFAULT_POOL_SIZE = 10;
 /** A statement's longest run and a connection's longest wait unless told otherwise (DATABASE_TIMEOUT_MS). */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 30_000;
 
-export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_SIZE, timeoutMs = DEFAULT_DATABASE_TIMEOUT_MS): pg.Pool {
+/** A pool of `size` connections; with `timeoutMs`, no statement or wait for a connection lasts longer. */
+export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_SIZE, timeoutMs?: number): pg.Pool {
+  const limits =
+    timeoutMs === undefined
+      ? {}
+      : {
+          // Waiting for a free connection, or for a new one to open, fails after this…
+          connectionTimeoutMillis: timeoutMs,
+          // …the server cancels a statement that runs (or waits for a lock) longer…
+          statement_timeout: timeoutMs,
+          // …and a server that says nothing at all is given up on a little later.
+          query_timeout: timeoutMs + READ_TIMEOUT_MARGIN_MS,
+        };
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString: url,
     max: size,
-    // Waiting for a free connection, or for a new one to open, fails after this…
-    connectionTimeoutMillis: timeoutMs,
-    // …and the server cancels a statement that runs (or waits for a lock) longer.
-    statement_timeout: timeoutMs,
-    query_timeout: timeoutMs + READ_TIMEOUT_MARGIN_MS,
+    ...limits,
     // A connection whose server went away without a word is found out by TCP, not by a request hanging.
     keepAlive: true,
     types: types as pg.CustomTypesConfig,

@@ -204,6 +204,8 @@ export class DeliveryEngine {
     const lease: FanOutLease = {
       until: '',
       take: (wanted) => {
+        // A second take would hold slots the first's `start` never gives back.
+        if (slots) throw new Error('a fan-out lease is taken once');
         // Timed here, inside the fan-out's transaction: waiting for the write lock does not use it up.
         lease.until = isoNow(Date.now() + setup.leaseMs);
         slots = this.#hold(setup, Math.min(wanted, this.#room()));

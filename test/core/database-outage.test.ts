@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { POSTGRES_URL, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
-import { isUnavailable } from '../../src/db/index.ts';
+import { POSTGRES_URL, dropSchema, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { MIGRATION_LOCK_KEY, isUnavailable, migrate, openStorage } from '../../src/db/index.ts';
 
 const TIMEOUT_MS = 500;
 
@@ -189,5 +189,44 @@ describe('isUnavailable', () => {
     assert.equal(isUnavailable(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' })), false);
     assert.equal(isUnavailable(new TypeError('x is undefined')), false);
     assert.equal(isUnavailable(undefined), false);
+  });
+});
+
+describe('DATABASE_TIMEOUT_MS limits what serves requests, not background work or migrations', () => {
+  const schema = `outage_${process.pid}_${Date.now() % 100000}`;
+  after(() => dropSchema(schema));
+
+  it('a statement of a process that serves requests is cancelled after the limit; a background one runs on', async () => {
+    const serving = await openStorage(POSTGRES_URL, { schema, servesRequests: true, timeoutMs: 200 });
+    const background = await openStorage(POSTGRES_URL, { schema, timeoutMs: 200 });
+    try {
+      await assert.rejects(sql`select pg_sleep(0.5)`.execute(serving.db), (err: Error) => {
+        assert.match(err.message, /statement timeout/);
+        assert.equal(isUnavailable(err), true);
+        return true;
+      });
+      await sql`select pg_sleep(0.5)`.execute(background.db);
+    } finally {
+      await serving.close();
+      await background.close();
+    }
+  });
+
+  it('migrations wait as long as another process migrates, whatever the limit', async () => {
+    const other = new pg.Client({ connectionString: POSTGRES_URL });
+    await other.connect();
+    const serving = await openStorage(POSTGRES_URL, { schema, servesRequests: true, timeoutMs: 200 });
+    try {
+      // Another process holds the migrations' lock for longer than the limit.
+      await other.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      const released = new Promise((resolve) => setTimeout(resolve, 600)).then(() => other.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]));
+      const started = Date.now();
+      await migrate(serving);
+      assert.ok(Date.now() - started >= 500, 'the migration did not wait for the lock');
+      await released;
+    } finally {
+      await serving.close();
+      await other.end();
+    }
   });
 });

@@ -85,6 +85,22 @@ forEachDatabase((database) => {
       }
     });
 
+    it('a lease is taken once: a second take is refused and holds nothing', async () => {
+      const engine = new DeliveryEngine(1);
+      try {
+        const lease = await engine.lease(t.ctx);
+        assert.equal(lease.take(1), 1);
+        assert.throws(() => lease.take(1), /taken once/);
+        lease.start([], [], []);
+        // The one slot is free again: the next lease gets it.
+        const next = await engine.lease(t.ctx);
+        assert.equal(next.take(1), 1);
+        next.start([], [], []);
+      } finally {
+        await engine.close();
+      }
+    });
+
     it('starts nothing when its transaction rolls back, and gives its slots back for the next fan-out', async () => {
       const before = rx.received.length;
       await createShipment(t, {}, acct.apiKey);
