@@ -4,7 +4,7 @@ import { QuerySpans, startTracing, tracer } from './tracing.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
-import { migrate, openStorage, type OpenOptions } from './db/index.ts';
+import { migrate, openStorage, type OpenOptions, type Storage } from './db/index.ts';
 import { KeyRing, serviceSecret } from './auth/keyring.ts';
 import { createApiKey, ensureAccount, ensureApiKey, ensureClient, hasApiKey } from './auth/credentials.ts';
 import { ALL_SCOPES } from './auth/scopes.ts';
@@ -18,11 +18,26 @@ export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.storage.close();
 }
 
+/**
+ * Migrations as long as they need: on PostgreSQL over a connection of their own, since a process that
+ * serves requests gives up on a statement after DATABASE_TIMEOUT_MS (an index on a large table, or
+ * waiting for another process's migrations, may take longer).
+ */
+async function migrateUnlimited(config: Config, storage: Storage, options: OpenOptions): Promise<void> {
+  if (storage.dialect !== 'postgres') return migrate(storage);
+  const own = await openStorage(config.databaseUrl, { ...(options.schema ? { schema: options.schema } : {}), poolSize: 1 });
+  try {
+    await migrate(own);
+  } finally {
+    await own.close();
+  }
+}
+
 export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
   setCachesEnabled(config.caches);
   const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, ...options });
   try {
-    await migrate(storage);
+    await migrateUnlimited(config, storage, options);
     const keys = new KeyRing(storage.db);
     await keys.init();
     const urlKey = await serviceSecret(storage.db, 'download_url_hmac');

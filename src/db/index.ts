@@ -96,7 +96,9 @@ export async function migrate(storage: Storage): Promise<void> {
     let current = '';
     try {
       if (storage.dialect === 'postgres') {
-        // Migrations run as long as they need (an index on a large table), and wait as long as another process's take.
+        // Migrations run as long as they need (an index on a large table), and wait as long as another
+        // process's take, whatever statement_timeout the role or server sets (the caller gives them a
+        // connection without a client-side limit: src/bootstrap.ts).
         await sql`set local statement_timeout = 0`.execute(conn);
         await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
       }
@@ -139,7 +141,8 @@ export function isUnavailable(err: unknown): boolean {
   const e = err as { code?: string | number; errcode?: number; message?: string; syscall?: string };
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   if (e?.code === 'ENOENT' && e.syscall === 'connect') return true; // no server at the Unix socket
-  if (typeof e?.code === 'string' && e.code.startsWith('08')) return true; // connection exception
+  // Connection exceptions, but not 08P01 (protocol violation), which a malformed statement of ours also gets.
+  if (typeof e?.code === 'string' && e.code.startsWith('08') && e.code !== '08P01') return true;
   if (e?.errcode === 5) return true; // SQLITE_BUSY after the wait (src/db/sqlite.ts)
   return /^(timeout exceeded when trying to connect|Query read timeout|Connection terminated( unexpectedly| due to connection timeout)|Client has encountered a connection error and is not queryable)/.test(e?.message ?? '');
 }

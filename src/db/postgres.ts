@@ -35,8 +35,16 @@ class PreparingClient extends pg.Client {
     this.on('error', () => {});
   }
 
+  /** The read timeout this client met: every later statement fails with it (see #watched). */
+  #timedOut: Error | undefined;
+
   // biome-ignore lint/suspicious/noExplicitAny: pg's query has a dozen overloads; this passes each through
   override query(config: any, values?: any, callback?: any): any {
+    if (this.#timedOut) {
+      const cb = typeof values === 'function' ? values : callback;
+      if (typeof cb === 'function') return void process.nextTick(cb, this.#timedOut);
+      return Promise.reject(this.#timedOut);
+    }
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
       const name = statementName(config);
       if (name) return this.#watched(super.query({ text: config, values, name }, callback));
@@ -47,12 +55,15 @@ class PreparingClient extends pg.Client {
   /**
    * A statement the server has not answered within the read timeout leaves its connection waiting
    * for an answer that may never come: the connection is ended at once, before the statement's
-   * caller gives it back, so the pool drops it instead of handing it to the next request.
+   * caller gives it back, so the pool drops it instead of handing it to the next request. Until
+   * then every statement on it (a transaction's ROLLBACK) fails with the same error, so the request
+   * learns the cause (503), not "Client was closed".
    */
   #watched<T>(result: T): T {
     if (result instanceof Promise) {
       result.catch((err: unknown) => {
         if ((err as Error | undefined)?.message !== READ_TIMEOUT) return;
+        this.#timedOut ??= err as Error;
         this.end().catch(() => {}); // marks the client as ending, which the pool checks when it is given back
         (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(); // a silent server would never see the end
       });
@@ -105,8 +116,10 @@ export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_S
     connectionString: url,
     max: size,
     ...limits,
-    // A connection whose server went away without a word is found out by TCP, not by a request hanging.
+    // A connection whose server went away without a word is found out by TCP's probes (from 10 s
+    // idle, then at the system's interval), not only when a statement times out.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: types as pg.CustomTypesConfig,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });

@@ -70,17 +70,24 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     if (!key || !request.principal) return payload;
     request.idempotencyKey = undefined;
     const where = db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key);
-    // A server error is not a result worth replaying: the client may retry with the same key.
-    if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
-      await where.execute();
-      return payload;
+    // The answer goes out whatever happens here: a database that fails now (a 503 because it is down,
+    // or gone right after the request committed) must not turn it into another error. The key then
+    // stays "in progress", and a retry with it is 409 until it counts as abandoned (ABANDONED_MS).
+    try {
+      // A server error is not a result worth replaying: the client may retry with the same key.
+      if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+        await where.execute();
+        return payload;
+      }
+      await db
+        .updateTable('idempotency_keys')
+        .set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() })
+        .where('account_id', '=', request.principal.accountId)
+        .where('key', '=', key)
+        .execute();
+    } catch (err) {
+      request.log.warn({ err }, `the answer to Idempotency-Key ${key} could not be stored; a retry with it is refused until ${ABANDONED_MS / 1000} s have passed`);
     }
-    await db
-      .updateTable('idempotency_keys')
-      .set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() })
-      .where('account_id', '=', request.principal.accountId)
-      .where('key', '=', key)
-      .execute();
     return payload;
   };
 

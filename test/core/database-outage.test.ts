@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { POSTGRES_URL, dropSchema, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
-import { MIGRATION_LOCK_KEY, isUnavailable, migrate, openStorage } from '../../src/db/index.ts';
+import { DATABASES, POSTGRES_URL, dropSchema, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { MIGRATION_LOCK_KEY, isUnavailable, openStorage } from '../../src/db/index.ts';
+
+const postgres = DATABASES.find((d) => d.name === 'postgres')!;
 
 const TIMEOUT_MS = 500;
 
@@ -18,6 +20,10 @@ class DatabaseProxy {
   #server: Server | undefined;
   readonly #pairs = new Set<{ client: Socket; upstream: Socket }>();
   #held = false;
+  /** Starts holding at the first chunk from the service that contains this text. */
+  #holdAt: string | undefined;
+  /** Connections the service closed itself (not the proxy). */
+  closedByService = 0;
   readonly #queued: { pair: { client: Socket; upstream: Socket }; chunk: Buffer }[] = [];
   port = 0;
 
@@ -27,7 +33,15 @@ class DatabaseProxy {
       const upstream = connect(Number(target.port || 5432), target.hostname);
       const pair = { client, upstream };
       this.#pairs.add(pair);
-      client.on('data', (chunk) => (this.#held ? this.#queued.push({ pair, chunk }) : upstream.write(chunk)));
+      client.on('data', (chunk: Buffer) => {
+        if (this.#holdAt && chunk.includes(this.#holdAt)) {
+          this.#held = true;
+          this.#holdAt = undefined;
+        }
+        if (this.#held) this.#queued.push({ pair, chunk });
+        else upstream.write(chunk);
+      });
+      client.on('end', () => this.closedByService++);
       upstream.on('data', (chunk) => client.write(chunk));
       const end = () => {
         client.destroy();
@@ -56,8 +70,14 @@ class DatabaseProxy {
     this.#held = true;
   }
 
+  /** Holds from the first statement that contains `text` on. */
+  holdAt(text: string): void {
+    this.#holdAt = text;
+  }
+
   release(): void {
     this.#held = false;
+    this.#holdAt = undefined;
     for (const { pair, chunk } of this.#queued.splice(0)) if (!pair.upstream.destroyed) pair.upstream.write(chunk);
   }
 
@@ -166,15 +186,61 @@ describe('PostgreSQL unavailable or too slow: 503, then answers again', () => {
   it('a server that stops answering altogether: 503 within DATABASE_TIMEOUT_MS and a little, then answers again', async () => {
     proxy.hold();
     try {
+      const closed = proxy.closedByService;
       const started = Date.now();
       assertUnavailable(await read());
       const took = Date.now() - started;
       assert.ok(took < TIMEOUT_MS + 5000, `answered after ${took} ms`);
+      // The connection that waited in vain is closed, never handed to the next request.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(proxy.closedByService > closed, 'the service kept the connection the server never answered on');
     } finally {
       proxy.release();
     }
     const again = await read();
     assert.equal(again.statusCode, 200, `${again.body}\n${t.logs.slice(-3).join('')}`);
+  });
+});
+
+describe('PostgreSQL silent in the middle of a transaction', () => {
+  const proxy = new DatabaseProxy();
+  let t: TestApp;
+  before(async () => {
+    await proxy.start();
+    t = await startTestApp({ name: 'postgres', url: proxy.url }, { DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) });
+  });
+  after(async () => {
+    proxy.release();
+    await t?.close();
+    await proxy.stop().catch(() => {});
+  });
+
+  it('a write whose statement gets no answer is 503 (its ROLLBACK fails with the same cause), and nothing is stored', async () => {
+    const before = (await t.request({ method: 'GET', url: '/v1/shipments?limit=100' })).json<unknown[]>().length;
+    // BEGIN goes through; the shipment's INSERT is never answered.
+    proxy.holdAt('insert into "shipments"');
+    try {
+      assertUnavailable(await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment }));
+    } finally {
+      proxy.release();
+    }
+    const after = await t.request({ method: 'GET', url: '/v1/shipments?limit=100' });
+    assert.equal(after.statusCode, 200, after.body);
+    assert.equal(after.json<unknown[]>().length, before, 'a shipment was stored by the failed request');
+  });
+
+  it('with an Idempotency-Key too: the 503 goes out though the key cannot be released, and the key is held for a while', async () => {
+    const headers = { 'idempotency-key': `outage-${Date.now()}` };
+    proxy.holdAt('insert into "shipments"');
+    try {
+      assertUnavailable(await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment, headers }));
+    } finally {
+      proxy.release();
+    }
+    assert.ok(t.logs.some((line) => line.includes('could not be stored')), 'the lost key is logged');
+    // Its row could not be removed: a retry with it waits until the row counts as abandoned.
+    const retry = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment, headers });
+    assert.equal(retry.statusCode, 409, retry.body);
   });
 });
 
@@ -187,6 +253,9 @@ describe('isUnavailable', () => {
     // A file that is missing is a fault of the service, not an outage.
     assert.equal(isUnavailable(Object.assign(new Error("ENOENT: no such file or directory, open 'x'"), { code: 'ENOENT', syscall: 'open' })), false);
     assert.equal(isUnavailable(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' })), false);
+    assert.equal(isUnavailable(Object.assign(new Error('connection failure'), { code: '08006' })), true);
+    // A protocol violation is what a malformed statement of ours gets too.
+    assert.equal(isUnavailable(Object.assign(new Error('bind message supplies 1 parameters, but prepared statement requires 2'), { code: '08P01' })), false);
     assert.equal(isUnavailable(new TypeError('x is undefined')), false);
     assert.equal(isUnavailable(undefined), false);
   });
@@ -212,20 +281,21 @@ describe('DATABASE_TIMEOUT_MS limits what serves requests, not background work o
     }
   });
 
-  it('migrations wait as long as another process migrates, whatever the limit', async () => {
+  it('a process that serves requests starts while another holds the migrations\' lock past every limit', async () => {
     const other = new pg.Client({ connectionString: POSTGRES_URL });
     await other.connect();
-    const serving = await openStorage(POSTGRES_URL, { schema, servesRequests: true, timeoutMs: 200 });
+    let t: TestApp | undefined;
     try {
-      // Another process holds the migrations' lock for longer than the limit.
+      // Longer than the statement timeout and the client's read timeout (200 ms + 2 s) together.
       await other.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-      const released = new Promise((resolve) => setTimeout(resolve, 600)).then(() => other.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]));
+      const released = new Promise((resolve) => setTimeout(resolve, 2700)).then(() => other.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]));
       const started = Date.now();
-      await migrate(serving);
-      assert.ok(Date.now() - started >= 500, 'the migration did not wait for the lock');
+      t = await startTestApp(postgres, { DATABASE_TIMEOUT_MS: '200' });
+      assert.ok(Date.now() - started >= 2600, 'the migrations did not wait for the lock');
       await released;
+      assert.equal((await t.request({ method: 'GET', url: '/v1/shipments' })).statusCode, 200);
     } finally {
-      await serving.close();
+      await t?.close();
       await other.end();
     }
   });
