@@ -357,7 +357,7 @@ export interface paths {
         };
         /**
          * Service health and release version
-         * @description `ok` (200) when the database answers, `unavailable` (503) otherwise; with the release version.
+         * @description `ok` (200) when the database answers within 2 s, `unavailable` (503) otherwise; with the release version.
          */
         get: operations["getHealth"];
         put?: never;

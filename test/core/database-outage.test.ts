@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { DATABASES, POSTGRES_URL, dropSchema, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { MIGRATION_LOCK_KEY, isUnavailable, openStorage } from '../../src/db/index.ts';
+import { HEALTH_CHECK_MS } from '../../src/health/routes.ts';
 
 const postgres = DATABASES.find((d) => d.name === 'postgres')!;
 
@@ -241,6 +242,38 @@ describe('PostgreSQL silent in the middle of a transaction', () => {
     // Its row could not be removed: a retry with it waits until the row counts as abandoned.
     const retry = await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment, headers });
     assert.equal(retry.statusCode, 409, retry.body);
+  });
+});
+
+describe('the health check on a database that does not answer', () => {
+  const proxy = new DatabaseProxy();
+  let t: TestApp;
+  before(async () => {
+    await proxy.start();
+    // A request may wait 10 s; the health check does not.
+    t = await startTestApp({ name: 'postgres', url: proxy.url }, { DATABASE_TIMEOUT_MS: '10000' });
+  });
+  after(async () => {
+    proxy.release();
+    await t?.close();
+    await proxy.stop().catch(() => {});
+  });
+
+  it(`answers 503 "unavailable" within ${HEALTH_CHECK_MS / 1000} s and a little, then "ok" when the database answers again`, async () => {
+    proxy.hold();
+    try {
+      const started = Date.now();
+      const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+      const took = Date.now() - started;
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json<{ status: string }>().status, 'unavailable');
+      assert.ok(took >= HEALTH_CHECK_MS - 50 && took < HEALTH_CHECK_MS + 1500, `answered after ${took} ms`);
+    } finally {
+      proxy.release();
+    }
+    const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json<{ status: string }>().status, 'ok');
   });
 });
 
