@@ -97,9 +97,10 @@ export class RateLimited extends AppError {
   }
 }
 
+/** A dependency (the database) could not answer: the same request may be sent again in a second. */
 export class Unavailable extends AppError {
-  constructor(message: string, retryAfterSeconds = 1) {
-    super(503, 'UNAVAILABLE', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  constructor(message: string) {
+    super(503, 'UNAVAILABLE', message, { headers: { 'retry-after': '1' } });
   }
 }
 

@@ -207,6 +207,9 @@ export interface SqliteStorage {
   close(): Promise<void>;
 }
 
+/** The checkpointer thread's name, as the operating system lists it (`top -H`, the comm file of /proc). */
+export const CHECKPOINTER_THREAD_NAME = 'checkpointer';
+
 /**
  * Checkpoints the WAL of `path` from a worker thread with its own connection (src/db/sqlite-checkpointer.ts),
  * and turns off the automatic checkpoint of `db`, which would otherwise run inside a COMMIT on the
@@ -215,8 +218,7 @@ export interface SqliteStorage {
 function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> {
   const worker = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url), {
     workerData: { path, tickMs: CHECKPOINT_INTERVAL_MS },
-    // The name the operating system lists the thread by (`top -H`, /proc/<pid>/task/*/comm).
-    name: 'checkpointer',
+    name: CHECKPOINTER_THREAD_NAME,
     // Its heap holds one prepared statement; keep the thread small.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
   });

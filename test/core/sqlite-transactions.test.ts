@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isUnavailable, migrate, nextCounter, openStorage, type Db } from '../../src/db/index.ts';
-import { BUSY_WAIT_MS } from '../../src/db/sqlite.ts';
+import { BUSY_WAIT_MS, CHECKPOINTER_THREAD_NAME } from '../../src/db/sqlite.ts';
 
 describe('SQLite transactions', () => {
   const t = withTestApp();
@@ -196,7 +196,7 @@ describe("SQLite's checkpointer", () => {
   });
 
   it('run on a thread the operating system lists as "checkpointer" while a file is open, and stop with it', async () => {
-    const count = () => threadNames().filter((n) => n === 'checkpointer').length;
+    const count = () => threadNames().filter((n) => n === CHECKPOINTER_THREAD_NAME).length;
     const before = count();
     const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'));
     const storage = await openStorage(`sqlite:${join(dir, 'db.sqlite')}`);
