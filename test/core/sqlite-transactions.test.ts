@@ -200,12 +200,17 @@ describe("SQLite's checkpointer", () => {
     const before = count();
     const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'));
     const storage = await openStorage(`sqlite:${join(dir, 'db.sqlite')}`);
+    // The thread takes its name once it runs, a moment after it is started.
+    const until = async (n: number) => {
+      for (const deadline = Date.now() + 5000; count() !== n && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      return count();
+    };
     try {
-      assert.equal(count(), before + 1, `threads: ${threadNames().join(', ')}`);
+      assert.equal(await until(before + 1), before + 1, `threads: ${threadNames().join(', ')}`);
     } finally {
       await storage.close();
       rmSync(dir, { recursive: true, force: true });
     }
-    assert.equal(count(), before, 'the thread outlived its database');
+    assert.equal(await until(before), before, 'the thread outlived its database');
   });
 });
