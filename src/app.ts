@@ -10,7 +10,7 @@ import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
 import { inputValidator } from './http/validators.ts';
-import { databaseLimiter, installRateLimits, memoryLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { installRateLimits, memoryLimiter, type RateLimiter, sharedLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './oauth/routes.ts';
@@ -46,10 +46,14 @@ function trustProxyOf(setting: false | number | string[]): boolean | string[] | 
 }
 
 /** RATE_LIMIT_PER_SECOND's limiter: in memory on SQLite (one process), shared through PostgreSQL otherwise; none at 0. */
-function rateLimiterOf(ctx: AppContext): RateLimiter | null {
+function rateLimiterOf(app: FastifyInstance, ctx: AppContext): RateLimiter | null {
   const { rateLimitPerSecond: rate, rateLimitBurst: burst } = ctx.config;
   if (rate <= 0) return null;
-  return ctx.storage.dialect === 'postgres' ? databaseLimiter(ctx.db, rate, burst) : memoryLimiter(rate, burst);
+  if (ctx.storage.dialect !== 'postgres') return memoryLimiter(rate, burst);
+  const limiter = sharedLimiter(ctx.db, rate, burst);
+  // What this process took is written before the database closes (closeContext comes after the app's close).
+  app.addHook('onClose', () => limiter.close().catch((err: unknown) => ctx.log.warn({ err }, 'rate limits: what was taken here could not be written')));
+  return limiter;
 }
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
@@ -122,7 +126,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
-  const limiter = rateLimiterOf(ctx);
+  const limiter = rateLimiterOf(app, ctx);
   installAuth(app, ctx, (familyId) => isGrantRevoked(ctx, familyId), limiter);
   // After installAuth, so each route's limit runs once its caller is known.
   if (limiter) installRateLimits(app, limiter);

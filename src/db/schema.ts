@@ -434,7 +434,9 @@ export function allColumns<T>() {
 /** Token buckets of the rate limits, on PostgreSQL (src/http/rate-limit.ts). */
 export interface RateLimitBucketsTable {
   key: string;
+  /** Below zero: granted beyond the budget by processes that had not yet learnt of each other (debt). */
   tokens: number;
   updated_ms: string;
+  /** Always true; no longer read (kept so that a process of an older version can still write its rows). */
   allowed: boolean;
 }

@@ -2,7 +2,7 @@
 // there is none (the token endpoint, the sign-in form, downloads) or where authentication failed.
 // RATE_LIMIT_PER_SECOND tokens a second refill a bucket of RATE_LIMIT_BURST; each request takes one.
 // One process on SQLite keeps the buckets in memory; on PostgreSQL every process shares them through
-// the database (docs/decisions.md).
+// the database, deciding each request in its own memory (docs/decisions.md).
 import { rateLimited } from '../metrics.ts';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
@@ -71,31 +71,120 @@ export function memoryLimiter(rate: number, burst: number, clock: () => number =
   };
 }
 
-/** Buckets in PostgreSQL, shared by every process: one atomic statement per request. */
-export function databaseLimiter(db: Db, rate: number, burst: number, clock: () => number = Date.now): RateLimiter {
+/** How often a process tells the shared buckets what it took, and learns what the others took. */
+export const SYNC_MS = 250;
+/** Buckets written in one statement at most. */
+const SYNC_BATCH = 500;
+
+interface SharedBucket {
+  /** This process's view: the shared bucket as last read, less what was taken here since. */
+  state: BucketState;
+  /** Tokens taken here that the shared bucket does not know of yet. */
+  unwritten: number;
+  /** When the shared bucket was last read (clock milliseconds). */
+  readAt: number;
+  /** The exchange with the database in flight for this bucket, which others wait for. */
+  exchange?: Promise<void>;
+}
+
+export interface SharedRateLimiter extends RateLimiter {
+  /** Writes what was taken here to the shared buckets now and stops the periodic writes. */
+  close(): Promise<void>;
+}
+
+/**
+ * Buckets in PostgreSQL, shared by every process, each request decided in this process's memory. A
+ * process reads a bucket when a request first needs it (or after it was idle), takes tokens from its
+ * own view, and every SYNC_MS writes what it took to the shared rows in one statement, reading back
+ * what the other processes took. So a request costs no statement, and a credential's budget is
+ * shared: tokens taken anywhere are known everywhere within SYNC_MS. Several processes may each grant
+ * from their view for that long (docs/decisions.md); what they grant beyond the budget becomes debt
+ * (the shared tokens go below zero), so over any longer time the rate holds.
+ */
+export function sharedLimiter(db: Db, rate: number, burst: number, options: { clock?: () => number; syncMs?: number } = {}): SharedRateLimiter {
+  const clock = options.clock ?? Date.now;
+  const syncMs = options.syncMs ?? SYNC_MS;
+  // State, not a cache (it ignores CACHES=0): a bucket is forgotten once it is written and idle.
+  const buckets = new Map<string, SharedBucket>();
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Adds what each bucket took since its last exchange to its shared row and adopts what the row then holds. */
+  async function exchange(batch: [string, SharedBucket][]): Promise<void> {
+    const now = clock();
+    // Rows are locked in key order, so two processes writing the same keys never deadlock.
+    batch.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const keys = batch.map(([key]) => key);
+    const taken = batch.map(([, bucket]) => bucket.unwritten);
+    const result = await sql<{ key: string; tokens: number }>`
+      insert into rate_limit_buckets as b (key, tokens, updated_ms, allowed)
+      select key, ${burst}::float8 - taken, ${now}::bigint, true
+      from unnest(${keys}::text[], ${taken}::float8[]) with ordinality as t(key, taken, n)
+      order by n
+      on conflict (key) do update set
+        -- refilled up to now, less what was taken (excluded.tokens is the burst less that)
+        tokens = least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate})
+          - (${burst}::float8 - excluded.tokens),
+        -- Processes' clocks may differ a little: time never runs backwards for a bucket.
+        updated_ms = greatest(b.updated_ms, ${now}::bigint)
+      returning key, tokens`.execute(db);
+    const tokensOf = new Map(result.rows.map((row) => [row.key, Number(row.tokens)]));
+    batch.forEach(([key, bucket], i) => {
+      bucket.unwritten -= taken[i]!;
+      // What was taken here while the statement ran is not in the row yet.
+      bucket.state = { tokens: tokensOf.get(key)! - bucket.unwritten, at: now };
+      bucket.readAt = now;
+    });
+  }
+
+  function exchanging(batch: [string, SharedBucket][]): Promise<void> {
+    const done = exchange(batch).finally(() => {
+      for (const [, bucket] of batch) bucket.exchange = undefined;
+    });
+    for (const [, bucket] of batch) bucket.exchange = done;
+    return done;
+  }
+
+  /** Writes every bucket that took tokens; forgets the written ones idle for two periods. */
+  async function sync(): Promise<void> {
+    const now = clock();
+    const due: [string, SharedBucket][] = [];
+    for (const [key, bucket] of buckets) {
+      if (bucket.exchange) continue;
+      if (bucket.unwritten > 0) due.push([key, bucket]);
+      else if (now - bucket.readAt >= 2 * syncMs) buckets.delete(key);
+    }
+    for (let i = 0; i < due.length; i += SYNC_BATCH) await exchanging(due.slice(i, i + SYNC_BATCH));
+    if (buckets.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  }
+
   return {
     rate,
     burst,
     async take(key, cost = 1) {
-      const now = clock();
-      const result = await sql<{ tokens: number; allowed: boolean }>`
-        insert into rate_limit_buckets as b (key, tokens, updated_ms, allowed)
-        values (${key}, ${burst - cost}, ${now}, true)
-        on conflict (key) do update set
-          allowed = least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate}) >= greatest(${cost}::float8, 1),
-          tokens = least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate})
-            - case when least(${burst}::float8, b.tokens + greatest(0, ${now}::bigint - b.updated_ms) / 1000.0 * ${rate}) >= greatest(${cost}::float8, 1) then ${cost}::float8 else 0 end,
-          -- Processes' clocks may differ a little: time never runs backwards for a bucket.
-          updated_ms = greatest(b.updated_ms, ${now}::bigint)
-        returning tokens, allowed`.execute(db);
-      const row = result.rows[0]!;
-      const tokens = Number(row.tokens);
-      return {
-        allowed: row.allowed,
-        remaining: Math.max(0, Math.floor(tokens)),
-        resetSeconds: Math.ceil((burst - tokens) / rate),
-        retryAfterSeconds: row.allowed ? 0 : Math.max(1, Math.ceil((Math.max(cost, 1) - tokens) / rate)),
-      };
+      let bucket = buckets.get(key);
+      if (!bucket) {
+        bucket = { state: { tokens: burst, at: clock() }, unwritten: 0, readAt: -Infinity };
+        buckets.set(key, bucket);
+        // A failed write is tried again at the next period, so nothing taken is forgotten.
+        timer ??= setInterval(() => sync().catch(() => {}), syncMs).unref();
+      }
+      // A view older than two periods is of a bucket idle here: read what the others took first. (A
+      // bucket in use is read every period by the writes, and decided on meanwhile.)
+      while (clock() - bucket.readAt >= 2 * syncMs) await (bucket.exchange ?? exchanging([[key, bucket]]));
+      const { state, decision } = takeFrom(bucket.state, clock(), rate, burst, cost);
+      bucket.state = state;
+      if (decision.allowed) bucket.unwritten += cost;
+      return decision;
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await Promise.all([...buckets.values()].map((bucket) => bucket.exchange?.catch(() => {})));
+      const due = [...buckets].filter(([, bucket]) => bucket.unwritten > 0);
+      for (let i = 0; i < due.length; i += SYNC_BATCH) await exchanging(due.slice(i, i + SYNC_BATCH));
     },
   };
 }

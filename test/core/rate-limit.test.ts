@@ -2,7 +2,9 @@
 // every body type a JSON route does not take, on both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { memoryLimiter, takeFrom } from '../../src/http/rate-limit.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { memoryLimiter, SYNC_MS, sharedLimiter, takeFrom } from '../../src/http/rate-limit.ts';
 import { DATABASES, forEachDatabase, sampleShipment, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
 import { buildApp } from '../../src/app.ts';
 import { closeContext, openContext } from '../../src/bootstrap.ts';
@@ -142,13 +144,154 @@ describe('two processes on one PostgreSQL share one budget', () => {
     const b = await buildApp(ctx);
     try {
       const get = (app: typeof b) => app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': a.apiKey } });
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await get(a.app)).statusCode, (await get(b)).statusCode);
-      assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
+      const statuses = [(await get(b)).statusCode];
+      for (let i = 0; i < 3; i++) statuses.push((await get(a.app)).statusCode);
+      assert.deepEqual(statuses, [200, 200, 200, 200]);
+      // Once each has told the shared bucket what it took (every SYNC_MS), neither has a token left.
+      await sleep(3 * SYNC_MS);
+      assert.deepEqual([(await get(a.app)).statusCode, (await get(b)).statusCode], [429, 429]);
     } finally {
       await b.close();
       await closeContext(ctx);
       await a.close();
     }
+  });
+
+  describe('the shared limiter', () => {
+    let t: TestApp;
+    before(async () => {
+      const pg = DATABASES.find((d) => d.name === 'postgres');
+      if (pg) t = await startTestApp(pg, { RATE_LIMIT_PER_SECOND: '0' });
+    });
+    after(async () => t?.close());
+    let n = 0;
+    const newKey = () => `test:${process.pid}:${++n}`;
+    /** The service's database, counting the statements sent through it; `failing` makes each fail. */
+    const counted = () => {
+      const seen = { statements: 0, failing: false };
+      const db = t.ctx.db.withPlugin({
+        transformQuery: (args) => {
+          if (seen.failing) throw new Error('the database is away');
+          seen.statements++;
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      });
+      return { db, seen };
+    };
+    const sharedTokens = async (key: string) => {
+      const { rows } = await sql<{ tokens: number }>`select tokens from rate_limit_buckets where key = ${key}`.execute(t.ctx.db);
+      return rows[0] ? Number(rows[0].tokens) : undefined;
+    };
+
+    it('decides requests in memory: one statement reads the bucket, then one a period writes it', async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const { db, seen } = counted();
+      const limiter = sharedLimiter(db, 0.01, 50, { syncMs: 100 });
+      const key = newKey();
+      try {
+        const remaining = [];
+        for (let i = 0; i < 40; i++) remaining.push((await limiter.take(key)).remaining);
+        assert.deepEqual(remaining, Array.from({ length: 40 }, (_, i) => 49 - i));
+        assert.equal(seen.statements, 1);
+        await sleep(250);
+        assert.ok(seen.statements >= 2 && seen.statements <= 4, `${seen.statements} statements`);
+        assert.ok(Math.abs(40 - (50 - (await sharedTokens(key))!)) < 0.1);
+      } finally {
+        await limiter.close();
+      }
+    });
+
+    it('the exact burst in one process, then 429 with the time to wait', async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const limiter = sharedLimiter(t.ctx.db, 1, 3, { syncMs: 100 });
+      try {
+        const key = newKey();
+        const decisions = [];
+        for (let i = 0; i < 4; i++) decisions.push(await limiter.take(key));
+        assert.deepEqual(
+          decisions.map((d) => [d.allowed, d.remaining]),
+          [[true, 2], [true, 1], [true, 0], [false, 0]],
+        );
+        assert.equal(decisions[3]!.retryAfterSeconds, 1);
+      } finally {
+        await limiter.close();
+      }
+    });
+
+    it("tokens taken in one process are missing from another's within a period", async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const a = sharedLimiter(t.ctx.db, 0.01, 10, { syncMs: 50 });
+      const b = sharedLimiter(t.ctx.db, 0.01, 10, { syncMs: 50 });
+      const key = newKey();
+      try {
+        assert.equal((await b.take(key, 0)).remaining, 10); // b has read the full bucket
+        for (let i = 0; i < 7; i++) assert.ok((await a.take(key)).allowed);
+        await sleep(200);
+        const left = [];
+        for (let i = 0; i < 4; i++) left.push((await b.take(key)).allowed);
+        assert.deepEqual(left, [true, true, true, false]);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('what two processes grant beyond the budget before they learn of each other is debt, repaid before more is granted', async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const a = sharedLimiter(t.ctx.db, 2, 4, { syncMs: 50 });
+      const b = sharedLimiter(t.ctx.db, 2, 4, { syncMs: 50 });
+      const key = newKey();
+      try {
+        // Both read the full bucket, then grant from it within one period: 8 of a budget of 4.
+        await Promise.all([a.take(key, 0), b.take(key, 0)]);
+        for (let i = 0; i < 4; i++) assert.deepEqual([(await a.take(key)).allowed, (await b.take(key)).allowed], [true, true]);
+        await sleep(200);
+        const shared = (await sharedTokens(key))!;
+        assert.ok(shared <= -3.5 && shared >= -4, `${shared} tokens`); // 4 over, less what refilled between the writes
+        const refused = await a.take(key);
+        assert.equal(refused.allowed, false);
+        // The debt is repaid first: a token is 2 s or more away, not the half second of an empty bucket.
+        assert.ok(refused.retryAfterSeconds >= 2, `retry after ${refused.retryAfterSeconds} s`);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('nothing taken is forgotten: a failed write is tried again, and close writes what is left', async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const { db, seen } = counted();
+      const a = sharedLimiter(db, 0.01, 10, { syncMs: 50 });
+      const key = newKey();
+      const other = newKey();
+      assert.ok((await a.take(key)).allowed);
+      seen.failing = true;
+      for (let i = 0; i < 2; i++) assert.ok((await a.take(key)).allowed); // decided in memory while the database is away
+      await sleep(200); // writes fail meanwhile
+      assert.equal(await sharedTokens(key), 10); // as first read, before anything was taken
+      seen.failing = false;
+      await sleep(200);
+      assert.ok(Math.abs((await sharedTokens(key))! - 7) < 0.1);
+      assert.ok((await a.take(other, 5)).allowed);
+      await a.close(); // before its period: written by close
+      assert.ok(Math.abs((await sharedTokens(other))! - 5) < 0.1);
+    });
+
+    it('a bucket idle here is read again before it decides, so a long-lived process sees what others took', async (tc) => {
+      if (!t) return tc.skip('no PostgreSQL');
+      const a = sharedLimiter(t.ctx.db, 0.01, 3, { syncMs: 30 });
+      const b = sharedLimiter(t.ctx.db, 0.01, 3, { syncMs: 30 });
+      const key = newKey();
+      try {
+        assert.ok((await a.take(key)).allowed);
+        await sleep(100); // a's bucket is written and idle
+        for (let i = 0; i < 2; i++) assert.ok((await b.take(key)).allowed);
+        await b.close();
+        assert.equal((await a.take(key)).allowed, false);
+      } finally {
+        await a.close();
+      }
+    });
   });
 });
