@@ -5,6 +5,7 @@ import type { Job } from './job.ts';
 
 export type { Job };
 import { purgeIdempotencyKeys } from './http/idempotency.ts';
+import { purgeRateLimitBuckets } from './http/rate-limit.ts';
 import { purgeAuthorizationState } from './oauth/authorize.ts';
 import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
@@ -20,6 +21,7 @@ export function jobs(): Job[] {
   return [
     { name: 'purge-idempotency-keys', run: purgeIdempotencyKeys, idleMs: 3600_000 },
     { name: 'purge-oauth-state', run: purgeAuthorizationState, idleMs: 600_000 },
+    { name: 'purge-rate-limit-buckets', run: purgeRateLimitBuckets, idleMs: 600_000 },
     { name: 'purge-rendered-documents', run: purgeRenderedDocuments, idleMs: 60_000 },
     { name: 'purge-dashboard-sessions', run: purgeSessions, idleMs: 3600_000 },
     { name: 'sandbox-carrier', run: runSandbox },

@@ -8,6 +8,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { LRUCache } from 'lru-cache';
 import { sql } from 'kysely';
 import type { Db } from '../db/index.ts';
+import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 
 export class RateLimited extends AppError {
@@ -81,9 +82,11 @@ interface SharedBucket {
   state: BucketState;
   /** Tokens taken here that the shared bucket does not know of yet. */
   unwritten: number;
-  /** When the shared bucket was last read (clock milliseconds). */
+  /** Whether a request asked for the bucket since its last exchange with the database. */
+  used: boolean;
+  /** When the last exchange's answer arrived (clock milliseconds). */
   readAt: number;
-  /** The exchange with the database in flight for this bucket, which others wait for. */
+  /** The exchange with the database in flight for this bucket, which a request may wait for. */
   exchange?: Promise<void>;
 }
 
@@ -94,27 +97,28 @@ export interface SharedRateLimiter extends RateLimiter {
 
 /**
  * Buckets in PostgreSQL, shared by every process, each request decided in this process's memory. A
- * process reads a bucket when a request first needs it (or after it was idle), takes tokens from its
- * own view, and every SYNC_MS writes what it took to the shared rows in one statement, reading back
- * what the other processes took. So a request costs no statement, and a credential's budget is
- * shared: tokens taken anywhere are known everywhere within SYNC_MS. Several processes may each grant
- * from their view for that long (docs/decisions.md); what they grant beyond the budget becomes debt
- * (the shared tokens go below zero), so over any longer time the rate holds.
+ * process reads a bucket when a request first needs it (or needs it again after half a second
+ * unused), and every SYNC_MS one statement adds what it took to the rows of the buckets its requests
+ * used and reads back what the other processes took. So a request waits for the database only for a
+ * bucket new to this process, and tokens taken anywhere are known to every process using the bucket
+ * within two periods. Until then several processes may each grant from their view; what they grant
+ * beyond the budget becomes debt (the shared tokens go below zero), so over any longer time the rate
+ * holds (docs/decisions.md).
  */
 export function sharedLimiter(db: Db, rate: number, burst: number, options: { clock?: () => number; syncMs?: number } = {}): SharedRateLimiter {
   const clock = options.clock ?? Date.now;
   const syncMs = options.syncMs ?? SYNC_MS;
-  // State, not a cache (it ignores CACHES=0): a bucket is forgotten once it is written and idle.
+  // State, not a cache (it ignores CACHES=0): a bucket is forgotten once it is written and unused.
   const buckets = new Map<string, SharedBucket>();
   let timer: NodeJS.Timeout | undefined;
+  let syncing: Promise<void> | undefined;
 
   /** Adds what each bucket took since its last exchange to its shared row and adopts what the row then holds. */
   async function exchange(batch: [string, SharedBucket][]): Promise<void> {
     const now = clock();
-    // Rows are locked in key order, so two processes writing the same keys never deadlock.
-    batch.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const keys = batch.map(([key]) => key);
     const taken = batch.map(([, bucket]) => bucket.unwritten);
+    for (const [, bucket] of batch) bucket.used = false;
     const result = await sql<{ key: string; tokens: number }>`
       insert into rate_limit_buckets as b (key, tokens, updated_ms, allowed)
       select key, ${burst}::float8 - taken, ${now}::bigint, true
@@ -128,36 +132,47 @@ export function sharedLimiter(db: Db, rate: number, burst: number, options: { cl
         updated_ms = greatest(b.updated_ms, ${now}::bigint)
       returning key, tokens`.execute(db);
     const tokensOf = new Map(result.rows.map((row) => [row.key, Number(row.tokens)]));
+    const arrived = clock();
     batch.forEach(([key, bucket], i) => {
       bucket.unwritten -= taken[i]!;
       // What was taken here while the statement ran is not in the row yet.
       bucket.state = { tokens: tokensOf.get(key)! - bucket.unwritten, at: now };
-      bucket.readAt = now;
+      bucket.readAt = arrived;
     });
   }
 
-  function exchanging(batch: [string, SharedBucket][]): Promise<void> {
-    const done = exchange(batch).finally(() => {
-      for (const [, bucket] of batch) bucket.exchange = undefined;
-    });
-    for (const [, bucket] of batch) bucket.exchange = done;
-    return done;
+  /**
+   * Exchanges `due` in batches, one after another, each bucket marked as in flight until its own
+   * batch is done. Rows are locked in key order, so two processes writing the same keys never deadlock.
+   */
+  function exchanging(due: [string, SharedBucket][]): Promise<void> {
+    due.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    let previous: Promise<void> = Promise.resolve();
+    for (let i = 0; i < due.length; i += SYNC_BATCH) {
+      const batch = due.slice(i, i + SYNC_BATCH);
+      const done: Promise<void> = previous.then(() => exchange(batch)).finally(() => {
+        for (const [, bucket] of batch) if (bucket.exchange === done) bucket.exchange = undefined;
+      });
+      for (const [, bucket] of batch) bucket.exchange = done;
+      previous = done;
+    }
+    return previous;
   }
 
-  /** Writes every bucket that took tokens; forgets the written ones idle for two periods. */
-  async function sync(): Promise<void> {
+  /** Exchanges every bucket used since its last exchange; forgets those unused for two periods. */
+  function sync(): Promise<void> {
     const now = clock();
     const due: [string, SharedBucket][] = [];
     for (const [key, bucket] of buckets) {
       if (bucket.exchange) continue;
-      if (bucket.unwritten > 0) due.push([key, bucket]);
+      if (bucket.used || bucket.unwritten > 0) due.push([key, bucket]);
       else if (now - bucket.readAt >= 2 * syncMs) buckets.delete(key);
     }
-    for (let i = 0; i < due.length; i += SYNC_BATCH) await exchanging(due.slice(i, i + SYNC_BATCH));
     if (buckets.size === 0 && timer) {
       clearInterval(timer);
       timer = undefined;
     }
+    return exchanging(due);
   }
 
   return {
@@ -166,14 +181,19 @@ export function sharedLimiter(db: Db, rate: number, burst: number, options: { cl
     async take(key, cost = 1) {
       let bucket = buckets.get(key);
       if (!bucket) {
-        bucket = { state: { tokens: burst, at: clock() }, unwritten: 0, readAt: -Infinity };
+        bucket = { state: { tokens: burst, at: clock() }, unwritten: 0, used: false, readAt: -Infinity };
         buckets.set(key, bucket);
-        // A failed write is tried again at the next period, so nothing taken is forgotten.
-        timer ??= setInterval(() => sync().catch(() => {}), syncMs).unref();
+        // One sync at a time; a failed one is tried again at the next period, so nothing taken is forgotten.
+        timer ??= setInterval(() => {
+          syncing ??= sync()
+            .catch(() => {})
+            .finally(() => (syncing = undefined));
+        }, syncMs).unref();
       }
-      // A view older than two periods is of a bucket idle here: read what the others took first. (A
-      // bucket in use is read every period by the writes, and decided on meanwhile.)
-      while (clock() - bucket.readAt >= 2 * syncMs) await (bucket.exchange ?? exchanging([[key, bucket]]));
+      // A bucket new here, or unused here for two periods: read what the others took first (once,
+      // even if the database is slow). A bucket in use is read every period and decided on meanwhile.
+      if (clock() - bucket.readAt >= 2 * syncMs) await (bucket.exchange ?? exchanging([[key, bucket]]));
+      bucket.used = true;
       const { state, decision } = takeFrom(bucket.state, clock(), rate, burst, cost);
       bucket.state = state;
       if (decision.allowed) bucket.unwritten += cost;
@@ -182,11 +202,24 @@ export function sharedLimiter(db: Db, rate: number, burst: number, options: { cl
     async close() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      await syncing;
       await Promise.all([...buckets.values()].map((bucket) => bucket.exchange?.catch(() => {})));
-      const due = [...buckets].filter(([, bucket]) => bucket.unwritten > 0);
-      for (let i = 0; i < due.length; i += SYNC_BATCH) await exchanging(due.slice(i, i + SYNC_BATCH));
+      await exchanging([...buckets].filter(([, bucket]) => bucket.unwritten > 0));
     },
   };
+}
+
+/** Rows of buckets that would be full again by now (a missing row is a full bucket); the worker calls this now and then. */
+export async function purgeRateLimitBuckets(ctx: AppContext): Promise<number> {
+  const { rateLimitPerSecond: rate, rateLimitBurst: burst } = ctx.config;
+  if (ctx.storage.dialect !== 'postgres' || rate <= 0) return 0;
+  // A minute more, for processes that still decide on a view of the row.
+  const cutoff = Date.now() - 60_000;
+  const r = await ctx.db
+    .deleteFrom('rate_limit_buckets')
+    .where(sql<boolean>`updated_ms + (${burst}::float8 - tokens) / ${rate}::float8 * 1000 < ${cutoff}`)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
 
 /** The IETF RateLimit header fields of a decision. */
