@@ -133,6 +133,13 @@ forEachDatabase((database) => {
   });
 });
 
+/** Polls `check` until it holds, for at most 5 s (a busy machine may fire timers late). */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 5000; !(await check()); await sleep(10)) {
+    if (Date.now() > deadline) assert.fail(`${what}: not within 5 s`);
+  }
+}
+
 describe('two processes on one PostgreSQL share one budget', () => {
   it('a key limited through one service instance is limited through another on the same database', async (tc) => {
     const pg = DATABASES.find((d) => d.name === 'postgres');
@@ -149,11 +156,10 @@ describe('two processes on one PostgreSQL share one budget', () => {
       assert.deepEqual(statuses, [200, 200, 200, 200]);
       // Once both have told the shared bucket what they took (every SYNC_MS), it is empty; two periods
       // later every view of it is either read since or old enough to be read again before it decides.
-      for (const deadline = Date.now() + 5000; ; await sleep(10)) {
+      await until('the takes written', async () => {
         const { rows } = await sql<{ tokens: number }>`select min(tokens) as tokens from rate_limit_buckets`.execute(a.ctx.db);
-        if (Number(rows[0]?.tokens) < 0.1) break;
-        assert.ok(Date.now() < deadline, 'the takes were not written within 5 s');
-      }
+        return Number(rows[0]?.tokens) < 0.1;
+      });
       await sleep(2 * SYNC_MS + 50);
       assert.deepEqual([(await get(a.app)).statusCode, (await get(b)).statusCode], [429, 429]);
     } finally {
@@ -191,12 +197,6 @@ describe('two processes on one PostgreSQL share one budget', () => {
     const sharedTokens = async (key: string) => {
       const { rows } = await sql<{ tokens: number }>`select tokens from rate_limit_buckets where key = ${key}`.execute(t.ctx.db);
       return rows[0] ? Number(rows[0].tokens) : undefined;
-    };
-    /** Polls `check` until it holds, for at most 5 s (a busy machine may fire timers late). */
-    const until = async (what: string, check: () => Promise<boolean>) => {
-      for (const deadline = Date.now() + 5000; !(await check()); await sleep(10)) {
-        if (Date.now() > deadline) assert.fail(`${what}: not within 5 s`);
-      }
     };
     const near = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 0.1;
 
