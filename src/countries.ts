@@ -278,3 +278,14 @@ export function countryNumeric(alpha2: string): string {
 export function countryName(alpha2: string): string {
   return byAlpha2.get(alpha2.toUpperCase())?.name ?? alpha2.toUpperCase();
 }
+
+/**
+ * A postal code in its country's canonical spelling: capitals, single spaces, and the space the post
+ * writes before the inward part (GB, CA: `SW1A 2AA`, `K1A 0B1`) or the letters (NL: `1012 AB`).
+ */
+export function canonicalPostal(country: string, code: string): string {
+  const compact = code.trim().toUpperCase().replace(/\s+/g, '');
+  if ((country === 'GB' || country === 'CA') && compact.length > 3) return `${compact.slice(0, -3)} ${compact.slice(-3)}`;
+  if (country === 'NL' && /^\d{4}[A-Z]{2}$/.test(compact)) return `${compact.slice(0, 4)} ${compact.slice(4)}`;
+  return code.trim().toUpperCase().replace(/\s+/g, ' ');
+}

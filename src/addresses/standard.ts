@@ -4,6 +4,7 @@
 import { zipLookup } from './zip.ts';
 import { createRequire } from 'node:module';
 import type { Address } from '../carriers/types.ts';
+import { canonicalPostal } from '../countries.ts';
 
 const require = createRequire(import.meta.url);
 // Publication 28's words come from maintained packages (docs/decisions.md): the street suffixes of its
@@ -164,14 +165,6 @@ function tidy(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   const t = text.trim().replace(/\s+/g, ' ');
   return t === '' ? undefined : t;
-}
-
-/** Postal codes whose post writes an inward part after a space (GB, CA) or letters after the digits (NL). */
-export function canonicalPostal(country: string, code: string): string {
-  const compact = code.trim().toUpperCase().replace(/[\s]+/g, '');
-  if ((country === 'GB' || country === 'CA') && compact.length > 3) return `${compact.slice(0, -3)} ${compact.slice(-3)}`;
-  if (country === 'NL' && /^\d{4}[A-Z]{2}$/.test(compact)) return `${compact.slice(0, 4)} ${compact.slice(4)}`;
-  return code.trim().toUpperCase().replace(/\s+/g, ' ');
 }
 
 /** A US street line in USPS's form, or only tidied (capitals, no punctuation) when it cannot be read. */

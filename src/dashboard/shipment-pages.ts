@@ -12,7 +12,7 @@ import { createPrintFile } from '../batches/service.ts';
 import { createLabel, getLabel, invalidateLabel, type Label } from '../labels/service.ts';
 import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { LABEL_SIZES } from '../render/label.ts';
-import { localityLines } from '../render/layouts/label.ts';
+import { localityLines } from '../render/layouts/address.ts';
 import { countryName } from '../countries.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';

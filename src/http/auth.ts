@@ -1,7 +1,7 @@
 // Authentication (X-API-Key or Bearer JWT) and per-route scopes, as one onRequest hook per route (docs/authentication.md).
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
-import { RateLimited, setRateLimitHeaders, type RateLimiter } from './rate-limit.ts';
+import { RateLimited, chargeCredential, setRateLimitHeaders, type RateLimiter } from './rate-limit.ts';
 import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
 import { tokenSettings, type TokenCheck } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
@@ -54,8 +54,14 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
 
   function authenticate(scope: string | null | undefined): onRequestHookHandler {
     const admit = (request: FastifyRequest, principal: Principal): void => {
-      if (scope && !principal.scopes.has(scope)) throw new Forbidden(`this operation needs the ${scope} scope`, scope);
       request.principal = principal;
+      if (scope && !principal.scopes.has(scope)) throw new Forbidden(`this operation needs the ${scope} scope`, scope);
+    };
+    // A valid credential refused for its scope is still a request of that credential: it is charged
+    // to its bucket and answered with its RateLimit headers, or 429 once the bucket is empty.
+    const refuse = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, err: Error): void => {
+      if (!(limiter && err instanceof Forbidden && request.principal)) return done(err);
+      chargeCredential(limiter, reply, request.principal).then(() => done(err), done);
     };
     const withKey = async (request: FastifyRequest, apiKey: string): Promise<void> => {
       const principal = await principalForApiKey(db, apiKey);
@@ -94,7 +100,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
           throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');
         }
       } catch (err) {
-        return done(err as Error);
+        return refuse(request, reply, done, err as Error);
       }
       if (!limiter) {
         check().then(() => done(), done);
@@ -112,7 +118,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
           check().then(
             () => done(),
             (err: unknown) => {
-              if (!(err instanceof Unauthorized)) return done(err as Error);
+              if (!(err instanceof Unauthorized)) return refuse(request, reply, done, err as Error);
               limiter.take(failures).then((d) => {
                 // A refused credential is limited by its address's bucket: say so as every limited answer does.
                 setRateLimitHeaders(reply, limiter, d);

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
+import type { Principal } from '../auth/credentials.ts';
 
 export class RateLimited extends AppError {
   constructor(retryAfterSeconds: number) {
@@ -239,6 +240,11 @@ export async function charge(limiter: RateLimiter, reply: FastifyReply, key: str
   }
 }
 
+/** Charges a request to its credential's bucket (an API key's, or an OAuth client's or user's). */
+export function chargeCredential(limiter: RateLimiter, reply: FastifyReply, principal: Principal): Promise<void> {
+  return charge(limiter, reply, `cred:${principal.subject}`);
+}
+
 /**
  * Adds a limit to every route registered after this call, after authentication: authenticated routes
  * per credential, public routes that say `limitedByAddress` per client address (the token endpoint,
@@ -247,7 +253,7 @@ export async function charge(limiter: RateLimiter, reply: FastifyReply, key: str
  */
 export function installRateLimits(app: FastifyInstance, limiter: RateLimiter): void {
   const byCredential: onRequestHookHandler = async (request, reply) => {
-    if (request.principal) await charge(limiter, reply, `cred:${request.principal.subject}`);
+    if (request.principal) await chargeCredential(limiter, reply, request.principal);
   };
   const byAddress: onRequestHookHandler = async (request: FastifyRequest, reply) => {
     await charge(limiter, reply, `ip:${request.ip}`);

@@ -284,11 +284,13 @@ export interface ManifestedLabel {
   serviceName: string;
   weight: LabelData['parcel']['weight'];
   from: LabelData['from'];
+  /** A return's label: its sender is the customer, not the shipper. */
+  isReturn: boolean;
 }
 
 function manifested(row: Pick<store.LabelRow, 'id' | 'tracking_number' | 'label_data'>): ManifestedLabel {
   const d = JSON.parse(row.label_data) as LabelData;
-  return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from };
+  return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from, isReturn: d.isReturn === true };
 }
 
 /**

@@ -12,10 +12,10 @@ import type { Download } from '../http/downloads.ts';
 import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
-import { DOWNLOAD_VALIDITY_MS, claimForManifest } from '../labels/service.ts';
+import { DOWNLOAD_VALIDITY_MS, claimForManifest, type ManifestedLabel } from '../labels/service.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
-import { ingestTrackingEvents } from '../tracking/service.ts';
+import { acceptParcels } from '../tracking/service.ts';
 import * as store from './store.ts';
 
 export interface NewManifest {
@@ -54,6 +54,22 @@ function manifestNumber(carrier: Carrier, serial: number): string {
   return `${{ UPS: 'UPSM', FedEx: 'FDXM', DHL: 'DHLM' }[carrier]}${String(serial).padStart(10, '0')}`;
 }
 
+/**
+ * The shipper the manifest names: the sender most of its outgoing labels share (a return's sender is
+ * the customer who posts it), the first in tracking-number order on a tie; only returns: theirs.
+ */
+function shipperOf(labels: ManifestedLabel[]): ManifestedLabel['from'] {
+  const outgoing = labels.filter((l) => !l.isReturn);
+  const senders = new Map<string, { from: ManifestedLabel['from']; count: number }>();
+  for (const l of outgoing.length > 0 ? outgoing : labels) {
+    const key = JSON.stringify(l.from);
+    const seen = senders.get(key);
+    if (seen) seen.count++;
+    else senders.set(key, { from: l.from, count: 1 });
+  }
+  return [...senders.values()].reduce((best, s) => (s.count > best.count ? s : best)).from;
+}
+
 export async function createManifest(ctx: AppContext, accountId: string, input: NewManifest): Promise<Manifest> {
   const row = await ctx.db.transaction().execute(async (tx) => {
     const now = Date.now();
@@ -70,7 +86,7 @@ export async function createManifest(ctx: AppContext, accountId: string, input: 
     }
     const createdAt = isoNow(now);
     const number = manifestNumber(input.carrier, await nextCounter(tx, `manifest:${input.carrier}`));
-    const document: ManifestData = { number, carrier: input.carrier, createdAt, shipper: labels[0]!.from, services: [...services.values()], trackingNumbers: labels.map((l) => l.trackingNumber) };
+    const document: ManifestData = { number, carrier: input.carrier, createdAt, shipper: shipperOf(labels), services: [...services.values()], trackingNumbers: labels.map((l) => l.trackingNumber) };
     const r: store.ManifestRow = {
       id,
       account_id: accountId,
@@ -136,7 +152,7 @@ export async function scanManifests(ctx: AppContext): Promise<number> {
       const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
       // The document lists every label's tracking number; labels on a manifest stay active.
       const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }));
-      await ingestTrackingEvents(tx, row.account_id, events);
+      await acceptParcels(tx, row.account_id, events);
       return true;
     });
     if (scanned) done++;

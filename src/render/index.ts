@@ -100,12 +100,12 @@ export type DocumentSource =
   | { layout: 'customs'; data: CustomsDocumentData }
   | { layout: 'manifest'; data: ManifestData };
 
-/** The pages of a document: one for a label, a stamp or a customs form; as many as it takes for a manifest. */
+/** The pages of a document: one for a label or a stamp; as many as it takes for a customs form or a manifest. */
 export function layoutDocument(source: DocumentSource): Drawing[] {
   switch (source.layout) {
     case 'label': return [layoutLabel(source.data)];
     case 'stamp': return [layoutStamp(source.data)];
-    case 'customs': return [layoutCustomsDocument(source.data)];
+    case 'customs': return layoutCustomsDocument(source.data);
     case 'manifest': return layoutManifest(source.data);
   }
 }

@@ -68,3 +68,22 @@ export function fitText(text: string, maxWidth: number, size: number, bold = fal
   const cut = cps.slice(0, lo).join('').trimEnd();
   return { text: cut ? `${cut}…` : '', size: minSize };
 }
+
+/**
+ * One text on at most `maxLines` lines of `maxWidth` points, broken between words (a word wider than
+ * a line is cut); the last line is fitted as `fitText` does, so nothing is wider than `maxWidth`.
+ */
+export function wrapText(text: string, maxWidth: number, size: number, maxLines: number, bold = false): string[] {
+  const lines: string[] = [];
+  let rest = text.trim();
+  while (rest && lines.length < maxLines - 1 && textWidth(rest, size, bold) > maxWidth) {
+    const words = rest.split(' ');
+    let n = 1;
+    while (n < words.length && textWidth(words.slice(0, n + 1).join(' '), size, bold) <= maxWidth) n++;
+    const line = fitText(words.slice(0, n).join(' '), maxWidth, size, bold, size).text;
+    lines.push(line);
+    rest = words.slice(n).join(' ');
+  }
+  if (rest) lines.push(fitText(rest, maxWidth, size, bold, size).text);
+  return lines;
+}

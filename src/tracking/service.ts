@@ -178,13 +178,17 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
   return { accepted };
 }
 
-/** Events the sandbox carrier reports outside its own script (a manifest's scan), in the caller's transaction. */
-export function ingestTrackingEvents(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
-  return ingestInTransaction(tx, accountId, prepare(events), 'sandbox');
+/**
+ * The sandbox carrier's acceptance scan of parcels handed over on a manifest, in the caller's
+ * transaction: an event for each parcel that has not moved yet (still `pre_transit`). A parcel the
+ * sandbox has already moved on, or delivered, keeps its history as it is.
+ */
+export function acceptParcels(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
+  return ingestInTransaction(tx, accountId, prepare(events), 'sandbox', true);
 }
 
-/** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised). */
-export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource): Promise<number> {
+/** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised); `onlyPreTransit` skips parcels already moving. */
+export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource, onlyPreTransit = false): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];
   const labels = await labelsByTrackingNumbers(tx, accountId, numbers);
   const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
@@ -203,6 +207,7 @@ export async function ingestInTransaction(tx: Tx, accountId: string, events: Pre
   const rows: store.TrackingEventRow[] = [];
   for (const e of events) {
     const label = byNumber.get(e.trackingNumber)!;
+    if (onlyPreTransit && states.get(label.id)!.status !== 'pre_transit') continue;
     const carrier = e.carrier ?? (label.carrier as Carrier);
     const key = [label.id, e.timestamp, e.status, e.location, carrier].join('\u0000');
     if (seen.has(key)) continue;

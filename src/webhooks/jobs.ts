@@ -67,7 +67,8 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
       const rows: store.DeliveryRow[] = [];
       for (const e of events) {
         for (const { hook, events: kinds } of byAccount.get(e.account_id) ?? []) {
-          if (!kinds.has(e.type)) continue;
+          // A webhook created after the change did not subscribe to it, however late the fan-out runs.
+          if (!kinds.has(e.type) || hook.created_at > e.created_at) continue;
           rows.push({
             id: uuidv7(),
             webhook_id: hook.id,

@@ -79,8 +79,8 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 const targetColumns = ['id', 'account_id', 'url', 'secret', 'active'] as const;
 export type DeliveryTarget = Pick<WebhookRow, (typeof targetColumns)[number]>;
 
-export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events'>)[]> {
-  return tx.selectFrom('webhooks').select([...targetColumns, 'events']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
+export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events' | 'created_at'>)[]> {
+  return tx.selectFrom('webhooks').select([...targetColumns, 'events', 'created_at']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
 }
 
 const INSERT_CHUNK = 500;

@@ -77,6 +77,22 @@ forEachDatabase((database) => {
       assert.equal((await get(b.apiKey)).statusCode, 200);
     });
 
+    it('a request refused for its scope is charged to its credential, with the RateLimit headers, then 429', async () => {
+      const reader = await t.newAccount(['read:shipments', 'read:labels']);
+      const post = () => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': reader.apiKey }, payload: { carrier: 'UPS' } });
+      for (let i = 0; i < 3; i++) {
+        const res = await post();
+        assert.equal(res.statusCode, 403, res.body);
+        assert.equal(res.headers['ratelimit-limit'], '3');
+        assert.equal(res.headers['ratelimit-remaining'], String(2 - i));
+      }
+      const limited = await post();
+      assert.equal(limited.statusCode, 429, limited.body);
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      // The same bucket as the credential's allowed requests.
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': reader.apiKey } })).statusCode, 429);
+    });
+
     it('failed API keys count against the client address: guessing stops being checked', async () => {
       const guess = (n: number) => t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.1', headers: { 'x-api-key': `sk_test_guess${n}` } });
       const statuses = [];

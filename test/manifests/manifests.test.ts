@@ -111,6 +111,41 @@ forEachDatabase((database) => {
       assert.equal((await t.app.inject({ method: 'GET', url: tampered.replace('http://localhost:8080', '') })).statusCode, 403);
     });
 
+    it('the shipper is the warehouse that sends, not the customer who posts a return on the same manifest', async () => {
+      const acct = await t.newAccount();
+      const as = (url: string, payload: object) => t.app.inject({ method: 'POST', url, headers: { 'x-api-key': acct.apiKey }, payload });
+      const [outgoing] = await labelsOf(t, acct.apiKey, 1);
+      const original = (await t.app.inject({ method: 'GET', url: `/v1/labels/${outgoing!.id}`, headers: { 'x-api-key': acct.apiKey } })).json();
+      // Several returns, so that a return's label is likely the first in tracking-number order.
+      for (let i = 0; i < 3; i++) {
+        const ret = await as(`/v1/shipments/${original.shipmentId}/returns`, {});
+        assert.equal(ret.statusCode, 201, ret.body);
+        assert.equal((await as('/v1/labels', { shipmentId: ret.json().id })).statusCode, 201);
+      }
+      const m = (await as('/v1/manifests', { carrier: 'UPS' })).json();
+      assert.equal(m.labelCount, 4);
+      const text = (await pdfText((await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload)).replace(/[ \t]+/g, ' ');
+      assert.ok(text.includes(sampleShipment.from.street1) && text.includes('10115 Berlin'), text.slice(0, 600));
+      assert.ok(!text.includes(sampleShipment.to.street1), `the customer's address is not the shipper's: ${text.slice(0, 600)}`);
+    });
+
+    it('the sandbox\'s acceptance scan leaves a parcel that has already moved as it is: no delivered parcel goes back in transit', async () => {
+      while ((await scanManifests(t.ctx)) > 0);
+      const acct = await t.newAccount();
+      const [moved, waiting] = await labelsOf(t, acct.apiKey, 2);
+      const delivered = await t.app.inject({ method: 'POST', url: '/v1/tracking/events', headers: { 'x-api-key': acct.apiKey }, payload: { events: [{ trackingNumber: moved!.trackingNumber, status: 'delivered', timestamp: new Date().toISOString(), location: 'New York, NY, US' }] } });
+      assert.equal(delivered.statusCode, 202, delivered.body);
+      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).statusCode, 201);
+      assert.equal(await scanManifests(t.ctx), 1);
+      const track = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/labels/${id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
+      const done = await track(moved!.id);
+      assert.equal(done.status, 'delivered', JSON.stringify(done));
+      assert.ok(!done.events.some((e: { description: string }) => e.description === ACCEPTED), JSON.stringify(done.events));
+      const accepted = await track(waiting!.id);
+      assert.equal(accepted.status, 'in_transit');
+      assert.ok(accepted.events.some((e: { description: string }) => e.description === ACCEPTED));
+    });
+
     it('a 1,000-label USPS SCAN form (PS Form 5630) lists every tracking number', async () => {
       const acct = await t.newAccount();
       const batch = (await t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: Array.from({ length: 1000 }, () => ({ shipment: USPS })) } })).json();

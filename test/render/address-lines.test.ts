@@ -1,6 +1,8 @@
 // The recipient's address printed the way the destination's post reads it, read back from the PDF
-// (pdftotext) and from the ZPL's fields: a German, a British, a Japanese and a US label; the country
-// in English capitals as the last line across a border, no country line at home.
+// (pdftotext) and from the ZPL's fields: a German, a British, a Japanese and a US label, territories
+// whose template names a parent country, postal codes in their canonical spelling; the country in
+// English capitals as the last line across a border, no country line at home. Customs documents and
+// manifests print addresses the same way.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -8,15 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { renderLabel, type LabelData } from '../../src/render/index.ts';
+import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
 import { UPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
-async function pdfLines(d: LabelData): Promise<string[]> {
+async function pdfLines(d: LabelData | DocumentSource): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'address-lines-'));
   try {
-    await writeFile(join(dir, 'l.pdf'), (await renderLabel(d, 'PDF')).body);
+    await writeFile(join(dir, 'l.pdf'), ('layout' in d ? await renderDocument(d, 'PDF') : await renderLabel(d, 'PDF')).body);
     const text = (await run('pdftotext', ['-enc', 'UTF-8', '-raw', join(dir, 'l.pdf'), '-'])).stdout;
     return text.split('\n').map((l) => l.trim()).filter(Boolean);
   } finally {
@@ -54,6 +56,29 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     lines: ['1600 Pennsylvania Ave NW', 'WASHINGTON DC 20500'],
     absent: ['UNITED STATES'],
   },
+  {
+    name: 'Puerto Rico, at home: the USPS city line and no line for the United States',
+    data: { ...UPS_LABEL, from: { ...UPS_LABEL.to, city: 'Ponce', state: 'PR', postalCode: '00716', country: 'PR' }, to: { name: 'Ana Rivera', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'PR' } },
+    lines: ['1 Calle Fortaleza', 'SAN JUAN PR 00901'],
+    absent: ['United States', 'UNITED STATES'],
+  },
+  {
+    name: 'La Réunion, from France: postal code before the town, then only its own country line',
+    data: { ...UPS_LABEL, from: { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'RE' } },
+    lines: ['2 Rue de Paris', '97400 Saint-Denis', 'RÉUNION'],
+    absent: ['La Réunion'],
+  },
+  {
+    name: 'a British postcode sent in lower case without its space: printed as the post writes it',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'The Occupant', street1: '10 Downing Street', city: 'London', postalCode: 'sw1a2aa', country: 'GB' } },
+    lines: ['LONDON', 'SW1A 2AA', 'UNITED KINGDOM'],
+    absent: ['sw1a2aa'],
+  },
+  {
+    name: 'Brazil without a state: no separator left dangling',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'João Silva', street1: 'Avenida Paulista 1000', city: 'Sao Paulo', postalCode: '01310-100', country: 'BR' } },
+    lines: ['Avenida Paulista 1000', 'Sao Paulo', '01310-100', 'BRAZIL'],
+  },
 ];
 
 /** Whether `wanted` appear in `lines` in this order (each a whole line, or a field). */
@@ -80,4 +105,52 @@ describe('address lines in the destination\'s order', () => {
       }
     });
   }
+});
+
+const TO_GB = { name: 'The Occupant', street1: '10 Downing Street', city: 'London', postalCode: 'sw1a2aa', country: 'GB' };
+const FROM_US = { name: 'Ware House', street1: '1100 Congress Ave', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' };
+const ITEMS = Array.from({ length: 50 }, (_, i) => ({
+  description: `Item ${String(i + 1).padStart(2, '0')}, a hand-thrown stoneware mug with a glazed rim`,
+  quantity: 2,
+  netWeight: { value: 10, unit: 'g' as const },
+  value: { amount: 1.5, currency: 'EUR' },
+  hsCode: '691200',
+  originCountry: 'DE',
+}));
+const CUSTOMS_LABEL: LabelData = {
+  ...UPS_LABEL,
+  from: SENDER_DE,
+  to: TO_GB,
+  parcel: { weight: { value: 2, unit: 'kg' } },
+  customsForm: 'CN23',
+  customs: { contentsType: 'merchandise', items: ITEMS, signer: 'Jürgen Müller' },
+};
+
+describe('customs documents and manifests print addresses as the labels do', () => {
+  for (const document of ['cn23', 'commercial_invoice'] as const) {
+    it(`${document}: sender and addressee in their posts' order, each with its country`, async () => {
+      const lines = await pdfLines({ layout: 'customs', data: { document, label: { ...CUSTOMS_LABEL, customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } } } });
+      assert.ok(inOrder(lines, ['Hauptstraße 5', '10115 Berlin', 'GERMANY']), JSON.stringify(lines));
+      assert.ok(inOrder(lines, ['10 Downing Street', 'LONDON', 'SW1A 2AA', 'UNITED KINGDOM']), JSON.stringify(lines));
+    });
+
+    it(`${document} with 50 items: every description whole, on as many pages as it takes, then the totals and the signer`, async () => {
+      const lines = await pdfLines({ layout: 'customs', data: { document, label: CUSTOMS_LABEL } });
+      const text = lines.join(' ');
+      for (const item of ITEMS) assert.ok(text.includes(item.description), `${item.description} is printed whole`);
+      const last = lines.findIndex((l) => l.includes('Item 50'));
+      const total = lines.findIndex((l) => l.includes(document === 'cn23' ? 'Total value: 75.00 EUR' : 'Invoice total: 75.00 EUR'));
+      const net = lines.findIndex((l) => l.includes('Total net weight: 500 g'));
+      const signer = lines.findIndex((l) => l.includes('Signature of the sender: Jürgen Müller'));
+      assert.ok(last >= 0 && total > last && net > last && signer > total, JSON.stringify(lines.slice(-30)));
+      const pages = lines.filter((l) => /^Page \d of \d$/.test(l));
+      assert.ok(pages.length >= 2 && pages.at(-1) === `Page ${pages.length} of ${pages.length}`, JSON.stringify(pages));
+    });
+  }
+
+  it('the manifest: the shipper as its post reads it, no country line at home', async () => {
+    const lines = await pdfLines({ layout: 'manifest', data: { number: 'MNF-1', carrier: 'USPS', createdAt: '2026-11-28T00:00:00.000Z', shipper: FROM_US, services: [{ name: 'Priority Mail', count: 1, grams: 500 }], trackingNumbers: ['9405511899223197428490'] } });
+    assert.ok(inOrder(lines, ['Ware House', '1100 Congress Ave', 'AUSTIN TX 78701']), JSON.stringify(lines));
+    assert.ok(!lines.some((l) => l.startsWith('UNITED STATES')), JSON.stringify(lines));
+  });
 });

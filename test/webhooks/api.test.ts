@@ -337,6 +337,22 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('fan-out after a delay', () => {
+    it('gives an event only to the webhooks that existed when it happened, however late the fan-out runs', async () => {
+      const acct = await t.newAccount();
+      const before = await createHook(acct, { events: ['shipment.created'] });
+      await createShipment(t, {}, acct.apiKey);
+      // The worker was away (ROLE=api alone, or down) while a webhook was added (a later millisecond:
+      // times are kept to the millisecond, and one created in the event's own millisecond gets it).
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const after = await createHook(acct, { events: ['shipment.created'] });
+      while ((await fanOut(t.ctx)).events > 0);
+      const count = async (id: string) => (await as(acct, 'GET', `/v1/webhooks/${id}/deliveries`)).json().length;
+      assert.equal(await count(before.id), 1);
+      assert.equal(await count(after.id), 0);
+    });
+  });
+
   describe('POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', () => {
     it('answers 202 with the delivery pending and due now; 404 for unknown or foreign ids; 409 while the webhook is inactive', async () => {
       const acct = await t.newAccount();

@@ -1,14 +1,16 @@
 // The customs documents of a label (contract §12): the UPU's CN22 and CN23 declarations and a
 // commercial invoice, on A4, laid out in the one drawing model like everything else. Every field is
 // text (pdftotext reads it back) and the tracking number is the waybill number, printed and as a
-// Code 128 barcode.
+// Code 128 barcode on every page. The items table continues on as many pages as it takes (up to 50
+// items), and the totals and the signature follow the last item.
 import { grams, totalValue, type Customs } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
 import type { LabelData } from '../label.ts';
 import type { Drawing } from '../model.ts';
-import { asciiText, cleanText } from '../text.ts';
+import { asciiText, cleanText, wrapText } from '../text.ts';
+import { postalLines } from './address.ts';
 import { Sheet } from './label.ts';
 
 export const CUSTOMS_DOCUMENTS = ['cn22', 'cn23', 'commercial_invoice'] as const;
@@ -22,6 +24,10 @@ export interface CustomsDocumentData {
 const W = 595.28;
 const H = 841.89;
 const M = 40;
+/** The lowest baseline of a page's content; the page number is printed below it. */
+const BOTTOM = H - M - 14;
+/** A table line: 8 pt text on 10 pt. */
+const LEAD = 10;
 
 const CATEGORIES: [Customs['contentsType'], string][] = [
   ['gift', 'Gift'],
@@ -40,8 +46,48 @@ function weightText(w: { value: number; unit: string }): string {
   return `${Math.round(w.value * 1000) / 1000} ${w.unit}`;
 }
 
+/** Sender and addressee as their posts read them (§16), each with its country: the documents cross a border. */
 function addressLines(a: Address): string[] {
-  return [a.name, a.company ?? '', a.street1, a.street2 ?? '', [a.postalCode, a.city, a.state].filter(Boolean).join(' '), countryName(cleanText(a.country)), a.phone ? `Tel. ${a.phone}` : '', a.email ?? ''].filter((l) => cleanText(l));
+  return [...postalLines(a, true), a.phone ? `Tel. ${a.phone}` : '', a.email ?? ''].filter((l) => cleanText(l));
+}
+
+/** A document's pages so far, the one being drawn, and the baseline reached on it. */
+interface Flow {
+  pages: Sheet[];
+  s: Sheet;
+  y: number;
+  /** Starts the next page under the shared header. */
+  next(): void;
+}
+
+function flow(d: LabelData, title: string, subtitle: string): Flow {
+  const f: Flow = {
+    pages: [],
+    s: new Sheet(),
+    y: 0,
+    next() {
+      f.s = new Sheet();
+      f.pages.push(f.s);
+      f.y = header(f.s, d, title, f.pages.length === 1 ? subtitle : `${subtitle} (continued)`);
+    },
+  };
+  f.next();
+  return f;
+}
+
+/** Draws what `draw` lays out from the current baseline, on a new page if it would not fit on this one. */
+function keepTogether(f: Flow, draw: (s: Sheet, y: number) => number): void {
+  const height = draw(new Sheet(), 0);
+  if (f.y + height > BOTTOM) f.next();
+  f.y = draw(f.s, f.y);
+}
+
+/** The pages as drawings, numbered when there are several. */
+function drawings(f: Flow, title: string, createdAt: string): Drawing[] {
+  return f.pages.map((s, n) => {
+    if (f.pages.length > 1) s.text(W - M, H - M + 6, `Page ${n + 1} of ${f.pages.length}`, 8, { anchor: 'end' });
+    return { widthPt: W, heightPt: H, primitives: s.primitives, meta: { title, createdAt } };
+  });
 }
 
 /** A titled box of lines; returns its bottom. */
@@ -72,30 +118,44 @@ interface Column {
   title: string;
   w: number;
   align?: 'end';
+  /** Broken over up to three lines instead of shrunk and cut (the description). */
+  wrap?: true;
   value: (item: Customs['items'][number], i: number) => string;
 }
 
-/** The items table; returns its bottom. */
-function itemsTable(s: Sheet, customs: Customs, columns: Column[], y: number): number {
-  const x0 = M;
-  let x = x0;
-  s.line(M, y, W - M, y, 0.75);
-  for (const c of columns) {
-    s.text(c.align ? x + c.w - 3 : x + 3, y + 11, c.title, 7, { bold: true, anchor: c.align === 'end' ? 'end' : 'start', maxWidth: c.w - 6 });
-    x += c.w;
-  }
-  let yy = y + 16;
-  s.line(M, yy, W - M, yy, 0.5);
-  customs.items.forEach((item, i) => {
-    x = x0;
+/** The items table, its head repeated on every page it continues on. */
+function itemsTable(f: Flow, customs: Customs, columns: Column[]): void {
+  const head = () => {
+    let x = M;
+    f.s.line(M, f.y, W - M, f.y, 0.75);
     for (const c of columns) {
-      s.text(c.align ? x + c.w - 3 : x + 3, yy + 10, c.value(item, i), 8, { anchor: c.align === 'end' ? 'end' : 'start', maxWidth: c.w - 6, minSize: 5 });
+      f.s.text(c.align ? x + c.w - 3 : x + 3, f.y + 11, c.title, 7, { bold: true, anchor: c.align === 'end' ? 'end' : 'start', maxWidth: c.w - 6 });
       x += c.w;
     }
-    yy += 13;
+    f.y += 16;
+    f.s.line(M, f.y, W - M, f.y, 0.5);
+  };
+  head();
+  customs.items.forEach((item, i) => {
+    const cells = columns.map((c) => (c.wrap ? wrapText(cleanText(c.value(item, i)), c.w - 6, 8, 3) : [c.value(item, i)]));
+    const height = Math.max(...cells.map((lines) => lines.length)) * LEAD + 3;
+    if (f.y + height > BOTTOM) {
+      f.s.line(M, f.y + 2, W - M, f.y + 2, 0.75);
+      f.next();
+      f.y += 4;
+      head();
+    }
+    let x = M;
+    columns.forEach((c, k) => {
+      for (const [n, line] of cells[k]!.entries()) {
+        f.s.text(c.align ? x + c.w - 3 : x + 3, f.y + 10 + n * LEAD, line, 8, { anchor: c.align === 'end' ? 'end' : 'start', maxWidth: c.w - 6, minSize: 5 });
+      }
+      x += c.w;
+    });
+    f.y += height;
   });
-  s.line(M, yy + 2, W - M, yy + 2, 0.75);
-  return yy + 2;
+  f.s.line(M, f.y + 2, W - M, f.y + 2, 0.75);
+  f.y += 2;
 }
 
 function categories(s: Sheet, c: Customs, y: number): number {
@@ -126,95 +186,92 @@ function references(c: Customs, d: LabelData): string[] {
   ];
 }
 
-/** Words on lines of at most `chars` characters. */
-function wrap(text: string, chars: number): string[] {
-  const lines: string[] = [];
-  for (const word of text.split(' ')) {
-    const last = lines[lines.length - 1];
-    if (last !== undefined && last.length + 1 + word.length <= chars) lines[lines.length - 1] = `${last} ${word}`;
-    else lines.push(word);
-  }
-  return lines;
-}
-
-function signature(s: Sheet, d: LabelData, c: Customs, y: number, declaration: string): void {
-  const lines = wrap(declaration, 110);
+/** The declaration, the date and the signer; returns the bottom. */
+function signature(s: Sheet, d: LabelData, c: Customs, y: number, declaration: string): number {
+  const lines = wrapText(declaration, W - 2 * M, 8, 4);
   for (const [i, l] of lines.entries()) s.text(M, y + i * 10, l, 8, { maxWidth: W - 2 * M, minSize: 6 });
   const yy = y + lines.length * 10 + 14;
   s.text(M, yy, `Date: ${d.shipDate.slice(0, 10)}`, 9);
   s.text(M + 160, yy, `Signature of the sender: ${c.signer}`, 9, { maxWidth: W - 2 * M - 160 });
   s.line(M + 160, yy + 4, W - M, yy + 4, 0.5);
+  return yy + 4;
 }
 
-function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Drawing {
-  const s = new Sheet();
-  const cn23 = form === 'CN 23';
-  let y = header(s, d, `CUSTOMS DECLARATION ${form}`, `May be opened officially. Designated operator: ${d.carrier}.`);
+function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Drawing[] {
+  const f = flow(d, `CUSTOMS DECLARATION ${form}`, `May be opened officially. Designated operator: ${d.carrier}.`);
   const half = (W - 2 * M - 10) / 2;
-  const bottom = Math.max(block(s, 'From (sender)', addressLines(d.from), M, y, half), block(s, 'To (addressee)', addressLines(d.to), M + half + 10, y, half));
-  y = categories(s, c, bottom + 8);
-  const currency = totalValue(c).currency;
-  y = itemsTable(s, c, [
-    { title: 'Detailed description of contents', w: 170, value: (i) => i.description },
+  const bottom = Math.max(block(f.s, 'From (sender)', addressLines(d.from), M, f.y, half), block(f.s, 'To (addressee)', addressLines(d.to), M + half + 10, f.y, half));
+  f.y = categories(f.s, c, bottom + 8) + 4;
+  const total = totalValue(c);
+  itemsTable(f, c, [
+    { title: 'Detailed description of contents', w: 170, wrap: true, value: (i) => i.description },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
     { title: 'Net weight', w: 60, align: 'end', value: (i) => weightText(i.netWeight) },
-    { title: `Value (${currency})`, w: 70, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
+    { title: `Value (${total.currency})`, w: 70, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
     { title: 'HS tariff number', w: 90, value: (i) => i.hsCode },
     { title: 'Country of origin', w: W - 2 * M - 435, value: (i) => `${i.originCountry} ${countryName(i.originCountry)}` },
-  ], y + 4);
-  const total = totalValue(c);
-  const net = c.items.reduce((sum, i) => sum + grams(i.netWeight), 0);
-  s.text(M, y + 14, `Total net weight: ${Math.round(net)} g`, 9, { bold: true });
-  s.text(M + 170, y + 14, `Total gross weight: ${weightText(d.parcel.weight)}`, 9, { bold: true });
-  s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
-  s.text(M, y + 28, `Currency: ${total.currency}`, 9);
-  y += 44;
-  for (const line of references(c, d)) {
-    s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
-    y += 11;
-  }
-  if (cn23) {
-    s.text(M, y + 4, `Instructions in case of non-delivery: ${(c.nonDelivery ?? 'return') === 'return' ? 'Return to sender' : 'Treat as abandoned'}`, 8.5, { maxWidth: W - 2 * M });
-    y += 16;
-  }
-  signature(s, d, c, y + 12, 'I, the undersigned, certify that the particulars given in this declaration are correct and that this item does not contain any dangerous article or articles prohibited by legislation or by postal or customs regulations.');
-  return { widthPt: W, heightPt: H, primitives: s.primitives, meta: { title: `${form} ${cleanText(d.trackingNumber)}`, createdAt: d.shipDate } };
+  ]);
+  keepTogether(f, (s, y) => {
+    s.text(M, y + 14, `Total net weight: ${netGrams(c)} g`, 9, { bold: true });
+    s.text(M + 170, y + 14, `Total gross weight: ${weightText(d.parcel.weight)}`, 9, { bold: true });
+    s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
+    s.text(M, y + 28, `Currency: ${total.currency}`, 9);
+    y += 44;
+    for (const line of references(c, d)) {
+      s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
+      y += 11;
+    }
+    if (form === 'CN 23') {
+      s.text(M, y + 4, `Instructions in case of non-delivery: ${(c.nonDelivery ?? 'return') === 'return' ? 'Return to sender' : 'Treat as abandoned'}`, 8.5, { maxWidth: W - 2 * M });
+      y += 16;
+    }
+    return signature(s, d, c, y + 12, 'I, the undersigned, certify that the particulars given in this declaration are correct and that this item does not contain any dangerous article or articles prohibited by legislation or by postal or customs regulations.');
+  });
+  return drawings(f, `${form} ${cleanText(d.trackingNumber)}`, d.shipDate);
 }
 
-function commercialInvoice(d: LabelData, c: Customs): Drawing {
-  const s = new Sheet();
-  let y = header(s, d, 'COMMERCIAL INVOICE', `Invoice number ${c.invoiceNumber ?? d.trackingNumber}, date ${d.shipDate.slice(0, 10)}`);
+function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
+  const f = flow(d, 'COMMERCIAL INVOICE', `Invoice number ${c.invoiceNumber ?? d.trackingNumber}, date ${d.shipDate.slice(0, 10)}`);
   const half = (W - 2 * M - 10) / 2;
   const shipper = [...addressLines(d.from), ...(c.eori ? [`EORI: ${c.eori}`] : [])];
   const consignee = [...addressLines(d.to), ...(c.importerVat ? [`VAT / tax number: ${c.importerVat}`] : [])];
-  y = Math.max(block(s, 'Shipper / exporter', shipper, M, y, half), block(s, 'Consignee / importer', consignee, M + half + 10, y, half)) + 8;
+  const y = Math.max(block(f.s, 'Shipper / exporter', shipper, M, f.y, half), block(f.s, 'Consignee / importer', consignee, M + half + 10, f.y, half)) + 8;
   const reason = CATEGORIES.find(([t]) => t === c.contentsType)![1];
-  s.text(M, y + 10, `Reason for export: ${reason}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}`, 9, { maxWidth: W - 2 * M });
-  s.text(M, y + 23, `Terms of delivery (Incoterm): ${c.incoterm ?? 'DAP'}`, 9);
-  s.text(W - M, y + 23, `Waybill number: ${d.trackingNumber}`, 9, { anchor: 'end' });
-  y = itemsTable(s, c, [
-    { title: 'Description', w: 150, value: (i) => i.description },
+  f.s.text(M, y + 10, `Reason for export: ${reason}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}`, 9, { maxWidth: W - 2 * M });
+  f.s.text(M, y + 23, `Terms of delivery (Incoterm): ${c.incoterm ?? 'DAP'}`, 9);
+  f.s.text(W - M, y + 23, `Waybill number: ${d.trackingNumber}`, 9, { anchor: 'end' });
+  f.y = y + 32;
+  itemsTable(f, c, [
+    { title: 'Description', w: 150, wrap: true, value: (i) => i.description },
     { title: 'HS code', w: 70, value: (i) => i.hsCode },
     { title: 'Origin', w: 45, value: (i) => i.originCountry },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
     { title: 'Net weight', w: 55, align: 'end', value: (i) => weightText(i.netWeight) },
     { title: 'Unit value', w: 70, align: 'end', value: (i) => money(i.value.amount / i.quantity, i.value.currency) },
     { title: 'Total value', w: W - 2 * M - 435, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
-  ], y + 32);
+  ]);
   const total = totalValue(c);
-  s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
-  s.text(M, y + 14, `Currency: ${total.currency}`, 9);
-  s.text(M, y + 28, `Gross weight: ${weightText(d.parcel.weight)}   Packages: 1`, 9);
-  y += 44;
-  for (const line of references(c, d).slice(2)) {
-    s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
-    y += 11;
-  }
-  signature(s, d, c, y + 12, 'I declare that the information on this invoice is true and correct and that the contents of this shipment are as stated above.');
-  return { widthPt: W, heightPt: H, primitives: s.primitives, meta: { title: `Commercial invoice ${cleanText(d.trackingNumber)}`, createdAt: d.shipDate } };
+  keepTogether(f, (s, y) => {
+    s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
+    s.text(M, y + 14, `Currency: ${total.currency}`, 9);
+    s.text(M, y + 28, `Total net weight: ${netGrams(c)} g   Gross weight: ${weightText(d.parcel.weight)}   Packages: 1`, 9);
+    y += 44;
+    for (const line of references(c, d).slice(2)) {
+      s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
+      y += 11;
+    }
+    return signature(s, d, c, y + 12, 'I declare that the information on this invoice is true and correct and that the contents of this shipment are as stated above.');
+  });
+  return drawings(f, `Commercial invoice ${cleanText(d.trackingNumber)}`, d.shipDate);
 }
 
-export function layoutCustomsDocument(data: CustomsDocumentData): Drawing {
+/** The items' net weight together, in whole grams. */
+function netGrams(c: Customs): number {
+  return Math.round(c.items.reduce((sum, i) => sum + grams(i.netWeight), 0));
+}
+
+/** The document's pages: one, or more when its items do not fit on one. */
+export function layoutCustomsDocument(data: CustomsDocumentData): Drawing[] {
   const c = data.label.customs;
   if (!c) throw new Error('the label has no customs declaration');
   switch (data.document) {

@@ -7,12 +7,12 @@ import {
   dhlDataMatrixMessage, fedexPdf417Message, groupTrackingNumber, maxiCodeMessage, normalPostalCode,
   printedDate, routingCodeFor, uspsImpbElementString,
 } from '../content.ts';
-import addressFormatter from '@fragaria/address-formatter';
 import { countryName, countryNumeric } from '../../countries.ts';
 import type { Address } from '../../carriers/types.ts';
 import type { LabelData, LabelSize, Logo } from '../label.ts';
 import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
+import { localityLines } from './address.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
   '4x6': { w: 288, h: 432 },
@@ -66,33 +66,6 @@ interface Line {
   bold?: boolean;
   /** Lower numbers are dropped first when the block has no room. */
   keep: number;
-}
-
-/**
- * The locality lines (post town, state, postal code) in the order the destination's post reads them,
- * from a maintained formatter (OpenCage's address templates): `70173 Stuttgart`; for the United
- * Kingdom the post town in capitals and the postcode each on a line of their own; for the US the USPS
- * form, `WASHINGTON DC 20500`.
- */
-export function localityLines(a: Address): string[] {
-  const country = cleanText(a.country).toUpperCase();
-  const city = cleanText(a.city);
-  const state = cleanText(a.state);
-  const postcode = cleanText(a.postalCode);
-  let lines: string[];
-  try {
-    lines = addressFormatter.format({ city, ...(state ? { state } : {}), ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
-  } catch {
-    lines = [];
-  }
-  // The country has a line of its own (or none at home): drop the code where a template prints it.
-  lines = lines.map((l) => cleanText(l.replace(new RegExp(`(^|,\\s*)${country}$`), ''))).filter(Boolean);
-  // A template that loses a part of what was sent (some drop the city beside a state) is not used.
-  const joined = lines.join(' ');
-  if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return [[city, state, postcode].filter(Boolean).join(' ')];
-  if (country === 'US') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
-  if (country === 'GB') return lines.map((l) => (l === city ? l.toUpperCase() : l));
-  return lines;
 }
 
 function addressLines(a: Address, recipient: boolean, showCountry: boolean): Line[] {

@@ -4,10 +4,9 @@
 // number, on as many pages as it takes. For USPS it carries the content of the SCAN form (PS Form
 // 5630, Shipment Confirmation Acceptance Notice).
 import type { Address } from '../../carriers/types.ts';
-import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
 import type { Drawing } from '../model.ts';
-import { cleanText } from '../text.ts';
+import { postalLines } from './address.ts';
 import { Sheet } from './label.ts';
 
 export interface ManifestData {
@@ -42,7 +41,8 @@ export function layoutManifest(d: ManifestData): Drawing[] {
   s.barcode(linearBarcode('code128', d.number, { x: W - M - 220, y: M, w: 220, h: 40 }, 2));
   s.text(W - M - 110, M + 52, `Manifest number: ${d.number}`, 9, { bold: true, anchor: 'middle', maxWidth: 220 });
   const date = d.createdAt.slice(0, 10);
-  const shipper = [d.shipper.name, d.shipper.company ?? '', d.shipper.street1, d.shipper.street2 ?? '', [d.shipper.postalCode, d.shipper.city, d.shipper.state].filter(Boolean).join(' '), countryName(cleanText(d.shipper.country))].filter((l) => cleanText(l));
+  // The carrier takes the parcels in the shipper's own country: its address as that post reads it, no country line.
+  const shipper = postalLines(d.shipper, false);
   let y = M + 80;
   s.text(M, y, usps ? 'Mailer name and address' : 'Shipper', 8, { bold: true });
   for (const line of shipper) {

@@ -1,0 +1,52 @@
+// An address as the destination's post reads it (contract §16), for every document that prints one:
+// labels, customs documents, manifests, and the dashboard's pages.
+import addressFormatter from '@fragaria/address-formatter';
+import { canonicalPostal, countryName } from '../../countries.ts';
+import type { Address } from '../../carriers/types.ts';
+import { cleanText } from '../text.ts';
+
+/** The US and the places its post serves as states (territories, freely associated states): the USPS form. */
+const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH', 'PW']);
+
+/**
+ * The locality lines (post town, state, postal code) in the order the destination's post reads them,
+ * from a maintained formatter (OpenCage's address templates): `70173 Stuttgart`; for the United
+ * Kingdom the post town in capitals and the postcode each on a line of their own; for the US and the
+ * places its post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`. The
+ * postal code is printed in its canonical spelling (`SW1A 2AA` for `sw1a2aa`); the country is not
+ * among these lines.
+ */
+export function localityLines(a: Address): string[] {
+  const country = cleanText(a.country).toUpperCase();
+  const city = cleanText(a.city);
+  const state = cleanText(a.state);
+  const postcode = cleanText(a.postalCode ? canonicalPostal(country, a.postalCode) : '');
+  let lines: string[];
+  try {
+    lines = addressFormatter.format({ city, ...(state ? { state } : {}), ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
+  } catch {
+    lines = [];
+  }
+  lines = lines
+    // The country has a line of its own (or none at home): drop the code where a template prints it,
+    // and what a template left of a part that was not sent (`Sao Paulo -` without a state).
+    .map((l) => cleanText(l.replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
+    // A territory's template adds its country's line (`United States of America` for Puerto Rico,
+    // `La Réunion, France`): a line with none of the parts sent is not the address's.
+    .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));
+  // A template that loses a part of what was sent (some drop the city beside a state) is not used.
+  const joined = lines.join(' ');
+  if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return [[city, state, postcode].filter(Boolean).join(' ')];
+  if (USPS_ADDRESSED.has(country)) return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
+  if (country === 'GB') return lines.map((l) => (l === city ? l.toUpperCase() : l));
+  return lines;
+}
+
+/**
+ * The postal lines of an address: name, company, street lines, locality lines, and, when the
+ * document crosses a border (`showCountry`), the country's English name in capitals as the last line.
+ */
+export function postalLines(a: Address, showCountry: boolean): string[] {
+  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a), showCountry ? countryName(cleanText(a.country)) : ''];
+  return lines.map((l) => cleanText(l)).filter(Boolean);
+}
