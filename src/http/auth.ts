@@ -60,8 +60,8 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
     // A valid credential refused for its scope is still a request of that credential: it is charged
     // to its bucket and answered with its RateLimit headers, or 429 once the bucket is empty.
     const refuse = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, err: Error): void => {
-      if (!(limiter && err instanceof Forbidden && request.principal)) return done(err);
-      chargeCredential(limiter, reply, request.principal).then(() => done(err), done);
+      if (limiter && err instanceof Forbidden && request.principal) chargeCredential(limiter, reply, request.principal).then(() => done(err), done);
+      else done(err);
     };
     const withKey = async (request: FastifyRequest, apiKey: string): Promise<void> => {
       const principal = await principalForApiKey(db, apiKey);
