@@ -22,7 +22,7 @@ function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; mes
     case 'required': return 'is required';
     case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
     case 'format': if (params.format === 'uuid') return 'must be a UUID'; break;
-    case 'pattern': if (params.pattern === UUID_PATTERN) return 'must be a UUID'; break;
+    case 'pattern': if (params.pattern === UUID_PATTERN) return 'must be a UUID (in lower case, as ids are issued)'; break;
   }
   return v.message ?? 'is invalid';
 }
@@ -47,7 +47,7 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLarge(`request body is larger than the limit of ${sizeOf(request.routeOptions.bodyLimit ?? 1024 * 1024)}`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaType(`content type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`);
+      return new UnsupportedMediaType(`content type ${request.headers['content-type'] ?? '(none)'} is not supported; send ${bodyTypesOf(request).join(' or ')}`);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new InvalidInput('request body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -119,4 +119,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 /** 1 MiB, 256 KiB: a body limit as people write it. */
 function sizeOf(bytes: number): string {
   return bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`;
+}
+
+/** The body types a route takes: those its config names (the logo: PNG or JPEG), else JSON. */
+function bodyTypesOf(request: FastifyRequest): string[] {
+  return (request.routeOptions.config as { bodyTypes?: string[] } | undefined)?.bodyTypes ?? ['application/json'];
 }

@@ -1,6 +1,8 @@
 // Every string the service takes (JSON and form bodies, query strings, path parameters) refuses
 // control characters before a handler or a database sees it: PostgreSQL cannot store NUL in text, and
-// the others corrupt printed labels and logs. Headers need no check: Node's HTTP parser refuses them.
+// the others corrupt printed labels and logs. It refuses unpaired UTF-16 surrogates (`"\ud800"` in
+// JSON) too: they are no character, cannot be written as UTF-8, and print as `?`. Headers need no
+// check: Node's HTTP parser refuses them.
 import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 import { InvalidInput } from '../errors.ts';
 
@@ -11,25 +13,38 @@ export const MAX_DEPTH = 64;
 
 export class TooDeep extends Error {}
 
+/** What a string must not hold, and how the refusal says it. */
+function flaw(text: string): string | null {
+  if (CONTROL.test(text)) return 'must not contain control characters';
+  if (!text.isWellFormed()) return 'must be well-formed Unicode (it holds an unpaired surrogate)';
+  return null;
+}
+
 /**
- * The field path of the first string under `value` holding a control character, or null; throws
- * TooDeep past MAX_DEPTH (so the walk's own recursion stays shallow). The path is only written out
- * for a finding: a body of 250 addresses is walked without building a string per field.
+ * The field path of the first string under `value` holding a control character or an unpaired
+ * surrogate, with what is wrong, or null; throws TooDeep past MAX_DEPTH (so the walk's own recursion
+ * stays shallow). The path is only written out for a finding: a body of 250 addresses is walked
+ * without building a string per field.
  */
-export function controlCharacterAt(value: unknown, path: string): string | null {
+export function badStringAt(value: unknown, path: string): { field: string; message: string } | null {
   const trail: (string | number)[] = [];
-  return holdsControlCharacter(value, trail, path) ? pathOf(path, trail) : null;
+  const found = { message: '' };
+  return holdsBadString(value, trail, path, found) ? { field: pathOf(path, trail), message: found.message } : null;
 }
 
 /** Depth first in field order, an object's keys before its values; `trail` ends where it stops. */
-function holdsControlCharacter(value: unknown, trail: (string | number)[], path: string): boolean {
-  if (typeof value === 'string') return CONTROL.test(value);
+function holdsBadString(value: unknown, trail: (string | number)[], path: string, found: { message: string }): boolean {
+  if (typeof value === 'string') {
+    const message = flaw(value);
+    if (message) found.message = message;
+    return message !== null;
+  }
   if (value === null || typeof value !== 'object') return false;
   if (trail.length >= MAX_DEPTH) throw new TooDeep(pathOf(path, trail));
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       trail.push(i);
-      if (holdsControlCharacter(value[i], trail, path)) return true;
+      if (holdsBadString(value[i], trail, path, found)) return true;
       trail.pop();
     }
     return false;
@@ -37,14 +52,16 @@ function holdsControlCharacter(value: unknown, trail: (string | number)[], path:
   const keys = Object.keys(value);
   // Of several bad keys the last is named, as the walk has always done.
   for (let i = keys.length - 1; i >= 0; i--) {
-    if (CONTROL.test(keys[i]!)) {
+    const message = flaw(keys[i]!);
+    if (message) {
+      found.message = message;
       trail.push(keys[i]!);
       return true;
     }
   }
   for (const key of keys) {
     trail.push(key);
-    if (holdsControlCharacter((value as Record<string, unknown>)[key], trail, path)) return true;
+    if (holdsBadString((value as Record<string, unknown>)[key], trail, path, found)) return true;
     trail.pop();
   }
   return false;
@@ -59,17 +76,17 @@ function pathOf(path: string, trail: (string | number)[]): string {
 
 const refuseControlCharacters: preValidationHookHandler = (request, _reply, done) => {
   for (const [where, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
-    let field: string | null;
+    let found: { field: string; message: string } | null;
     try {
-      field = controlCharacterAt(value, '');
+      found = badStringAt(value, '');
     } catch (err) {
       if (!(err instanceof TooDeep)) throw err;
       done(new InvalidInput(`${where} is nested more than ${MAX_DEPTH} levels deep`, [{ field: err.message || where, message: `is nested more than ${MAX_DEPTH} levels deep` }]));
       return;
     }
-    if (field !== null) {
-      const name = field || where;
-      done(new InvalidInput(`${where === 'body' ? '' : `${where} `}${name} must not contain control characters`.trim(), [{ field: name, message: 'must not contain control characters' }]));
+    if (found !== null) {
+      const name = found.field || where;
+      done(new InvalidInput(`${where === 'body' ? '' : `${where} `}${name} ${found.message}`.trim(), [{ field: name, message: found.message }]));
       return;
     }
   }

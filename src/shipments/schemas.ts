@@ -86,7 +86,7 @@ export const addressSchema = {
       type: 'string',
       minLength: 2,
       maxLength: 16,
-      pattern: '^[A-Za-z0-9][A-Za-z0-9 -]*$',
+      pattern: '^ *[A-Za-z0-9][A-Za-z0-9 -]*$',
       description: "In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent).",
     },
     country: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/index.ts';
-import { isoNow, uuidv7 } from '../db/ids.ts';
+import { isoNow, parseRfc3339, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvents, type EventType, type NewDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
 import {
@@ -54,33 +54,6 @@ export interface TrackingInfo {
 export type EventSource = 'api' | 'sandbox';
 
 // ---- time ----
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/** Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one (leap seconds included). */
-export function parseRfc3339(text: string): number | null {
-  const m = RFC3339.exec(text);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
-  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null;
-  let offset = 0;
-  if (m[8]) {
-    const oh = Number(m[9]);
-    const om = Number(m[10]);
-    if (oh > 23 || om > 59) return null;
-    offset = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, ms);
-  return d.getTime() - offset * 60_000;
-}
-
-function isLeap(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
 
 /** The stored form: UTC with milliseconds, which sorts as text. */
 function utc(ms: number): string {

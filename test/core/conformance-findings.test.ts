@@ -36,6 +36,17 @@ forEachDatabase((database) => {
       assert.equal(res.json().code, 'INVALID_INPUT');
     });
 
+    it('an unpaired surrogate (no character, not writable as UTF-8) is 400 naming the field, and nothing is stored', async () => {
+      const before = (await t.request({ method: 'GET', url: '/v1/shipments?limit=100' })).json().length;
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: { ...sampleShipment.from, name: '\ud800x' } } });
+      assertInvalid(res, 'from.name');
+      assert.match(res.json().message, /from\.name must be well-formed Unicode/);
+      assert.equal((await t.request({ method: 'GET', url: '/v1/shipments?limit=100' })).json().length, before);
+      // A pair is a character like any other.
+      assert.equal((await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: { ...sampleShipment.from, name: 'Ada \ud83d\udce6' } } })).statusCode, 201);
+      assertInvalid(await t.request({ method: 'POST', url: '/v1/webhooks', payload: { url: 'https://hooks.example.com/x', events: ['shipment.created'], secret: 'abc\udfffdef' } }), 'secret');
+    });
+
     it('and in a key of a JSON object', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
       assert.equal(res.statusCode, 400);

@@ -114,7 +114,10 @@ forEachDatabase((database) => {
       };
       const before = await labelOf();
       const png = await blackSquare();
-      assert.equal((await as('PUT', '/v1/account/logo', png, 'image/gif')).statusCode, 415);
+      const gif = await as('PUT', '/v1/account/logo', png, 'image/gif');
+      assert.equal(gif.statusCode, 415);
+      // The refusal names what the route takes, not JSON.
+      assert.equal(gif.json().message, 'content type image/gif is not supported; send image/png or image/jpeg');
       assert.equal((await as('PUT', '/v1/account/logo', Buffer.from('hello'), 'text/plain')).statusCode, 415);
       assert.equal((await as('PUT', '/v1/account/logo', { a: 1 })).statusCode, 415);
       const garbage = await as('PUT', '/v1/account/logo', Buffer.from('\x89PNG\r\n\x1a\nnot really'), 'image/png');

@@ -138,7 +138,8 @@ forEachDatabase((database) => {
     });
 
     const bad: [string, (shipmentId: string) => unknown, string][] = [
-      ['a shipment id that is not a uuid', () => ({ shipmentId: 'not-a-uuid' }), 'shipmentId must be a UUID'],
+      ['a shipment id that is not a uuid', () => ({ shipmentId: 'not-a-uuid' }), 'shipmentId must be a UUID (in lower case, as ids are issued)'],
+      ['a shipment id in capitals', (id) => ({ shipmentId: id.toUpperCase() }), 'shipmentId must be a UUID (in lower case, as ids are issued)'],
       ['a missing shipment id', () => ({ format: 'PDF' }), 'shipmentId is required'],
       ['an unsupported size', (id) => ({ shipmentId: id, size: '5x5' }), 'size must be one of 4x6, 4x8, 6x4, 8.5x11'],
       ['a size in another spelling', (id) => ({ shipmentId: id, size: '4X6' }), 'size must be one of 4x6, 4x8, 6x4, 8.5x11'],

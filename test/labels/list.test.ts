@@ -45,7 +45,7 @@ forEachDatabase((database) => {
     });
 
     it('refuses bad filters with 400 naming them', async () => {
-      for (const [query, field] of [['status=lost', 'status'], ['carrier=TNT', 'carrier'], ['created_after=yesterday', 'created_after'], ['created_before=2026-01-01T00:00:00', 'created_before'], ['limit=0', 'limit'], ['x=1', 'x']]) {
+      for (const [query, field] of [['status=lost', 'status'], ['carrier=TNT', 'carrier'], ['created_after=yesterday', 'created_after'], ['created_before=2026-01-01T00:00:00', 'created_before'], ['created_after=2026-11-28z', 'created_after'], ['created_after=2026-02-30T00:00:00Z', 'created_after'], ['created_after=2026-11-28T00:00Z', 'created_after'], [`created_after=${encodeURIComponent('28 Nov 2026 00:00 Z')}`, 'created_after'], ['limit=0', 'limit'], ['x=1', 'x']]) {
         const res = await t.request({ method: 'GET', url: `/v1/labels?${query}` });
         assert.equal(res.statusCode, 400, query);
         assert.ok(res.json().details.some((d: { field: string }) => d.field === field), `${query}: ${res.body}`);

@@ -72,6 +72,7 @@ forEachDatabase((database) => {
       ['Puerto Rico', { name: 'A', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'US' }],
       ['an APO address (armed forces Europe)', { name: 'A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' }],
       ['a British postcode in lower case without its space', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }],
+      ['a British postcode with spaces around it (spacing forgiven at either end)', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: ' sw1a 2aa ', country: 'GB' }],
       ['Ontario', { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }],
       ['New South Wales', { name: 'A', street1: '1 Macquarie St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' }],
       ['a Japanese address with its prefecture in the city', { name: 'A', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' }],

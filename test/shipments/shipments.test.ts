@@ -81,6 +81,10 @@ forEachDatabase((database) => {
       assert.deepEqual(foreign.json(), { code: 'NOT_FOUND', message: `shipment ${s.id} not found` });
       const bad = await t.request({ method: 'GET', url: '/v1/shipments/not-a-uuid' });
       assert.equal(bad.statusCode, 400);
+      // An id in capitals is not one this service issued: 400 naming the parameter, not a 404 for a shipment that exists.
+      const capitals = await t.request({ method: 'GET', url: `/v1/shipments/${s.id.toUpperCase()}` });
+      assert.equal(capitals.statusCode, 400, capitals.body);
+      assert.match(capitals.json().message, /id must be a UUID \(in lower case/);
     });
   });
 
