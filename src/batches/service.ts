@@ -22,6 +22,8 @@ import * as store from './store.ts';
 export const MAX_BATCH_ITEMS = 1000;
 /** Items one run of the worker job does before it lets the other jobs have a turn. */
 const ITEMS_PER_RUN = 25;
+/** Batches a run looks at, in turn, when workers hold the first ones. */
+const CANDIDATE_BATCHES = 8;
 
 export type BatchItemRequest = { shipmentId: string } | { shipment: NewShipment };
 
@@ -123,22 +125,26 @@ export async function listBatches(ctx: AppContext, accountId: string, page: Page
 
 // ---- the worker ----
 
-/** Worker job: the next items of the oldest batch still processing. */
+/**
+ * Worker job: the next items of the batch with the fewest done, or of the next such batch when
+ * another worker holds it. A run does at most ITEMS_PER_RUN items, so batches take turns.
+ */
 export async function processBatches(ctx: AppContext): Promise<number> {
-  const next = await store.nextProcessingBatch(ctx.db);
-  if (!next) return 0;
-  let done = 0;
-  while (done < ITEMS_PER_RUN) {
-    const item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));
-    if (!item) break;
-    // Counted once the item's transaction has committed.
-    if (item.label) labelsCreated.inc(item.label);
-    done++;
+  for (const next of await store.processingBatches(ctx.db, CANDIDATE_BATCHES)) {
+    let done = 0;
+    while (done < ITEMS_PER_RUN) {
+      const item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));
+      if (!item) break;
+      // Counted once the item's transaction has committed.
+      if (item.label) labelsCreated.inc(item.label);
+      done++;
+    }
+    if (done > 0) return done;
   }
-  return done;
+  return 0;
 }
 
-/** Does the batch's next item and moves the batch past it, in the caller's transaction; null when nothing was left. */
+/** Does the batch's next item and moves the batch past it, in the caller's transaction; null when nothing was left or another worker holds the batch. */
 async function doNextItem(ctx: AppContext, tx: Tx, batchId: string): Promise<{ label: { carrier: string; format: string } | null } | null> {
   const batch = await store.lockBatch(tx, ctx.storage.dialect, batchId);
   if (batch?.status !== 'processing') return null;

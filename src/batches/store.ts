@@ -27,14 +27,21 @@ export async function batchItems(db: Db | Tx, batchId: string): Promise<BatchIte
 }
 
 /** The oldest batch still processing, if any (a cheap look before a transaction). */
-export async function nextProcessingBatch(db: Db): Promise<Pick<BatchRow, 'id'> | undefined> {
-  return db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('id').limit(1).executeTakeFirst();
+/**
+ * Batches still processing, those with the fewest items done first (the oldest of equals): a small
+ * batch posted beside a large one, by any account, is served at the next run, and large ones take turns.
+ */
+export async function processingBatches(db: Db, limit: number): Promise<Pick<BatchRow, 'id'>[]> {
+  return db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('next_index').orderBy('id').limit(limit).execute();
 }
 
-/** The batch, locked on PostgreSQL until the transaction ends, so one worker at a time does its next item. */
+/**
+ * The batch, locked on PostgreSQL until the transaction ends, so one worker at a time does its next
+ * item; undefined while another worker holds it (SKIP LOCKED), so that worker turns to another batch.
+ */
 export async function lockBatch(tx: Tx, dialect: DialectName, id: string): Promise<BatchRow | undefined> {
   let q = tx.selectFrom('batches').selectAll().where('id', '=', id);
-  if (dialect === 'postgres') q = q.forUpdate();
+  if (dialect === 'postgres') q = q.forUpdate().skipLocked();
   return q.executeTakeFirst();
 }
 

@@ -2,6 +2,7 @@
 // failures of their own recorded on the item, `batch.completed`, and the lists; on both databases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { processBatches } from '../../src/batches/service.ts';
 import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 
@@ -94,6 +95,33 @@ forEachDatabase((database) => {
       assert.equal(list.json()[0].items, undefined);
       assert.equal((await t.request({ method: 'GET', url: `/v1/batches/${batch.id}` })).statusCode, 404);
       assert.ok(!(await t.request({ method: 'GET', url: '/v1/batches' })).json().some((b: { id: string }) => b.id === batch.id));
+    });
+
+    it('batches take turns: a one-item batch of another account is done at the next run, not after a large one', async () => {
+      await runBatches(t);
+      const big = await t.newAccount();
+      const small = await t.newAccount();
+      const post = (account: { apiKey: string }, n: number) => t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': account.apiKey }, payload: { items: Array.from({ length: n }, () => ({ shipment: sampleShipment })) } });
+      const large = (await post(big, 30)).json();
+      const one = (await post(small, 1)).json();
+      const state = async (account: { apiKey: string }, id: string) => (await t.app.inject({ method: 'GET', url: `/v1/batches/${id}`, headers: { 'x-api-key': account.apiKey } })).json();
+      if (database.name === 'postgres') {
+        // A worker that finds the large batch held by another turns to the next batch.
+        await t.ctx.db.transaction().execute(async (tx) => {
+          await sql`select id from batches where id = ${large.id} for update`.execute(tx);
+          assert.equal(await processBatches(t.ctx), 1);
+        });
+        assert.equal((await state(small, one.id)).status, 'completed');
+        await runBatches(t);
+        assert.equal((await state(big, large.id)).counts.succeeded, 30);
+        return;
+      }
+      assert.equal(await processBatches(t.ctx), 25, 'the first run: the older batch, up to 25 items');
+      assert.equal(await processBatches(t.ctx), 1, 'the next run: the batch with the fewest done');
+      assert.equal((await state(small, one.id)).status, 'completed');
+      assert.deepEqual((await state(big, large.id)).counts, { total: 30, succeeded: 25, failed: 0 });
+      await runBatches(t);
+      assert.equal((await state(big, large.id)).status, 'completed');
     });
 
     it('an Idempotency-Key makes a retried batch the same batch', async () => {
