@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
-import { JSON_UTF8 } from './schemas.ts';
+import { JSON_UTF8, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
@@ -22,7 +22,10 @@ function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; mes
     case 'required': return 'is required';
     case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
     case 'format': if (params.format === 'uuid') return 'must be a UUID'; break;
-    case 'pattern': if (params.pattern === UUID_PATTERN) return 'must be a UUID (in lower case, as ids are issued)'; break;
+    case 'pattern':
+      if (params.pattern === UUID_PATTERN) return 'must be a UUID (in lower case, as ids are issued)';
+      if (params.pattern === VISIBLE_PATTERN) return 'must hold a printable character, not only spaces or invisible ones';
+      break;
   }
   return v.message ?? 'is invalid';
 }

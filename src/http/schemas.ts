@@ -22,6 +22,15 @@ export const errorSchema = {
 export const EXAMPLE_ID = '01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
 
 export const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
+
+const CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
+/** Characters that print nothing: zero-width spaces and marks, line and paragraph separators, bidi controls, word joiners, the BOM. */
+const INVISIBLE = '\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff';
+/** Printable text: no control characters (they would corrupt ZPL and confuse printers). */
+export const PRINTABLE_PATTERN = `^[^${CONTROL}]*$`;
+/** Printable text that prints something: besides no control characters, at least one character that is not a space or invisible. */
+export const VISIBLE_PATTERN = `^[^${CONTROL}]*[^${CONTROL}\\s${INVISIBLE}][^${CONTROL}]*$`;
+
 export const dateTime = { type: 'string', format: 'date-time' } as const;
 export const idParams = { type: 'object', required: ['id'], properties: { id: uuid }, additionalProperties: false } as const;
 

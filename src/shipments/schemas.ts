@@ -1,13 +1,12 @@
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { dateTime, uuid } from '../http/schemas.ts';
+import { PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
 export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
-// Printable text: no control characters (they would corrupt ZPL and confuse printers).
-const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
-const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: PRINTABLE }) as const;
+// Printable text; a required one must print something (not only spaces or invisible characters).
+const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
 
 const weightSchema = {
   type: 'object',

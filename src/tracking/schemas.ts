@@ -1,12 +1,10 @@
 import { CARRIERS, TRACKING_STATUSES } from '../carriers/index.ts';
-import { dateTime } from '../http/schemas.ts';
+import { PRINTABLE_PATTERN as PRINTABLE, dateTime } from '../http/schemas.ts';
 
 export const TRACKING_FORMATS = ['basic', 'detailed', 'carrier-specific'] as const;
 export const EVENT_SORTS = ['newest_first', 'oldest_first'] as const;
 export const MAX_EVENTS_PER_BATCH = 1000;
 
-// Printable text: no control characters.
-const PRINTABLE = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 const carrier = { type: 'string', enum: [...CARRIERS] } as const;
 const status = { type: 'string', enum: [...TRACKING_STATUSES] } as const;
 const statusCode = {

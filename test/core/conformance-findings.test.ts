@@ -47,6 +47,22 @@ forEachDatabase((database) => {
       assertInvalid(await t.request({ method: 'POST', url: '/v1/webhooks', payload: { url: 'https://hooks.example.com/x', events: ['shipment.created'], secret: 'abc\udfffdef' } }), 'secret');
     });
 
+    it('a required text that would print nothing (only spaces, a zero-width space, a BOM) is 400 naming the field', async () => {
+      const cases: [object, string][] = [
+        [{ ...sampleShipment, messages: ['   '] }, 'messages[0]'],
+        [{ ...sampleShipment, messages: ['Fragile', '\u200b'] }, 'messages[1]'],
+        [{ ...sampleShipment, to: { ...sampleShipment.to, name: '\ufeff ' } }, 'to.name'],
+        [{ ...sampleShipment, customs: { ...sampleShipment.customs, signer: ' ' } }, 'customs.signer'],
+      ];
+      for (const [payload, field] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload });
+        assertInvalid(res, field);
+        assert.equal(res.json().message, `${field} must hold a printable character, not only spaces or invisible ones`);
+      }
+      // Spaces around a printable text, and text in any script, are fine.
+      assert.equal((await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, messages: [' Fragile ', '東京都'] } })).statusCode, 201);
+    });
+
     it('and in a key of a JSON object', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
       assert.equal(res.statusCode, 400);
