@@ -125,12 +125,17 @@ export async function listBatches(ctx: AppContext, accountId: string, page: Page
 
 // ---- the worker ----
 
+/** The batch each worker (by its context) served last: the processing batches take turns after it. */
+const servedLast = new WeakMap<AppContext, string>();
+
 /**
- * Worker job: the next items of the batch with the fewest done, or of the next such batch when
- * another worker holds it. A run does at most ITEMS_PER_RUN items, so batches take turns.
+ * Worker job: up to ITEMS_PER_RUN items of the next processing batch in turn (in the order they
+ * were posted, after the one this worker served last), or of the one after it when another worker
+ * holds it. So a small batch posted beside large ones waits at most one run per batch ahead of it.
  */
 export async function processBatches(ctx: AppContext): Promise<number> {
-  for (const next of await store.processingBatches(ctx.db, CANDIDATE_BATCHES)) {
+  for (const next of await store.processingBatches(ctx.db, servedLast.get(ctx) ?? null, CANDIDATE_BATCHES)) {
+    servedLast.set(ctx, next.id);
     let done = 0;
     while (done < ITEMS_PER_RUN) {
       const item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));

@@ -28,11 +28,15 @@ export async function batchItems(db: Db | Tx, batchId: string): Promise<BatchIte
 
 /** The oldest batch still processing, if any (a cheap look before a transaction). */
 /**
- * Batches still processing, those with the fewest items done first (the oldest of equals): a small
- * batch posted beside a large one, by any account, is served at the next run, and large ones take turns.
+ * Up to `limit` batches still processing, in the order they were posted, starting after `after` and
+ * going round to the first ones: the turns of a worker that served `after` last.
  */
-export async function processingBatches(db: Db, limit: number): Promise<Pick<BatchRow, 'id'>[]> {
-  return db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('next_index').orderBy('id').limit(limit).execute();
+export async function processingBatches(db: Db, after: string | null, limit: number): Promise<Pick<BatchRow, 'id'>[]> {
+  const processing = db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('id').limit(limit);
+  const next = after === null ? [] : await processing.where('id', '>', after).execute();
+  if (next.length === limit) return next;
+  const first = await processing.execute();
+  return [...next, ...first.filter((b) => !next.some((n) => n.id === b.id))].slice(0, limit);
 }
 
 /**

@@ -54,9 +54,20 @@ export function isoNow(now = Date.now()): string {
   return new Date(now).toISOString();
 }
 
+const FIRST_STORABLE_MS = new Date('0000-01-01T00:00:00.000Z').getTime();
+const LAST_STORABLE_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
+
+/** A bound of a query in the stored form (which sorts as text): a time beyond the years 0000 to 9999 is their first or last moment. */
+export function storedBound(ms: number): string {
+  return isoNow(Math.min(Math.max(ms, FIRST_STORABLE_MS), LAST_STORABLE_MS));
+}
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/** Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one (leap seconds included). */
+/**
+ * Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one. A
+ * leap second (`:60`) is refused. With its offset it may fall outside the years 0000 to 9999 in UTC,
+ * which the stored form cannot hold: see `storedBound`.
+ */
 export function parseRfc3339(text: string): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;

@@ -24,8 +24,12 @@ export const EXAMPLE_ID = '01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
 export const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
 
 const CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
-/** Characters that print nothing: zero-width spaces and marks, line and paragraph separators, bidi controls, word joiners, the BOM. */
-const INVISIBLE = '\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff';
+/**
+ * Characters that print nothing on their own: combining marks, the soft hyphen, zero-width spaces and
+ * marks, line and paragraph separators, bidi controls, word joiners, fillers, variation selectors,
+ * interlinear annotation marks, the BOM.
+ */
+const INVISIBLE = '\\u00ad\\u0300-\\u036f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff9-\\ufffb';
 /** Printable text: no control characters (they would corrupt ZPL and confuse printers). */
 export const PRINTABLE_PATTERN = `^[^${CONTROL}]*$`;
 /** Printable text that prints something: besides no control characters, at least one character that is not a space or invisible. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
 import type { Page } from '../db/page.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
-import { isoNow, parseRfc3339, uuidv7 } from '../db/ids.ts';
+import { isoNow, parseRfc3339, storedBound, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
@@ -169,7 +169,7 @@ function bound(name: string, value: string | undefined): string | undefined {
   if (ms === null) {
     throw new InvalidInput(`querystring ${name} must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [{ field: name, message: 'is not an RFC 3339 date-time with an offset' }]);
   }
-  return new Date(ms).toISOString();
+  return storedBound(ms);
 }
 
 /** `GET /v1/labels`: this account's labels, newest first, each as `GET /v1/labels/{id}` shows it in PDF. */

@@ -151,7 +151,8 @@ export async function scanManifests(ctx: AppContext): Promise<number> {
       const data = JSON.parse(row.document) as ManifestData;
       const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
       // The document lists every label's tracking number; labels on a manifest stay active.
-      const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: at, location: place, description: ACCEPTED }));
+      // Accepted when the parcels were handed over: when the manifest was made.
+      const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: data.createdAt, location: place, description: ACCEPTED }));
       await acceptParcels(tx, row.account_id, events);
       return true;
     });

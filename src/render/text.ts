@@ -70,19 +70,28 @@ export function fitText(text: string, maxWidth: number, size: number, bold = fal
 }
 
 /**
- * One text on at most `maxLines` lines of `maxWidth` points, broken between words (a word wider than
- * a line is cut); the last line is fitted as `fitText` does, so nothing is wider than `maxWidth`.
+ * One text on at most `maxLines` lines of `maxWidth` points, broken between words, and inside a word
+ * wider than a line; only what the last line cannot hold is cut, as `fitText` cuts. Nothing is wider
+ * than `maxWidth`.
  */
 export function wrapText(text: string, maxWidth: number, size: number, maxLines: number, bold = false): string[] {
   const lines: string[] = [];
   let rest = text.trim();
   while (rest && lines.length < maxLines - 1 && textWidth(rest, size, bold) > maxWidth) {
     const words = rest.split(' ');
-    let n = 1;
+    let n = 0;
     while (n < words.length && textWidth(words.slice(0, n + 1).join(' '), size, bold) <= maxWidth) n++;
-    const line = fitText(words.slice(0, n).join(' '), maxWidth, size, bold, size).text;
-    lines.push(line);
-    rest = words.slice(n).join(' ');
+    if (n > 0) {
+      lines.push(words.slice(0, n).join(' '));
+      rest = words.slice(n).join(' ');
+    } else {
+      // The first word alone is wider than a line: its longest prefix that fits, the rest on the next.
+      const chars = Array.from(words[0]!);
+      let fit = 1;
+      while (fit < chars.length && textWidth(chars.slice(0, fit + 1).join(''), size, bold) <= maxWidth) fit++;
+      lines.push(chars.slice(0, fit).join(''));
+      rest = [chars.slice(fit).join(''), ...words.slice(1)].join(' ');
+    }
   }
   if (rest) lines.push(fitText(rest, maxWidth, size, bold, size).text);
   return lines;

@@ -1,10 +1,13 @@
-// The renderer's version: a hash of the render code and of the libraries it draws with. A stored
-// document is keyed by it, so a change to either never serves a document drawn by the old renderer.
+// The renderer's version: a hash of the render code (with the shared code it draws from) and of the
+// libraries it draws with. A stored document is keyed by it, so a change to either never serves a
+// document drawn by the old renderer.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { findPackageJSON } from 'node:module';
 
 const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@fragaria/address-formatter'];
+/** Files outside this folder whose code changes what is drawn (country names, postal codes' spelling). */
+const SHARED = ['../countries.ts'];
 
 /** The version of the renderer whose code is in `dir` (this folder). */
 export function rendererVersion(dir: URL = new URL('./', import.meta.url)): string {
@@ -13,6 +16,7 @@ export function rendererVersion(dir: URL = new URL('./', import.meta.url)): stri
     if (!/\.(ts|js|json)$/.test(entry)) continue;
     hash.update(`${entry}\n`).update(readFileSync(new URL(entry, dir)));
   }
+  for (const file of SHARED) hash.update(`${file}\n`).update(readFileSync(new URL(file, import.meta.url)));
   for (const name of LIBRARIES) {
     const { version } = JSON.parse(readFileSync(findPackageJSON(name, import.meta.url)!, 'utf8')) as { version: string };
     hash.update(`${name}@${version}\n`);

@@ -134,7 +134,10 @@ async function advance(ctx: AppContext, parcel: store.SandboxParcelRow, stepMs: 
       return true;
     }
     const address: Address = step.at === 'origin' ? shipment.from : shipment.to;
-    const lastEventAt = (await store.findLabelTracking(tx, label.id))?.last_event_at;
+    const state = await store.findLabelTracking(tx, label.id);
+    // A parcel a manifest's scan has already accepted does not go back to awaiting pickup.
+    if (step.status === 'pre_transit' && state?.last_event_at && state.status !== 'pre_transit') return true;
+    const lastEventAt = state?.last_event_at;
     // Strictly after the previous event, so the order of a parcel's steps never rests on a tie.
     const at = Math.max(now, lastEventAt ? Date.parse(lastEventAt) + 1 : 0);
     await ingestInTransaction(

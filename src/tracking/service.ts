@@ -153,15 +153,19 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
 
 /**
  * The sandbox carrier's acceptance scan of parcels handed over on a manifest, in the caller's
- * transaction: an event for each parcel that has not moved yet (still `pre_transit`). A parcel the
- * sandbox has already moved on, or delivered, keeps its history as it is.
+ * transaction: every parcel gets its event. It moves a parcel that has not moved yet (still
+ * `pre_transit`) on; for a parcel the sandbox has already moved on, or delivered, it is history,
+ * stored without changing its status (no delivered parcel goes back in transit).
  */
 export function acceptParcels(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
   return ingestInTransaction(tx, accountId, prepare(events), 'sandbox', true);
 }
 
-/** The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised); `onlyPreTransit` skips parcels already moving. */
-export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource, onlyPreTransit = false): Promise<number> {
+/**
+ * The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised);
+ * with `historyOnceMoving`, events of a parcel past `pre_transit` are stored but change nothing.
+ */
+export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource, historyOnceMoving = false): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];
   const labels = await labelsByTrackingNumbers(tx, accountId, numbers);
   const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
@@ -180,7 +184,6 @@ export async function ingestInTransaction(tx: Tx, accountId: string, events: Pre
   const rows: store.TrackingEventRow[] = [];
   for (const e of events) {
     const label = byNumber.get(e.trackingNumber)!;
-    if (onlyPreTransit && states.get(label.id)!.status !== 'pre_transit') continue;
     const carrier = e.carrier ?? (label.carrier as Carrier);
     const key = [label.id, e.timestamp, e.status, e.location, carrier].join('\u0000');
     if (seen.has(key)) continue;
@@ -215,6 +218,7 @@ export async function ingestInTransaction(tx: Tx, accountId: string, events: Pre
     const mine = freshByLabel.get(label.id)?.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
     if (!mine) continue;
     const state = states.get(label.id)!;
+    if (historyOnceMoving && state.status !== 'pre_transit') continue;
     let status: string | null = state.last_event_at === null ? null : state.status;
     let last = state.last_event_at;
     let estimate = state.estimated_delivery;

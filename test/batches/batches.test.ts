@@ -97,7 +97,7 @@ forEachDatabase((database) => {
       assert.ok(!(await t.request({ method: 'GET', url: '/v1/batches' })).json().some((b: { id: string }) => b.id === batch.id));
     });
 
-    it('batches take turns: a one-item batch of another account is done at the next run, not after a large one', async () => {
+    it('batches take turns: a one-item batch of another account is done one run later, not after a large one', async () => {
       await runBatches(t);
       const big = await t.newAccount();
       const small = await t.newAccount();
@@ -117,7 +117,7 @@ forEachDatabase((database) => {
         return;
       }
       assert.equal(await processBatches(t.ctx), 25, 'the first run: the older batch, up to 25 items');
-      assert.equal(await processBatches(t.ctx), 1, 'the next run: the batch with the fewest done');
+      assert.equal(await processBatches(t.ctx), 1, 'the next run: the next batch in turn');
       assert.equal((await state(small, one.id)).status, 'completed');
       assert.deepEqual((await state(big, large.id)).counts, { total: 30, succeeded: 25, failed: 0 });
       await runBatches(t);

@@ -53,6 +53,7 @@ forEachDatabase((database) => {
         [{ ...sampleShipment, messages: ['Fragile', '\u200b'] }, 'messages[1]'],
         [{ ...sampleShipment, to: { ...sampleShipment.to, name: '\ufeff ' } }, 'to.name'],
         [{ ...sampleShipment, customs: { ...sampleShipment.customs, signer: ' ' } }, 'customs.signer'],
+        [{ ...sampleShipment, to: { ...sampleShipment.to, name: '\u00ad\ufe0f\u0301' } }, 'to.name'],
       ];
       for (const [payload, field] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload });

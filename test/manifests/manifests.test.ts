@@ -11,6 +11,7 @@ import { openContext, closeContext } from '../../src/bootstrap.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createLogger } from '../../src/log.ts';
 import { ACCEPTED, scanManifests } from '../../src/manifests/service.ts';
+import { runSandbox } from '../../src/tracking/sandbox.ts';
 import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { runBatches } from '../batches/batches.test.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
@@ -114,14 +115,14 @@ forEachDatabase((database) => {
     it('the shipper is the warehouse that sends, not the customer who posts a return on the same manifest', async () => {
       const acct = await t.newAccount();
       const as = (url: string, payload: object) => t.app.inject({ method: 'POST', url, headers: { 'x-api-key': acct.apiKey }, payload });
-      const [outgoing] = await labelsOf(t, acct.apiKey, 1);
-      const original = (await t.app.inject({ method: 'GET', url: `/v1/labels/${outgoing!.id}`, headers: { 'x-api-key': acct.apiKey } })).json();
-      // Several returns, so that a return's label is likely the first in tracking-number order.
+      const original = (await as('/v1/shipments', sampleShipment)).json();
+      // The returns' labels first, so that they come first in tracking-number order (a serial).
       for (let i = 0; i < 3; i++) {
-        const ret = await as(`/v1/shipments/${original.shipmentId}/returns`, {});
+        const ret = await as(`/v1/shipments/${original.id}/returns`, {});
         assert.equal(ret.statusCode, 201, ret.body);
         assert.equal((await as('/v1/labels', { shipmentId: ret.json().id })).statusCode, 201);
       }
+      assert.equal((await as('/v1/labels', { shipmentId: original.id })).statusCode, 201);
       const m = (await as('/v1/manifests', { carrier: 'UPS' })).json();
       assert.equal(m.labelCount, 4);
       const text = (await pdfText((await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload)).replace(/[ \t]+/g, ' ');
@@ -129,7 +130,7 @@ forEachDatabase((database) => {
       assert.ok(!text.includes(sampleShipment.to.street1), `the customer's address is not the shipper's: ${text.slice(0, 600)}`);
     });
 
-    it('the sandbox\'s acceptance scan leaves a parcel that has already moved as it is: no delivered parcel goes back in transit', async () => {
+    it('the sandbox\'s acceptance scan of a parcel that has already moved is history: no delivered parcel goes back in transit', async () => {
       while ((await scanManifests(t.ctx)) > 0);
       const acct = await t.newAccount();
       const [moved, waiting] = await labelsOf(t, acct.apiKey, 2);
@@ -140,10 +141,28 @@ forEachDatabase((database) => {
       const track = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/labels/${id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
       const done = await track(moved!.id);
       assert.equal(done.status, 'delivered', JSON.stringify(done));
-      assert.ok(!done.events.some((e: { description: string }) => e.description === ACCEPTED), JSON.stringify(done.events));
+      // Its acceptance is history: stored, but no status change and no webhook.
+      assert.ok(done.events.some((e: { description: string }) => e.description === ACCEPTED), JSON.stringify(done.events));
+      const inTransit = await t.ctx.db.selectFrom('domain_events').select('shipment_id').where('account_id', '=', acct.accountId).where('type', '=', 'shipment.in_transit').execute();
+      assert.equal(inTransit.length, 1, 'only the parcel that had not moved goes in transit');
       const accepted = await track(waiting!.id);
       assert.equal(accepted.status, 'in_transit');
       assert.ok(accepted.events.some((e: { description: string }) => e.description === ACCEPTED));
+    });
+
+    it('a parcel accepted before the sandbox\'s first step does not go back to awaiting pickup, and goes in transit once', async () => {
+      while ((await scanManifests(t.ctx)) > 0);
+      const acct = await t.newAccount();
+      const [label] = await labelsOf(t, acct.apiKey, 1);
+      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).statusCode, 201);
+      assert.equal(await scanManifests(t.ctx), 1);
+      // The sandbox takes the label on only now: its first step ("awaiting item"), then the next.
+      await runSandbox(t.ctx);
+      await runSandbox(t.ctx);
+      const res = (await t.app.inject({ method: 'GET', url: `/v1/labels/${label!.id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(res.status, 'in_transit', JSON.stringify(res.events));
+      const inTransit = await t.ctx.db.selectFrom('domain_events').select('id').where('account_id', '=', acct.accountId).where('type', '=', 'shipment.in_transit').execute();
+      assert.equal(inTransit.length, 1, 'one shipment.in_transit, at the acceptance');
     });
 
     it('a 1,000-label USPS SCAN form (PS Form 5630) lists every tracking number', async () => {

@@ -110,7 +110,8 @@ describe('address lines in the destination\'s order', () => {
 const TO_GB = { name: 'The Occupant', street1: '10 Downing Street', city: 'London', postalCode: 'sw1a2aa', country: 'GB' };
 const FROM_US = { name: 'Ware House', street1: '1100 Congress Ave', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' };
 const ITEMS = Array.from({ length: 50 }, (_, i) => ({
-  description: `Item ${String(i + 1).padStart(2, '0')}, a hand-thrown stoneware mug with a glazed rim`,
+  // Every seventh a single word wider than the column: broken inside the word, not cut.
+  description: i % 7 === 6 ? `Item${String(i + 1).padStart(2, '0')}-Handgefertigte-Keramiktasse-mit-glasiertem-Rand-XL` : `Item ${String(i + 1).padStart(2, '0')}, a hand-thrown stoneware mug with a glazed rim`,
   quantity: 2,
   netWeight: { value: 10, unit: 'g' as const },
   value: { amount: 1.5, currency: 'EUR' },
@@ -136,8 +137,8 @@ describe('customs documents and manifests print addresses as the labels do', () 
 
     it(`${document} with 50 items: every description whole, on as many pages as it takes, then the totals and the signer`, async () => {
       const lines = await pdfLines({ layout: 'customs', data: { document, label: CUSTOMS_LABEL } });
-      const text = lines.join(' ');
-      for (const item of ITEMS) assert.ok(text.includes(item.description), `${item.description} is printed whole`);
+      const text = lines.join('').replace(/\s+/g, '');
+      for (const item of ITEMS) assert.ok(text.includes(item.description.replace(/\s+/g, '')), `${item.description} is printed whole`);
       const last = lines.findIndex((l) => l.includes('Item 50'));
       const total = lines.findIndex((l) => l.includes(document === 'cn23' ? 'Total value: 75.00 EUR' : 'Invoice total: 75.00 EUR'));
       const net = lines.findIndex((l) => l.includes('Total net weight: 500 g'));

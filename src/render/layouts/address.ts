@@ -5,8 +5,8 @@ import { canonicalPostal, countryName } from '../../countries.ts';
 import type { Address } from '../../carriers/types.ts';
 import { cleanText } from '../text.ts';
 
-/** The US and the places its post serves as states (territories, freely associated states): the USPS form. */
-const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH', 'PW']);
+/** The US and the places whose address templates are the US's (its territories, Micronesia, the Marshall Islands): the USPS form. */
+const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH']);
 
 /**
  * The locality lines (post town, state, postal code) in the order the destination's post reads them,
