@@ -70,6 +70,21 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('a body is taken as sent', () => {
+    it('a Content-Encoding is 415, not parsed as if it were absent; JSON in another charset than UTF-8 is 415', async () => {
+      const body = JSON.stringify(sampleShipment);
+      const gzip = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: body });
+      assert.equal(gzip.statusCode, 415, gzip.body);
+      assert.equal(gzip.json().message, 'Content-Encoding gzip is not supported; send the body unencoded');
+      const latin1 = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json; charset=latin1' }, payload: body });
+      assert.equal(latin1.statusCode, 415, latin1.body);
+      assert.equal(latin1.json().message, 'charset latin1 is not supported; send JSON in UTF-8');
+      for (const type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json']) {
+        assert.equal((await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': type, 'content-encoding': 'identity' }, payload: body })).statusCode, 201, type);
+      }
+    });
+  });
+
   describe('methods', () => {
     it('a method a path does not take is 405 with Allow (RFC 9110), an unknown path stays 404', async () => {
       const res = await t.request({ method: 'DELETE', url: '/v1/shipments' });
