@@ -5031,7 +5031,7 @@ export interface operations {
                      * @enum {string}
                      */
                     format?: "PDF" | "ZPL";
-                    /** @description Or print these labels, in this order. */
+                    /** @description Or print these labels, in this order, each once (a label printed twice is two labels for one parcel). */
                     labelIds?: string[];
                     /**
                      * @description `label`: one label per page at its own size; `letter-2up`: two 4x6 labels per US Letter sheet; `a4-4up`: four A6 labels per A4 sheet. ZPL is always `label`.

@@ -107,7 +107,7 @@ export const createPrintFileBody = {
   additionalProperties: false,
   properties: {
     batchId: { ...uuid, description: 'Print the batch\'s succeeded labels that are still active, in item order.' },
-    labelIds: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: uuid, description: 'Or print these labels, in this order.' },
+    labelIds: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, uniqueItems: true, items: uuid, description: 'Or print these labels, in this order, each once (a label printed twice is two labels for one parcel).' },
     format: { type: 'string', enum: ['PDF', 'ZPL'], default: 'PDF' },
     layout: {
       type: 'string',

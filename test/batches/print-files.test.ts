@@ -135,6 +135,7 @@ forEachDatabase((database) => {
         [{ batchId: batch.id, layout: 'letter-2up', start: 3 }, 'start'],
         [{ batchId: batch.id, start: 2 }, 'start'],
         [{ labelIds: ['nope'] }, 'labelIds[0]'],
+        [{ labelIds: [labelIds[0], labelIds[1], labelIds[0]] }, 'labelIds'],
       ] as const) {
         const res = await post(payload);
         assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`);
