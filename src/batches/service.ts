@@ -6,7 +6,7 @@
 import { labelsCreated } from '../metrics.ts';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
-import type { Tx } from '../db/index.ts';
+import { isUniqueViolation, type Tx } from '../db/index.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
@@ -137,8 +137,19 @@ export async function processBatches(ctx: AppContext): Promise<number> {
   for (const next of await store.processingBatches(ctx.db, servedLast.get(ctx) ?? null, CANDIDATE_BATCHES)) {
     servedLast.set(ctx, next.id);
     let done = 0;
+    let raced = false;
     while (done < ITEMS_PER_RUN) {
-      const item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));
+      let item: Awaited<ReturnType<typeof doNextItem>>;
+      try {
+        item = await ctx.db.transaction().execute((tx) => doNextItem(ctx, tx, next.id));
+      } catch (err) {
+        // A label made for the item's shipment at the same moment (POST /v1/labels): the unique index
+        // rolled the item back. Done again at once, it finds that label and fails alone (CONFLICT).
+        if (!isUniqueViolation(err) || raced) throw err;
+        raced = true;
+        continue;
+      }
+      raced = false;
       if (!item) break;
       // Counted once the item's transaction has committed.
       if (item.label) labelsCreated.inc(item.label);

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { processBatches } from '../../src/batches/service.ts';
+import { insertLabelFor } from '../../src/labels/service.ts';
+import { getShipment } from '../../src/shipments/service.ts';
 import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 
 /** Runs the worker's batch job until nothing is left. */
@@ -122,6 +124,40 @@ forEachDatabase((database) => {
       assert.deepEqual((await state(big, large.id)).counts, { total: 30, succeeded: 25, failed: 0 });
       await runBatches(t);
       assert.equal((await state(big, large.id)).status, 'completed');
+    });
+
+    it('a label made for an item\'s shipment at the same moment: the item fails alone with CONFLICT at once, and the batch goes on', async () => {
+      // SQLite has one writer, so only PostgreSQL can interleave the two.
+      if (database.name !== 'postgres') return;
+      await runBatches(t);
+      const acct = await t.newAccount();
+      const [raced, other] = [await createShipment(t, {}, acct.apiKey), await createShipment(t, {}, acct.apiKey)];
+      const batch = (await t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: [{ shipmentId: raced.id }, { shipmentId: other.id }] } })).json();
+      // POST /v1/labels for the same shipment, its transaction held open after its insert.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => { release = resolve; });
+      let inserted!: () => void;
+      const labelled = new Promise<void>((resolve) => { inserted = resolve; });
+      const api = t.ctx.db.transaction().execute(async (tx) => {
+        await insertLabelFor(t.ctx, tx, acct.accountId, await getShipment(tx, acct.accountId, raced.id), { format: 'PDF', size: '4x6' });
+        inserted();
+        await held;
+      });
+      await labelled;
+      // The item reads its shipment without a label, then waits for the tracking counter the other holds.
+      const run = processBatches(t.ctx);
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(t.ctx.db);
+        if (rows[0]!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      release();
+      await api;
+      assert.equal(await run, 2, 'both items in one run: the raced one done again at once');
+      const done = (await t.app.inject({ method: 'GET', url: `/v1/batches/${batch.id}`, headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(done.status, 'completed');
+      assert.equal(done.items[0].error.code, 'CONFLICT', JSON.stringify(done.items[0]));
+      assert.ok(done.items[1].labelId);
     });
 
     it('an Idempotency-Key makes a retried batch the same batch', async () => {
