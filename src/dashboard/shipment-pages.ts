@@ -9,7 +9,8 @@ import { InvalidInput, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { idParams } from '../http/schemas.ts';
 import { createPrintFile } from '../batches/service.ts';
-import { createLabel, getLabel, invalidateLabel, type Label } from '../labels/service.ts';
+import { createLabel, getLabel, invalidateLabel, manifestOfLabel, type Label } from '../labels/service.ts';
+import { getManifest } from '../manifests/service.ts';
 import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { LABEL_SIZES } from '../render/label.ts';
 import { localityLines } from '../render/layouts/address.ts';
@@ -208,7 +209,8 @@ function weight(w: { value: number; unit: string }): string {
   return `${w.value} ${w.unit}`;
 }
 
-function labelSection(d: Dashboard, s: Shipment, label: Label | null, preview: string | null, token: string): Html {
+/** `manifest`: the number of the manifest the label is on (the carrier has it: no invalidating), or null. */
+function labelSection(d: Dashboard, s: Shipment, label: Label | null, preview: string | null, manifest: string | null, token: string): Html {
   if (!label) {
     return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2><p>This shipment has no active label.</p>
 <form method="post" action="${d.base}/shipments/${s.id}/label" class="actions">${csrfField(token)}
@@ -227,7 +229,7 @@ ${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((do
 ${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
 ${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
 <button type="submit" class="secondary">Print file</button></form>
-<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>
+${manifest ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>` : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>`}
 </section>`;
 }
 
@@ -247,6 +249,8 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const label = s.label ? await getLabel(d.ctx, accountId, s.label.id, 'PDF') : null;
   const preview = label ? (await getLabel(d.ctx, accountId, label.id, 'PNG')).url : null;
   const tracking = label ? await trackingInfo(d.ctx, accountId, label.id, { format: 'detailed', limit: 100, sort: 'newest_first' }) : null;
+  const manifestId = label ? await manifestOfLabel(d.ctx, accountId, label.id) : null;
+  const manifest = manifestId ? (await getManifest(d.ctx, accountId, manifestId)).number : null;
   const c = s.customs;
   return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
 <p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
@@ -254,7 +258,7 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
 ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
-${labelSection(d, s, label, preview, token)}
+${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
 ${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
 }

@@ -293,6 +293,11 @@ function manifested(row: Pick<store.LabelRow, 'id' | 'tracking_number' | 'label_
   return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from, isReturn: d.isReturn === true };
 }
 
+/** The id of the manifest this account's label is on, or null (then it can still be invalidated). */
+export async function manifestOfLabel(ctx: AppContext, accountId: string, labelId: string): Promise<string | null> {
+  return (await store.manifestOf(ctx.db, accountId, labelId)) ?? null;
+}
+
 /**
  * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
  * invalidated, 400 another carrier, 409 on another manifest, each naming the label); without, every

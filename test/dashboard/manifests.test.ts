@@ -52,6 +52,7 @@ forEachDatabase((database) => {
       assert.match(notice, /^Manifest UPSM\d{10} was made for UPS with 2 labels\.$/);
       const number = /UPSM\d{10}/.exec(notice)![0];
 
+
       const list = await v.get(location);
       assert.equal(list.statusCode, 200);
       assert.match(list.body, /<p class="notice" role="status"[^>]*>Manifest UPSM\d{10} was made/);
@@ -74,6 +75,14 @@ forEachDatabase((database) => {
       assert.equal(api[0].number, number);
       assert.deepEqual(new Set(api[0].labelIds), new Set(ups.map((l) => l.id)));
       assert.ok(!api[0].labelIds.includes(usps[0]!.id));
+
+      // A label on the manifest: its shipment's page says so instead of offering to invalidate it.
+      const shipmentOf = (label: object) => (label as { shipmentId: string }).shipmentId;
+      const onManifest = await v.get(`/dashboard/shipments/${shipmentOf(ups[0]!)}`);
+      assert.equal(onManifest.statusCode, 200);
+      assert.match(textOf(onManifest), new RegExp(`On manifest ${number}: the carrier has it, so it can no longer be invalidated`));
+      assert.ok(!onManifest.body.includes('Invalidate label'));
+      assert.ok((await v.get(`/dashboard/shipments/${shipmentOf(usps[0]!)}`)).body.includes('Invalidate label'), 'a label on no manifest still can be');
 
       // Nothing left for UPS: the service's message with its status, on the page, the carrier kept.
       const again = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
