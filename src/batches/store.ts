@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DialectName, Db, Tx } from '../db/index.ts';
 import type { BatchItemsTable, BatchesTable, PrintFilesTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
@@ -32,11 +33,10 @@ export async function batchItems(db: Db | Tx, batchId: string): Promise<BatchIte
  * going round to the first ones: the turns of a worker that served `after` last.
  */
 export async function processingBatches(db: Db, after: string | null, limit: number): Promise<Pick<BatchRow, 'id'>[]> {
-  const processing = db.selectFrom('batches').select('id').where('status', '=', 'processing').orderBy('id').limit(limit);
-  const next = after === null ? [] : await processing.where('id', '>', after).execute();
-  if (next.length === limit) return next;
-  const first = await processing.execute();
-  return [...next, ...first.filter((b) => !next.some((n) => n.id === b.id))].slice(0, limit);
+  let q = db.selectFrom('batches').select('id').where('status', '=', 'processing');
+  // Those after `after` first, then the rest from the start: one statement, in either order by id.
+  if (after !== null) q = q.orderBy(sql`case when id > ${after} then 0 else 1 end`);
+  return q.orderBy('id').limit(limit).execute();
 }
 
 /**

@@ -61,6 +61,7 @@ const LAST_STORABLE_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
 export function storedBound(ms: number): string {
   return isoNow(Math.min(Math.max(ms, FIRST_STORABLE_MS), LAST_STORABLE_MS));
 }
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
 /**

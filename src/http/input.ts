@@ -5,8 +5,9 @@
 // check: Node's HTTP parser refuses them.
 import type { FastifyInstance, preParsingHookHandler, preValidationHookHandler } from 'fastify';
 import { InvalidInput, UnsupportedMediaType } from '../errors.ts';
+import { CONTROL } from './schemas.ts';
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARACTER = new RegExp(`[${CONTROL}]`);
 
 /** Deeper JSON than this is refused: no request of this API needs it, and walking it must not overflow. */
 export const MAX_DEPTH = 64;
@@ -15,7 +16,7 @@ export class TooDeep extends Error {}
 
 /** What a string must not hold, and how the refusal says it. */
 function flaw(text: string): string | null {
-  if (CONTROL.test(text)) return 'must not contain control characters';
+  if (CONTROL_CHARACTER.test(text)) return 'must not contain control characters';
   if (!text.isWellFormed()) return 'must be well-formed Unicode (it holds an unpaired surrogate)';
   return null;
 }

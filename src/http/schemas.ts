@@ -23,7 +23,8 @@ export const EXAMPLE_ID = '01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f';
 
 export const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
 
-const CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
+/** The control characters (C0, DEL, C1) as a character-class range: refused in every string the service takes. */
+export const CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
 /**
  * Characters that print nothing on their own: combining marks, the soft hyphen, zero-width spaces and
  * marks, line and paragraph separators, bidi controls, word joiners, fillers, variation selectors,
