@@ -275,7 +275,8 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
     created_at: isoNow(now),
     expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
   };
-  await store.insertPrintFile(ctx.db, row);
+  // A transaction, even for one statement, so that an Idempotency-Key marks this work done with it (src/db/commit-statement.ts).
+  await ctx.db.transaction().execute((tx) => store.insertPrintFile(tx, row));
   return toPrintFile(ctx, row);
 }
 

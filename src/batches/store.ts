@@ -61,7 +61,7 @@ export async function advanceBatch(tx: Tx, id: string, changes: Pick<BatchRow, '
   await tx.updateTable('batches').set(changes).where('id', '=', id).execute();
 }
 
-export async function insertPrintFile(db: Db, row: PrintFileRow): Promise<void> {
+export async function insertPrintFile(db: Db | Tx, row: PrintFileRow): Promise<void> {
   await db.insertInto('print_files').values(row).execute();
 }
 

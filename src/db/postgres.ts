@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { PostgresDialect, PostgresDriver, type DatabaseConnection, type Dialect, type Driver } from 'kysely';
 import { afterCommit } from './events.ts';
+import { runCommitStatement } from './commit-statement.ts';
 
 // int8 and numeric come back as strings by default; our counters fit in a double.
 const types = {
@@ -128,9 +129,10 @@ export function postgresPool(url: string, schema?: string, size = DEFAULT_POOL_S
   return pool;
 }
 
-/** Kysely's driver, telling the webhook fan-out after each commit (`afterCommit`). */
+/** Kysely's driver, running the context's commit statement and telling the webhook fan-out after each commit (`afterCommit`). */
 class AnnouncingDriver extends PostgresDriver {
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await runCommitStatement(connection);
     await super.commitTransaction(connection);
     afterCommit();
   }

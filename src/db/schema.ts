@@ -65,6 +65,8 @@ export interface IdempotencyKeysTable {
   content_type: string | null;
   response_body: string | null;
   created_at: string;
+  /** 1 once a transaction of the request's work has committed (set inside that transaction). */
+  work_committed: Generated<number>;
 }
 
 export interface DomainEventsTable {

@@ -4,6 +4,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { mkdirSync } from 'node:fs';
 import { createCache } from '../cache.ts';
 import { afterCommit } from './events.ts';
+import { runCommitStatement } from './commit-statement.ts';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
@@ -177,6 +178,7 @@ class TwoConnectionDriver implements Driver {
     await session.executeQuery(CompiledQuery.raw('begin immediate'));
   }
   async commitTransaction(session: DatabaseConnection): Promise<void> {
+    await runCommitStatement(session);
     await session.executeQuery(CompiledQuery.raw('commit'));
     afterCommit();
   }

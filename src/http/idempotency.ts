@@ -1,9 +1,11 @@
 // `Idempotency-Key` on every authenticated POST (docs/decisions.md, HTTP conventions): the same key and body within 24 h replays the first
-// response; a different body is 422. Keys are kept per account in the database.
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+// response; a different body is 422. Keys are kept per account in the database. The request's work
+// marks its key inside its own transaction, so a key whose answer was lost is never worked again.
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation } from '../db/index.ts';
+import { withCommitStatement } from '../db/commit-statement.ts';
 import { isoNow } from '../db/ids.ts';
 import { Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
 import { JSON_UTF8 } from './schemas.ts';
@@ -31,18 +33,14 @@ function requestHash(request: FastifyRequest): string {
  */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
   const { db } = ctx;
-  const preHandler: preHandlerAsyncHookHandler = async (request, reply) => {
-    const header = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || header === undefined || !request.principal) return;
-    const key = Array.isArray(header) ? header[0]! : header;
-    if (key.length < 1 || key.length > 255) throw new InvalidInput('Idempotency-Key must be 1 to 255 characters');
-    const accountId = request.principal.accountId;
+  /** Claims the key (the work goes on), or answers the request itself (a replay or an error). */
+  const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<'claimed' | 'answered'> => {
+    const accountId = request.principal!.accountId;
     const hash = requestHash(request);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: hash, status_code: null, content_type: null, response_body: null, created_at: isoNow() }).execute();
-        request.idempotencyKey = key;
-        return;
+        return 'claimed';
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
@@ -50,43 +48,64 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       if (!row) continue;
       const age = Date.now() - Date.parse(row.created_at);
       const abandoned = row.status_code === null && age > ABANDONED_MS;
-      if (age > KEY_TTL_MS || abandoned) {
+      if (age > KEY_TTL_MS || (abandoned && row.work_committed === 0)) {
         await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', row.created_at).execute();
         continue;
       }
       if (row.request_hash !== hash) throw new IdempotencyKeyReused(`Idempotency-Key ${key} was used with a different request in the last 24 hours`);
+      if (abandoned) {
+        throw new Conflict(
+          `the request with Idempotency-Key ${key} was carried out, but its answer could not be kept (the service failed or stopped before storing it); it is not carried out again: look its result up with a GET`,
+        );
+      }
       if (row.status_code === null) throw new Conflict(`a request with Idempotency-Key ${key} is still being processed; retry shortly`);
-      return reply
+      reply
         .code(row.status_code)
         .header('idempotent-replayed', 'true')
         .type(row.content_type ?? JSON_UTF8)
         .send(row.response_body ?? '');
+      return 'answered';
     }
     throw new Conflict(`Idempotency-Key ${key} is contended; retry shortly`);
+  };
+
+  // Callback style, so that the rest of the request (the handler and its transactions) runs inside
+  // `withCommitStatement`: each transaction it commits marks the key's row as "work committed".
+  const preHandler: preHandlerHookHandler = (request, reply, done) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.principal) return done();
+    const key = Array.isArray(header) ? header[0]! : header;
+    if (key.length < 1 || key.length > 255) return done(new InvalidInput('Idempotency-Key must be 1 to 255 characters'));
+    claim(request, reply, key).then(
+      (outcome) => {
+        if (outcome === 'answered') return;
+        request.idempotencyKey = key;
+        const mark = db.updateTable('idempotency_keys').set({ work_committed: 1 }).where('account_id', '=', request.principal!.accountId).where('key', '=', key).compile();
+        withCommitStatement(mark, done);
+      },
+      (err: Error) => done(err),
+    );
   };
 
   const onSend: onSendHookHandler = async (request, reply, payload) => {
     const key = request.idempotencyKey;
     if (!key || !request.principal) return payload;
     request.idempotencyKey = undefined;
-    const where = db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key);
+    const row = db.updateTable('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key);
     // The answer goes out whatever happens here: a database that fails now (a 503 because it is down,
     // or gone right after the request committed) must not turn it into another error. The key then
-    // stays "in progress", and a retry with it is 409 until it counts as abandoned (ABANDONED_MS).
+    // stays "in progress", and a retry with it is 409 until it counts as abandoned (ABANDONED_MS),
+    // then done again if none of its work committed, else 409 for good.
     try {
-      // A server error is not a result worth replaying: the client may retry with the same key.
+      // A server error is not a result worth replaying: if none of the work committed, the key is
+      // freed so the client may retry with it; if some did, the key stays without an answer.
       if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
-        await where.execute();
+        await db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('work_committed', '=', 0).execute();
         return payload;
       }
-      await db
-        .updateTable('idempotency_keys')
-        .set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() })
-        .where('account_id', '=', request.principal.accountId)
-        .where('key', '=', key)
-        .execute();
+      await row.set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() }).execute();
     } catch (err) {
-      request.log.warn({ err }, `the answer to Idempotency-Key ${key} could not be stored; a retry with it is refused until ${ABANDONED_MS / 1000} s have passed`);
+      request.log.warn({ err }, `the answer to Idempotency-Key ${key} could not be stored; a retry with it is refused (and after ${ABANDONED_MS / 1000} s done again only if none of its work committed)`);
     }
     return payload;
   };

@@ -104,7 +104,8 @@ export async function createWebhook(ctx: AppContext, accountId: string, input: N
     updated_at: now,
     failing_since: null,
   };
-  await store.insertWebhook(ctx.db, row);
+  // A transaction, even for one statement, so that an Idempotency-Key marks this work done with it (src/db/commit-statement.ts).
+  await ctx.db.transaction().execute((tx) => store.insertWebhook(tx, row));
   return toWebhook(row);
 }
 
@@ -170,7 +171,8 @@ export async function redeliver(ctx: AppContext, accountId: string, webhookId: s
   if (!row) throw new NotFound('delivery', deliveryId);
   if (hook.active !== 1) throw new Conflict(`webhook ${webhookId} is inactive; activate it (PATCH active: true) to deliver again`);
   const now = isoNow();
-  await store.restartDelivery(ctx.db, deliveryId, now);
+  // A transaction, even for one statement, so that an Idempotency-Key marks this work done with it (src/db/commit-statement.ts).
+  await ctx.db.transaction().execute((tx) => store.restartDelivery(tx, deliveryId, now));
   const attempts = await store.attemptsOf(ctx.db, [deliveryId]);
   return toDelivery({ ...row, status: 'pending', attempt_count: 0, next_attempt_at: now, locked_until: null, updated_at: now }, attempts);
 }

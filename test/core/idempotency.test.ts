@@ -108,6 +108,91 @@ forEachDatabase((database) => {
       assert.equal(await shipmentsOf(acct.accountId), 2);
     });
 
+    // What a process that dies between its commit and storing the answer leaves behind: the key's row
+    // still without an answer, claimed longer ago than a live request could take.
+    const orphan = (accountId: string, key: string) =>
+      t.ctx.db
+        .updateTable('idempotency_keys')
+        .set({ status_code: null, content_type: null, response_body: null, created_at: new Date(Date.now() - 120_000).toISOString() })
+        .where('account_id', '=', accountId)
+        .where('key', '=', key)
+        .execute();
+    const rowOf = (accountId: string, key: string) =>
+      t.ctx.db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirstOrThrow();
+
+    it('the work marks its key in its own transaction; a handler refusal that rolled back does not', async () => {
+      const acct = await t.newAccount();
+      const created = await post('k-mark', sampleShipment, acct.apiKey);
+      assert.equal(created.statusCode, 201);
+      assert.equal((await rowOf(acct.accountId, 'k-mark')).work_committed, 1);
+      const label = (key: string) =>
+        t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': acct.apiKey, 'idempotency-key': key }, payload: { shipmentId: created.json().id, format: 'ZPL' } });
+      assert.equal((await label('k-label-1')).statusCode, 201);
+      assert.equal((await rowOf(acct.accountId, 'k-label-1')).work_committed, 1);
+      // The second label is refused inside its transaction (the shipment has an active one): rolled back, unmarked.
+      const refused = await label('k-label-2');
+      assert.equal(refused.statusCode, 409, refused.body);
+      const row = await rowOf(acct.accountId, 'k-label-2');
+      assert.equal(row.status_code, 409);
+      assert.equal(row.work_committed, 0);
+    });
+
+    it('a key whose work committed but whose answer was lost is refused for good, never worked again', async () => {
+      const acct = await t.newAccount();
+      assert.equal((await post('k-lost', sampleShipment, acct.apiKey)).statusCode, 201);
+      await orphan(acct.accountId, 'k-lost');
+      for (let i = 0; i < 2; i++) {
+        const retry = await post('k-lost', sampleShipment, acct.apiKey);
+        assert.equal(retry.statusCode, 409, retry.body);
+        assert.equal(retry.json().code, 'CONFLICT');
+        assert.match(retry.json().message, /k-lost was carried out.*not carried out again/);
+      }
+      assert.equal(await shipmentsOf(acct.accountId), 1, 'the retry created no second shipment');
+      // A different body with the key is still 422, as for any key in use.
+      assert.equal((await post('k-lost', { ...sampleShipment, reference: 'other' }, acct.apiKey)).statusCode, 422);
+    });
+
+    it('a key whose request committed nothing and never answered is worked again once abandoned', async () => {
+      const acct = await t.newAccount();
+      const validate = () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/addresses/validate',
+          headers: { 'x-api-key': acct.apiKey, 'idempotency-key': 'k-nothing' },
+          payload: { addresses: [sampleShipment.to] },
+        });
+      const first = await validate();
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal((await rowOf(acct.accountId, 'k-nothing')).work_committed, 0);
+      await orphan(acct.accountId, 'k-nothing');
+      const again = await validate();
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.headers['idempotent-replayed'], undefined, 'done again, not replayed');
+      assert.deepEqual(again.json(), first.json());
+    });
+
+    it('a webhook and a print file, each one statement, mark their key too', async () => {
+      const acct = await t.newAccount();
+      const hook = await t.app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: { 'x-api-key': acct.apiKey, 'idempotency-key': 'k-hook' },
+        payload: { url: 'https://hooks.example.com/shipping', events: ['shipment.created'] },
+      });
+      assert.equal(hook.statusCode, 201, hook.body);
+      assert.equal((await rowOf(acct.accountId, 'k-hook')).work_committed, 1);
+      const shipment = await post('k-ship', sampleShipment, acct.apiKey);
+      const label = await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': acct.apiKey }, payload: { shipmentId: shipment.json().id } });
+      const file = await t.app.inject({
+        method: 'POST',
+        url: '/v1/print-files',
+        headers: { 'x-api-key': acct.apiKey, 'idempotency-key': 'k-file' },
+        payload: { labelIds: [label.json().id] },
+      });
+      assert.equal(file.statusCode, 201, file.body);
+      assert.equal((await rowOf(acct.accountId, 'k-file')).work_committed, 1);
+    });
+
     it('an unauthenticated request with a key stores nothing', async () => {
       const before = await countRows(t.ctx, 'idempotency_keys');
       const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'idempotency-key': 'anon' }, payload: sampleShipment });
