@@ -180,7 +180,7 @@ export interface LabelTrackingTable {
 export interface SandboxParcelsTable {
   label_id: string;
   account_id: string;
-  /** `delivered`, `exception` or `returned`: where the sandbox carrier takes this parcel. */
+  /** `delivered`, `exception` or `returned`: where the sandbox carrier takes this parcel; `taken_over` when API events came first. */
   outcome: string;
   /** Steps done so far. */
   step: number;

@@ -174,9 +174,8 @@ export async function ingestInTransaction(tx: Tx, accountId: string, events: Pre
 
   const now = isoNow();
   labels.sort((a, b) => (a.id < b.id ? -1 : 1));
-  const labelIds = labels.map((l) => l.id);
   // Locks are taken in one order on every path (sandbox parcels, then tracking states in label-id order, then shipments), so two writers never deadlock.
-  if (source === 'api') await store.stopSandbox(tx, labelIds);
+  if (source === 'api') await store.takeOverFromSandbox(tx, labels, now);
   const initial = labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now }));
   const states = new Map((await store.lockLabelTracking(tx, initial)).map((s) => [s.label_id, s]));
 

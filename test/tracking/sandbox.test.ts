@@ -143,6 +143,26 @@ forEachDatabase((database) => {
       }
     });
 
+    it('never takes on a label whose events came through the API before its first look, and still takes on the others', async () => {
+      const t = await startTestApp(database, { SANDBOX_STEP_SECONDS: '0' });
+      const job = sandboxJob();
+      try {
+        const moved = await createLabel(t);
+        const reported = await createLabel(t);
+        const res = await postEvents(t, [{ trackingNumber: reported.trackingNumber, status: 'exception', timestamp: new Date().toISOString(), location: 'Boston, MA, US' }]);
+        assert.equal(res.statusCode, 202);
+        while ((await job.run(t.ctx)) > 0);
+        const r = await history(t, reported);
+        assert.equal(r.status, 'exception');
+        assert.deepEqual(r.events.map((e) => e.status), ['exception'], 'no sandbox event after the API took the label over');
+        assert.deepEqual((await history(t, moved)).events.map((e) => e.status), ['pre_transit', 'in_transit', 'out_for_delivery', 'delivered']);
+        const kinds = (await domainEvents(t, reported.shipmentId)).map((e) => e.type);
+        assert.ok(!kinds.includes('shipment.delivered') && !kinds.includes('shipment.in_transit'), kinds.join(', '));
+      } finally {
+        await t.close();
+      }
+    });
+
     it('is off with SANDBOX_TRACKING=0', async () => {
       const t = await startTestApp(database, { SANDBOX_TRACKING: '0', SANDBOX_STEP_SECONDS: '0' });
       try {
