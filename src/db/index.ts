@@ -140,6 +140,8 @@ export async function nextCounter(db: Db | Tx, name: string): Promise<number> {
 export function isUnavailable(err: unknown): boolean {
   const e = err as { code?: string | number; errcode?: number; message?: string; syscall?: string };
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  // 55000 is any "object not in prerequisite state"; only this one is the server refusing to serve.
+  if (e?.code === '55000' && /is not currently accepting connections/.test(e.message ?? '')) return true;
   if (e?.code === 'ENOENT' && e.syscall === 'connect') return true; // no server at the Unix socket
   // Connection exceptions, but not 08P01 (protocol violation), which a malformed statement of ours also gets.
   if (typeof e?.code === 'string' && e.code.startsWith('08') && e.code !== '08P01') return true;
@@ -150,8 +152,9 @@ export function isUnavailable(err: unknown): boolean {
 const UNAVAILABLE_CODES = new Set([
   // Node's, from the socket to the server
   'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH',
-  // PostgreSQL's: statement timeout (query_canceled), too many connections, shutting down, starting up
-  '57014', '53300', '57P01', '57P02', '57P03',
+  // PostgreSQL's: statement timeout (query_canceled), too many connections, shutting down, starting up,
+  // the database gone or not accepting connections (ALTER DATABASE … ALLOW_CONNECTIONS false: 55000)
+  '57014', '53300', '57P01', '57P02', '57P03', '3D000',
 ]);
 
 export function isUniqueViolation(err: unknown): boolean {

@@ -277,6 +277,41 @@ describe('the health check on a database that does not answer', () => {
   });
 });
 
+describe('a database that does not accept connections, or is gone', () => {
+  it('is unavailable (503), not a fault (500)', async () => {
+    const name = `outage_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    const refusal = async () => {
+      const client = new pg.Client({ connectionString: Object.assign(new URL(POSTGRES_URL), { pathname: `/${name}` }).href });
+      try {
+        await client.connect();
+        await client.query('select 1');
+        return undefined;
+      } catch (err) {
+        return err as Error & { code?: string };
+      } finally {
+        await client.end().catch(() => {});
+      }
+    };
+    try {
+      const gone = await refusal();
+      assert.equal(gone?.code, '3D000', String(gone));
+      assert.equal(isUnavailable(gone), true, String(gone));
+      await admin.query(`create database ${name}`);
+      await admin.query(`alter database ${name} allow_connections false`);
+      const refused = await refusal();
+      assert.equal(refused?.code, '55000', String(refused));
+      assert.equal(isUnavailable(refused), true, String(refused));
+    } finally {
+      await admin.query(`drop database if exists ${name}`);
+      await admin.end();
+    }
+    // Another "object not in prerequisite state" is a fault of the request.
+    assert.equal(isUnavailable(Object.assign(new Error('lock was not available'), { code: '55000' })), false);
+  });
+});
+
 describe('isUnavailable', () => {
   it('tells a database that cannot answer from a request that went wrong', () => {
     assert.equal(isUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' })), true);
