@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeContext, openContext } from '../bootstrap.ts';
-import { AppError } from '../errors.ts';
+import { AppError, NotFound } from '../errors.ts';
 import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
 import { revokeGrants } from '../oauth/authorize.ts';
 import { createUser, disableUser } from '../oauth/users.ts';
@@ -83,7 +83,14 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     }
     case 'key revoke': {
       if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the key prefix shown by key list');
-      await revokeApiKey(ctx.db, arg);
+      try {
+        await revokeApiKey(ctx.db, arg);
+      } catch (err) {
+        // Only active keys are revoked: one revoked earlier is named as such, not as unknown.
+        const earlier = err instanceof NotFound ? (await listApiKeys(ctx.db)).find((k) => k.revoked_at && (k.prefix.startsWith(arg) || arg.startsWith(k.prefix))) : undefined;
+        if (!earlier) throw err;
+        return { json: { revoked: arg, alreadyRevoked: true }, text: `api key ${arg} was already revoked on ${earlier.revoked_at}; nothing changed` };
+      }
       return { json: { revoked: arg }, text: `revoked ${arg}` };
     }
     case 'client create': {
@@ -95,7 +102,9 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       const clients = await listClients(ctx.db, values.account ? (await account()).id : undefined);
       return {
         json: { clients },
-        text: clients.map((c) => `${c.clientId}  ${c.name}  ${c.scopes}${c.revokedAt ? `  revoked ${c.revokedAt}` : ''}`).join('\n'),
+        text: clients
+          .map((c) => `${c.clientId}  ${c.name}  ${c.revokedAt ? `revoked ${c.revokedAt}` : 'active'}  scopes: ${c.scopes}  redirect URIs: ${c.redirectUris.join(' ') || 'none'}`)
+          .join('\n'),
       };
     }
     case 'client revoke': {

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { AppContext } from '../context.ts';
 import { toAppError } from '../http/errors.ts';
 import { decide, signIn, startAuthorization, type Outcome, type Query } from './authorize.ts';
+import { FORM_BODY_LIMIT } from './token-endpoint.ts';
 import { consentPage, errorPage, signInPage, STYLESHEET, type PagePaths } from './pages/pages.ts';
 
 const COOKIE = 'oauth_browser';
@@ -140,6 +141,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
 
   app.post(`${base}/sign-in`, {
     config: { public: true, limitedByAddress: true },
+    bodyLimit: FORM_BODY_LIMIT,
     attachValidation: true,
     schema: {
       tags: ['oauth'],
@@ -157,6 +159,7 @@ export function authorizeRoutes(app: FastifyInstance, ctx: AppContext, prefix: s
 
   app.post(`${base}/consent`, {
     config: { public: true },
+    bodyLimit: FORM_BODY_LIMIT,
     attachValidation: true,
     schema: {
       tags: ['oauth'],

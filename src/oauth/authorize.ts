@@ -6,6 +6,7 @@ import { isoNow, isUuid, uuidv7 } from '../db/ids.ts';
 import { findClient, findAccount, type OAuthClient } from '../auth/credentials.ts';
 import { parseScopes, scopeString, type Scope } from '../auth/scopes.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '../auth/secrets.ts';
+import { errorDescription } from './errors.ts';
 import { findUser } from './users.ts';
 import { checkSignIn, SIGNIN_WINDOW_MS, WRONG_CREDENTIALS } from './service.ts';
 import * as store from './store.ts';
@@ -36,10 +37,13 @@ function errorPage(status: number, title: string, message: string): Outcome {
   return { kind: 'error', status, title, message };
 }
 
-/** The redirect URI with the response parameters added (its own query is kept, RFC 6749 §3.1.2). */
+/**
+ * The redirect URI with the response parameters added (its own query is kept, RFC 6749 §3.1.2);
+ * `error_description` keeps to the characters §4.1.2.1 allows.
+ */
 export function redirectTo(ctx: AppContext, redirectUri: string, params: Record<string, string | null | undefined>): Outcome {
   const url = new URL(redirectUri);
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.append(k, v);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) url.searchParams.append(k, k === 'error_description' ? errorDescription(v) : v);
   // RFC 9207: tells the client which server answered, against mix-up attacks.
   url.searchParams.append('iss', ctx.config.authBaseUrl);
   return { kind: 'redirect', location: url.toString() };

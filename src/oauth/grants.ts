@@ -22,12 +22,15 @@ export interface TokenResponse {
 export type Form = Record<string, string>;
 export type GrantHandler = (ctx: AppContext, client: OAuthClient, form: Form) => Promise<TokenResponse>;
 
-/** The scopes granted for a request: all the client may have when omitted, else exactly those asked. */
+/**
+ * The scopes granted for a request: all the client may have when omitted (`scope=` is omitted too,
+ * RFC 6749 §3.2), else exactly those asked.
+ */
 export function grantedScopes(allowed: readonly Scope[], requested: string | undefined): Scope[] {
   if (requested === undefined) return [...allowed];
-  if (requested.trim() === '') throw new OAuthError('invalid_scope', 'scope is empty');
   const { scopes, unknown } = parseScopes(requested);
   if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
+  if (!scopes.length) throw new OAuthError('invalid_scope', 'scope names no scope');
   const beyond = scopes.filter((s) => !allowed.includes(s));
   if (beyond.length) throw new OAuthError('invalid_scope', `the client may not have ${beyond.join(' ')}`);
   return scopes;
@@ -117,7 +120,7 @@ async function refreshTokenGrant(ctx: AppContext, client: OAuthClient, form: For
     if (unknown.length) throw new OAuthError('invalid_scope', `unknown scope ${unknown.join(' ')}`);
     const beyond = asked.filter((s) => !granted.includes(s));
     if (beyond.length) throw new OAuthError('invalid_scope', `the grant does not include ${beyond.join(' ')}`);
-    if (!asked.length) throw new OAuthError('invalid_scope', 'scope is empty');
+    if (!asked.length) throw new OAuthError('invalid_scope', 'scope names no scope');
     scopes = asked;
   }
   if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ALL_SCOPES } from '../auth/scopes.ts';
-import { handleTokenRequest, parseForm } from './token-endpoint.ts';
+import { FORM_BODY_LIMIT, handleTokenRequest, parseForm } from './token-endpoint.ts';
+import { tokenEndpointError } from './errors.ts';
 import { GRANTS } from './grants.ts';
 import { authorizeRoutes } from './authorize-routes.ts';
 
@@ -23,9 +24,11 @@ export function authPrefix(ctx: AppContext): string {
 
 export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
   const prefix = authPrefix(ctx);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (request, body, done) => {
+    // A route's parameters are those its body schema declares.
+    const declared = (request.routeOptions.schema?.body as { properties?: object } | undefined)?.properties;
     try {
-      done(null, parseForm(body as string));
+      done(null, parseForm(body as string, declared && Object.keys(declared)));
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -36,6 +39,9 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post(`${prefix}/oauth/token`, {
     config: { public: true, oauth: true, limitedByAddress: true },
+    // The form parser's limit, here too, so that the error names it.
+    bodyLimit: FORM_BODY_LIMIT,
+    errorHandler: tokenEndpointError,
     schema: {
       tags: ['oauth'],
       operationId: 'issueToken', summary: 'Issue an access token',

@@ -26,6 +26,7 @@ forEachDatabase((database) => {
   let dir: string | undefined;
   let revokedKey: string;
   let listedClient: string;
+  let clientWithUris: string;
   // The commands run as separate processes, all at once (each start costs about a second).
   const runs: Record<string, Promise<Run>> = {};
   const accountName = `acme-${Date.now()}`;
@@ -47,6 +48,9 @@ forEachDatabase((database) => {
     listedClient = clientId;
     await createUser(t.ctx.db, t.accountId, `ops-${database.name}@example.com`, 'a long and secret passphrase');
     runs.clients = runAdmin(['client', 'list', '--account', t.accountId, '--json'], env);
+    const { clientId: withUris } = await t.newClient(t.accountId, ['read:labels'], ['https://app.example/callback', 'https://app.example/other']);
+    clientWithUris = withUris;
+    runs.clientsText = runAdmin(['client', 'list', '--account', t.accountId], env);
     runs.rotate = runs.clients.then(() => runAdmin(['client', 'rotate-secret', clientId, '--json'], env));
     runs.clientRevoke = runs.rotate.then(() => runAdmin(['client', 'revoke', clientId, '--json'], env));
     runs.disable = runAdmin(['user', 'disable', '--email', `ops-${database.name}@example.com`, '--json'], env);
@@ -62,6 +66,8 @@ forEachDatabase((database) => {
         : runAdmin(['key', 'revoke', prefix, '--json'], env);
     runs.revoke = revoke;
     runs.list = revoke.then(() => runAdmin(['key', 'list', '--account', acct.accountId, '--json'], env));
+    runs.revokeAgain = runs.list.then(() => runAdmin(['key', 'revoke', prefix, '--json'], env));
+    runs.revokeAgainText = runs.list.then(() => runAdmin(['key', 'revoke', prefix], env));
     // Settle everything here so a failure is reported by the test that owns it.
     await Promise.allSettled(Object.values(runs));
   });
@@ -134,6 +140,24 @@ forEachDatabase((database) => {
       assert.equal(revoked.code, 0, revoked.stderr);
       const token = await tokenRequest(t, { grant_type: 'client_credentials', client_id: listedClient, client_secret: clientSecret });
       assert.equal(token.statusCode, 401);
+    });
+
+    it('key revoke of a key already revoked: says so, changes nothing', async () => {
+      const again = await runs.revokeAgain!;
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(oneJsonObject(again.stdout), { revoked: revokedKey.slice(0, 16), alreadyRevoked: true });
+      const text = await runs.revokeAgainText!;
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, new RegExp(`^api key ${revokedKey.slice(0, 16)} was already revoked on \\d{4}-`));
+      assert.doesNotMatch(text.stdout + text.stderr, /not found/);
+    });
+
+    it('client list without --json shows each client\'s state, scopes and redirect URIs', async () => {
+      const list = await runs.clientsText!;
+      assert.equal(list.code, 0, list.stderr);
+      const line = list.stdout.split('\n').find((l) => l.startsWith(clientWithUris));
+      assert.equal(line, `${clientWithUris}  Test client  active  scopes: read:labels  redirect URIs: https://app.example/callback https://app.example/other`);
+      assert.match(list.stdout, new RegExp(`^${listedClient}  Test client  active  scopes: read:shipments  redirect URIs: none$`, 'm'));
     });
 
     it('user disable: the user can no longer sign in', async () => {

@@ -15,13 +15,16 @@ const basic = (id: string, secret: string, encode = true) => {
   return `Basic ${Buffer.from(`${e(id)}:${e(secret)}`).toString('base64')}`;
 };
 
+/** RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E. */
+const DESCRIPTION_CHARACTERS = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
+
 /** RFC 6749 §5.2: the status, a JSON body of exactly {error, error_description}, no caching. */
 function assertOAuthError(res: Res, status: number, error: string): void {
   assert.equal(res.statusCode, status, res.body);
   assert.match(String(res.headers['content-type']), /^application\/json/);
   const body = res.json();
   assert.equal(body.error, error, res.body);
-  assert.equal(typeof body.error_description, 'string');
+  assert.match(body.error_description, DESCRIPTION_CHARACTERS);
   assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
   assert.equal(res.headers['cache-control'], 'no-store');
   assert.equal(res.headers.pragma, 'no-cache');
@@ -101,6 +104,26 @@ forEachDatabase((database) => {
       assert.equal(res.json().scope, 'read:labels read:shipments');
     });
 
+    it('a parameter sent without a value counts as omitted (RFC 6749 §3.2): scope= means all the client may have', async () => {
+      const narrow = await t.newClient(t.accountId, ['read:labels', 'read:shipments']);
+      const res = await tokenRequest(t, { grant_type: 'client_credentials', client_id: narrow.clientId, client_secret: narrow.clientSecret, scope: '' });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().scope, 'read:labels read:shipments');
+      // Beside HTTP Basic, an empty client_secret is not a second method, and an empty client_id names no other client.
+      for (const empty of [{ client_secret: '' }, { client_id: '' }, { client_id: '', client_secret: '', scope: '' }] as Record<string, string>[]) {
+        const basicRes = await tokenRequest(t, { grant_type: 'client_credentials', ...empty }, { authorization: basic(narrow.clientId, narrow.clientSecret) });
+        assert.equal(basicRes.statusCode, 200, `${JSON.stringify(empty)}: ${basicRes.body}`);
+      }
+    });
+
+    it('unrecognised parameters are ignored, even repeated (RFC 6749 §3.2)', async () => {
+      const creds = form({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret });
+      for (const extra of ['foo=1&foo=2', 'resource=https%3A%2F%2Fa.example&resource=https%3A%2F%2Fb.example', 'x=%C3%A9&x="\\']) {
+        const res = await tokenRequest(t, `${creds}&${extra}`);
+        assert.equal(res.statusCode, 200, `${extra}: ${res.body}`);
+      }
+    });
+
     it('the content type may carry a charset parameter', async () => {
       const res = await tokenRequest(t, form({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }), { 'content-type': `${FORM}; charset=UTF-8` });
       assert.equal(res.statusCode, 200, res.body);
@@ -115,9 +138,14 @@ forEachDatabase((database) => {
       assertOAuthError(res, 400, 'invalid_request');
     });
 
-    it('other content types and no body: 400 invalid_request', async () => {
-      assertOAuthError(await tokenRequest(t, form(good()), { 'content-type': 'text/plain' }), 400, 'invalid_request');
-      assertOAuthError(await tokenRequest(t, form(good()), { 'content-type': 'multipart/form-data; boundary=x' }), 400, 'invalid_request');
+    it('other content types and no body: 400 invalid_request naming application/x-www-form-urlencoded', async () => {
+      for (const type of ['text/plain', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencodedX', 'text/plain; charset="utf-8"']) {
+        const res = await tokenRequest(t, form(good()), { 'content-type': type });
+        assertOAuthError(res, 400, 'invalid_request');
+        assert.match(res.json().error_description, /send application\/x-www-form-urlencoded$/, type);
+      }
+      const json = await t.app.inject({ method: 'POST', url: '/oauth/token', payload: good() });
+      assert.match(json.json().error_description, /application\/x-www-form-urlencoded/);
       assertOAuthError(await t.app.inject({ method: 'POST', url: '/oauth/token' }), 400, 'invalid_request');
     });
 
@@ -129,6 +157,15 @@ forEachDatabase((database) => {
     it('an unknown grant_type: 400 unsupported_grant_type', async () => {
       assertOAuthError(await tokenRequest(t, { ...good(), grant_type: 'password' }), 400, 'unsupported_grant_type');
       assertOAuthError(await tokenRequest(t, { ...good(), grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }), 400, 'unsupported_grant_type');
+    });
+
+    it('client input echoed in error_description keeps to the characters RFC 6749 §5.2 allows', async () => {
+      const grant = await tokenRequest(t, { ...good(), grant_type: 'clïent"\\x' });
+      assertOAuthError(grant, 400, 'unsupported_grant_type');
+      assert.match(grant.json().error_description, /^grant_type cl\?ent\?\?x is not supported/);
+      const scope = await tokenRequest(t, { ...good(), scope: 'réad:"labels\\ 😀' });
+      assertOAuthError(scope, 400, 'invalid_scope');
+      assert.equal(scope.json().error_description, 'unknown scope r?ad:?labels? ?');
     });
 
     it('a wrong secret, an unknown client or a revoked client: 401 invalid_client', async () => {
@@ -148,10 +185,19 @@ forEachDatabase((database) => {
     });
 
     it('a failed HTTP Basic authentication: 401 invalid_client with WWW-Authenticate: Basic', async () => {
-      for (const authorization of [basic(client.clientId, 'wrong'), basic('cl_nobody', 'x'), `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic %%%', `${basic(client.clientId, client.clientSecret).replace(/=*$/, '')}AA`]) {
+      for (const authorization of [basic(client.clientId, 'wrong'), basic('cl_nobody', 'x'), `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic %%%', 'Basic', `${basic(client.clientId, client.clientSecret).replace(/=*$/, '')}AA`]) {
         const res = await tokenRequest(t, { grant_type: 'client_credentials' }, { authorization });
         assertOAuthError(res, 401, 'invalid_client');
         assert.match(String(res.headers['www-authenticate']), /^Basic realm="shipping"/, authorization);
+      }
+    });
+
+    it('another scheme in the Authorization header (a Bearer token): 401 invalid_client with WWW-Authenticate: Basic (RFC 6749 §5.2)', async () => {
+      const token = (await tokenRequest(t, good())).json().access_token;
+      for (const [fields, authorization] of [[{ grant_type: 'client_credentials' }, `Bearer ${token}`], [good(), `Bearer ${token}`], [{ grant_type: 'client_credentials' }, 'Digest username="x"']] as const) {
+        const res = await tokenRequest(t, fields, { authorization });
+        assertOAuthError(res, 401, 'invalid_client');
+        assert.equal(res.headers['www-authenticate'], 'Basic realm="shipping"');
       }
     });
 
@@ -172,13 +218,13 @@ forEachDatabase((database) => {
       assertOAuthError(await tokenRequest(t, `${form(good())}&client_secret=${client.clientSecret}`), 400, 'invalid_request');
     });
 
-    it('a scope beyond the client\'s, an unknown scope or an empty scope: 400 invalid_scope', async () => {
+    it('a scope beyond the client\'s, an unknown scope or one of only spaces: 400 invalid_scope', async () => {
       const narrow = await t.newClient(t.accountId, ['read:shipments']);
       const creds = { grant_type: 'client_credentials', client_id: narrow.clientId, client_secret: narrow.clientSecret };
       assertOAuthError(await tokenRequest(t, { ...creds, scope: 'read:shipments write:shipments' }), 400, 'invalid_scope');
       assertOAuthError(await tokenRequest(t, { ...creds, scope: 'admin' }), 400, 'invalid_scope');
       assertOAuthError(await tokenRequest(t, { ...creds, scope: 'read:everything' }), 400, 'invalid_scope');
-      assertOAuthError(await tokenRequest(t, { ...creds, scope: '' }), 400, 'invalid_scope');
+      assertOAuthError(await tokenRequest(t, { ...creds, scope: ' ' }), 400, 'invalid_scope');
       const ok = await tokenRequest(t, { ...creds, scope: 'shipments:read' });
       assert.equal(ok.statusCode, 200);
     });
@@ -186,6 +232,7 @@ forEachDatabase((database) => {
     it('an oversized form: 400 invalid_request, never 413 in another shape', async () => {
       const res = await tokenRequest(t, `${form(good())}&pad=${'x'.repeat(70 * 1024)}`);
       assertOAuthError(res, 400, 'invalid_request');
+      assert.equal(res.json().error_description, 'request body is larger than the limit of 64 KiB');
     });
   });
 

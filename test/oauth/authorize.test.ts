@@ -106,6 +106,13 @@ forEachDatabase((database) => {
       assert.match(params.get('error_description') ?? '', /scope is repeated/);
     });
 
+    it('keeps error_description to the characters RFC 6749 §4.1.2.1 allows, whatever the request held', async () => {
+      const params = redirected(await get(authorizeQuery(setup, pkce().challenge, { scope: 'read:labels réad:"labels\\ 😀' })));
+      assert.equal(params.get('error'), 'invalid_scope');
+      assert.equal(params.get('error_description'), 'unknown scope r?ad:?labels? ?');
+      assert.equal(params.get('state'), 'st-123');
+    });
+
     it('omits state from the error when the request had none', async () => {
       const params = redirected(await get(authorizeQuery(setup, pkce().challenge, { state: undefined, code_challenge_method: 'plain' })));
       assert.equal(params.get('error'), 'invalid_request');

@@ -174,6 +174,25 @@ forEachDatabase((database) => {
       assert.equal(full.json().scope, 'read:shipments write:shipments');
     });
 
+    it('takes scope= as omitted (RFC 6749 §3.2): the full grant; a scope of only spaces is invalid_scope', async () => {
+      const { code, verifier } = await authorize(t, setup);
+      const first = (await exchangeCode(t, setup, code, verifier)).json();
+      const empty = await refresh(first.refresh_token, { scope: '' });
+      assert.equal(empty.statusCode, 200, empty.body);
+      assert.equal(empty.json().scope, 'read:shipments write:shipments');
+      const blank = await refresh(empty.json().refresh_token, { scope: ' ' });
+      assert.equal(blank.statusCode, 400);
+      assert.equal(blank.json().error, 'invalid_scope');
+    });
+
+    it('keeps error_description to the characters RFC 6749 §5.2 allows', async () => {
+      const { code, verifier } = await authorize(t, setup);
+      const first = (await exchangeCode(t, setup, code, verifier)).json();
+      const res = await refresh(first.refresh_token, { scope: 'réad:"shipments\\' });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error_description, 'unknown scope r?ad:?shipments?');
+    });
+
     it('refuses an unknown, expired or foreign refresh token with invalid_grant', async () => {
       assertInvalidGrant(await refresh('x'.repeat(64)), /invalid/);
       const { code, verifier } = await authorize(t, setup);
