@@ -2,6 +2,8 @@
 
 import { DEFAULT_SDR_RATES, isCurrencyCode } from './carriers/customs.ts';
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
+import pino from 'pino';
 import { DEFAULT_DATABASE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/postgres.ts';
 
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
@@ -84,16 +86,18 @@ function parseBool(name: string, value: string | undefined, fallback: boolean): 
   throw new ConfigError(`${name} must be 1 or 0, got "${value}"`);
 }
 
+// Plain decimal digits only: `Number()` would also take `0x1F90`, `1e3` and blanks.
 function parseNumber(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
+  if (!/^\d+(\.\d+)?$/.test(value) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
 function parseInteger(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  const n = parseNumber(name, value, fallback, min, max);
-  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
@@ -110,13 +114,44 @@ function parseUrl(name: string, value: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
+/**
+ * Why `entry` is not an IP address or range (`10.0.0.1`, `10.0.0.0/8`, `fd00::/8`) as node:net's
+ * BlockList and Fastify's proxy check take it, or null when it is: an IPv4 or IPv6 address, and a prefix
+ * from `minPrefix` to 32 (IPv4) or 128 (IPv6); a prefix is needed unless `single` addresses may be given.
+ */
+function rangeProblem(entry: string, { minPrefix, single }: { minPrefix: number; single: boolean }): string | null {
+  const slash = entry.lastIndexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return `${address} is not an IPv4 or IPv6 address`;
+  if (slash === -1) return single ? null : 'the prefix length is missing';
+  const bits = entry.slice(slash + 1);
+  const max = family === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) < minPrefix || Number(bits) > max) return `an IPv${family} prefix length is ${minPrefix} to ${max}`;
+  return null;
+}
+
 export function parseCidrList(name: string, value: string | undefined): string[] {
   if (!value) return [];
   const list = value.split(',').map((s) => s.trim()).filter(Boolean);
   for (const cidr of list) {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(cidr)) throw new ConfigError(`${name}: "${cidr}" is not a CIDR range like 10.0.0.0/8`);
+    const problem = rangeProblem(cidr, { minPrefix: 0, single: false });
+    if (problem) throw new ConfigError(`${name}: "${cidr}" is not a CIDR range like 10.0.0.0/8 (${problem})`);
   }
   return list;
+}
+
+/**
+ * SQLite's in-memory database, however spelled (`sqlite::memory:`, `sqlite:`, and the URI forms
+ * `sqlite:file::memory:`, `sqlite:file:x?mode=memory`); `sqlite:file:` is SQLite's private temporary one.
+ */
+export function inMemoryDatabase(databaseUrl: string): boolean {
+  if (!databaseUrl.startsWith('sqlite:')) return false;
+  const path = databaseUrl.slice('sqlite:'.length);
+  if (path === '' || path === ':memory:') return true;
+  if (!path.startsWith('file:')) return false;
+  const [name, query = ''] = path.slice('file:'.length).split('?', 2) as [string, string?];
+  return name === '' || name === ':memory:' || new URLSearchParams(query).get('mode') === 'memory';
 }
 
 function looksLikeDevSecret(value: string): boolean {
@@ -170,7 +205,9 @@ function parseTrustProxy(value: string | undefined): false | number | string[] {
   if (/^\d+$/.test(v)) return parseInteger('TRUST_PROXY', v, 0, 1, 10);
   const list = v.split(',').map((s) => s.trim()).filter(Boolean);
   for (const entry of list) {
-    if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(entry)) throw new ConfigError(`TRUST_PROXY must be a hop count or proxy addresses (IP or CIDR, comma-separated), got "${entry}"`);
+    // A /0 would believe every hop, whoever sent it; Fastify refuses it too.
+    const problem = rangeProblem(entry, { minPrefix: 1, single: true });
+    if (problem) throw new ConfigError(`TRUST_PROXY must be a hop count from 1 to 10 or proxy addresses (IP or CIDR, comma-separated), got "${entry}" (${problem})`);
   }
   return list;
 }
@@ -190,7 +227,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const role = (env.ROLE || 'all') as Role;
   if (!ROLES.includes(role)) throw new ConfigError(`ROLE must be one of ${ROLES.join(', ')}, got "${env.ROLE}"`);
 
-  const port = parseNumber('PORT', env.PORT, 8080, 0, 65535);
+  const port = parseInteger('PORT', env.PORT, 8080, 0, 65535);
   const host = env.HOST || (production ? '0.0.0.0' : '127.0.0.1');
   if (production && !env.PUBLIC_BASE_URL) throw new ConfigError('PUBLIC_BASE_URL is required in production');
   const publicBaseUrl = parseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL || `http://localhost:${port}`);
@@ -203,7 +240,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   }
-  if (production && databaseUrl === 'sqlite::memory:') throw new ConfigError('an in-memory database is not allowed in production');
+  if (inMemoryDatabase(databaseUrl)) {
+    if (production) throw new ConfigError('an in-memory database is not allowed in production');
+    // The service opens more than one connection, and each URI-form in-memory database is a connection's own.
+    if (databaseUrl.startsWith('sqlite:file:')) throw new ConfigError(`DATABASE_URL: an in-memory database is written sqlite::memory:, got "${databaseUrl}"`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  const logLevels = [...Object.keys(pino.levels.values), 'silent'];
+  if (!logLevels.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
 
   const bootstrapClientId = env.BOOTSTRAP_CLIENT_ID || undefined;
   const bootstrapClientSecret = env.BOOTSTRAP_CLIENT_SECRET || undefined;
@@ -255,10 +299,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowedCidrs: parseCidrList('WEBHOOK_ALLOWED_CIDRS', env.WEBHOOK_ALLOWED_CIDRS),
     webhookAllowPrivate: appEnv === 'development',
     webhookAllowedPorts: parsePortList(env.WEBHOOK_ALLOWED_PORTS),
-    webhookTimeoutMs: parseNumber('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15000, 100, 60000),
-    accessTokenTtlSeconds: parseNumber('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
-    logLevel: env.LOG_LEVEL || (appEnv === 'development' ? 'info' : 'info'),
-    workerIdleMs: parseNumber('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
+    webhookTimeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 15000, 100, 60000),
+    accessTokenTtlSeconds: parseInteger('ACCESS_TOKEN_TTL', env.ACCESS_TOKEN_TTL, 3600, 60, 86400),
+    logLevel,
+    workerIdleMs: parseInteger('WORKER_IDLE_MS', env.WORKER_IDLE_MS, 500, 10, 60000),
     renderThreads: parseInteger('RENDER_THREADS', env.RENDER_THREADS, availableParallelism(), 1, 64),
     renderCacheBytes: parseInteger('RENDER_CACHE_MB', env.RENDER_CACHE_MB, 64, 0, 65536) * MB,
     renderStoreBytes: parseInteger('RENDER_STORE_MB', env.RENDER_STORE_MB, 1024, 0, 1048576) * MB,
@@ -267,7 +311,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConnections: parseInteger('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 4096, 1, 1_000_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     rateLimitPerSecond: parseNumber('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, 100, 0, 1_000_000),
-    rateLimitBurst: parseNumber('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 200, 1, 10_000_000),
+    rateLimitBurst: parseInteger('RATE_LIMIT_BURST', env.RATE_LIMIT_BURST, 200, 1, 10_000_000),
     sdrRates: parseSdrRates(env.CUSTOMS_SDR_RATES),
     metricsPort: parseInteger('METRICS_PORT', env.METRICS_PORT, 9464, 0, 65535),
     metricsHost: env.METRICS_HOST || '127.0.0.1',

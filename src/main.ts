@@ -3,7 +3,7 @@ import { stopTracing } from './tracing.ts';
 import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
 import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, inMemoryDatabase, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
@@ -12,16 +12,36 @@ import { startWorkerThread } from './worker-thread.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
+// Errors of a listen whose address cannot be resolved or is not one of this machine's.
+const HOST_ERRORS = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
+
+/** Stops the start like a bad setting: one line naming it, exit code 78 (EX_CONFIG). */
+function refuse(message: string): never {
+  console.error(`configuration error: ${message}`);
+  process.exit(78);
+}
+
+/** Why a listen failed, naming the host setting, when its address is to blame; else null. */
+function hostRefusal(err: unknown, setting: string, host: string): string | null {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return HOST_ERRORS.has(code) ? `${setting} "${host}" is not an address this machine can listen on (${code})` : null;
+}
+
+/** Why the API's listen failed, naming HOST or PORT, when a setting is to blame; else null. */
+function listenRefusal(err: unknown, host: string, port: number): string | null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return `PORT ${port} is already in use on ${host}`;
+  if (code === 'EACCES') return `PORT ${port} on ${host} may not be listened on by this user (EACCES)`;
+  return hostRefusal(err, 'HOST', host);
+}
+
 async function main(): Promise<void> {
   const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.length);
   let config: Config;
   try {
     config = loadConfig(roleArg ? { ...process.env, ROLE: roleArg } : process.env, version);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(78);
-    }
+    if (err instanceof ConfigError) refuse(err.message);
     throw err;
   }
   const log = createLogger(config.logLevel);
@@ -34,7 +54,7 @@ async function main(): Promise<void> {
   if (config.role === 'worker') worker = startWorker(ctx);
   if (config.role === 'all') {
     // Off the event loop that answers requests; an in-memory database cannot be shared with another thread.
-    if (config.databaseUrl === 'sqlite::memory:') worker = startWorker(ctx);
+    if (inMemoryDatabase(config.databaseUrl)) worker = startWorker(ctx);
     else {
       worker = await startWorkerThread(config, (code) => {
         log.fatal({ code }, 'the background jobs thread stopped; exiting so that the process is restarted');
@@ -43,7 +63,8 @@ async function main(): Promise<void> {
     }
   }
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
-  // Metrics on a listener of their own (§17); a port taken by another process is logged, not fatal.
+  // Metrics on a listener of their own (§17); a port taken by another process is logged, not fatal, but
+  // a METRICS_HOST that is not this machine's is a bad setting.
   setWebhookBacklogReader(() => deliveryBacklog(ctx));
   let metrics: MetricsServer | null = null;
   if (config.metricsPort > 0) {
@@ -51,6 +72,8 @@ async function main(): Promise<void> {
       metrics = await startMetricsServer(config.metricsHost, config.metricsPort, async () => (worker?.metrics ? [await worker.metrics()] : []));
       log.info({ port: metrics.port, host: config.metricsHost }, `metrics at http://${config.metricsHost}:${metrics.port}/metrics`);
     } catch (err) {
+      const refusal = hostRefusal(err, 'METRICS_HOST', config.metricsHost);
+      if (refusal) refuse(refusal);
       log.error({ err, port: config.metricsPort }, 'the metrics listener could not start (METRICS_PORT taken?); running without it');
     }
   }
@@ -73,7 +96,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   if (app) {
-    await app.listen({ host: config.host, port: config.port });
+    try {
+      await app.listen({ host: config.host, port: config.port });
+    } catch (err) {
+      const refusal = listenRefusal(err, config.host, config.port);
+      if (refusal) refuse(refusal);
+      throw err;
+    }
     const say = (s: string) => process.stdout.write(`${s}\n`);
     say('');
     say(`Shipping API ${version} (${config.env}) is serving ${config.baseUrl} on ${config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'PostgreSQL'}`);

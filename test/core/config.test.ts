@@ -2,6 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { outboundPolicy } from '../../src/webhooks/outbound.ts';
+import Fastify from 'fastify';
+import fc from 'fast-check';
 import { ensureBootstrapCredentials } from '../../src/bootstrap.ts';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { randomToken } from '../../src/auth/secrets.ts';
@@ -65,6 +68,9 @@ describe('settings (README, Configuration)', () => {
     ['a BOOTSTRAP_API_KEY without the sk_live_ prefix', { ...PRODUCTION, BOOTSTRAP_API_KEY: 'x'.repeat(48) }, /BOOTSTRAP_API_KEY/],
     ['a short BOOTSTRAP_CLIENT_SECRET', { ...PRODUCTION, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: 'secret' }, /BOOTSTRAP_CLIENT_SECRET/],
     ['an in-memory database', { ...PRODUCTION, DATABASE_URL: 'sqlite::memory:' }, /in-memory/],
+    ...['sqlite:', 'sqlite:file::memory:', 'sqlite:file::memory:?cache=shared', 'sqlite:file:x.db?mode=memory', 'sqlite:file:'].map(
+      (url): [string, Record<string, string>, RegExp] => [`an in-memory database spelled ${url}`, { ...PRODUCTION, DATABASE_URL: url }, /in-memory/],
+    ),
   ];
   for (const [name, env, message] of refused) {
     it(`production refuses ${name}`, () => {
@@ -95,6 +101,91 @@ describe('settings (README, Configuration)', () => {
       assert.throws(() => loadConfig(env), ConfigError);
     });
   }
+
+  it('an in-memory database in development: sqlite::memory: or sqlite:, never a URI spelling (each connection would get its own)', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).databaseUrl, 'sqlite::memory:');
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite:' }).databaseUrl, 'sqlite:');
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite:file:/tmp/x.db' }).databaseUrl, 'sqlite:file:/tmp/x.db');
+    for (const url of ['sqlite:file::memory:', 'sqlite:file:x.db?mode=memory']) {
+      assert.throws(() => loadConfig({ DATABASE_URL: url }), (err: Error) => err instanceof ConfigError && err.message.startsWith('DATABASE_URL: an in-memory database is written sqlite::memory:'), url);
+    }
+  });
+
+  it('LOG_LEVEL: one of pino\'s levels or silent', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+    for (const bad of ['verbose', 'INFO', 'warning']) {
+      assert.throws(() => loadConfig({ LOG_LEVEL: bad }), (err: Error) => err instanceof ConfigError && err.message === `LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "${bad}"`);
+    }
+  });
+
+  it('ports and counts are whole numbers in range, refused by name', () => {
+    const settings = ['PORT', 'METRICS_PORT', 'WEBHOOK_ALLOWED_PORTS', 'WEBHOOK_TIMEOUT_MS', 'ACCESS_TOKEN_TTL', 'WORKER_IDLE_MS', 'RATE_LIMIT_BURST', 'MAX_CONNECTIONS', 'RENDER_THREADS', 'DATABASE_POOL_SIZE'];
+    for (const name of settings) {
+      for (const bad of ['8080.5', '1e3', '0x10', '-1', '99999999']) {
+        assert.throws(() => loadConfig({ [name]: bad }), (err: Error) => err instanceof ConfigError && err.message.startsWith(`${name} must be a whole number from `), `${name}=${bad}`);
+      }
+    }
+    assert.throws(() => loadConfig({ PORT: '8080.5', PUBLIC_BASE_URL: 'http://ship.local' }), (err: Error) => err instanceof ConfigError && err.message === 'PORT must be a whole number from 0 to 65535, got "8080.5"');
+    assert.equal(loadConfig({ PORT: '0' }).port, 0);
+    assert.equal(loadConfig({ METRICS_PORT: '65535' }).metricsPort, 65535);
+    // Rates and step lengths may be fractions.
+    assert.equal(loadConfig({ RATE_LIMIT_PER_SECOND: '0.5', SANDBOX_STEP_SECONDS: '0.05' }).rateLimitPerSecond, 0.5);
+    assert.throws(() => loadConfig({ RATE_LIMIT_PER_SECOND: '1e2' }), (err: Error) => err instanceof ConfigError && err.message.startsWith('RATE_LIMIT_PER_SECOND must be a number'));
+  });
+
+  it('WEBHOOK_ALLOWED_CIDRS: every entry an address of its family with a prefix it can have', () => {
+    assert.deepEqual(loadConfig({ WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8,0.0.0.0/0,192.168.1.7/32,::/128' }).webhookAllowedCidrs, ['10.0.0.0/8', 'fd00::/8', '0.0.0.0/0', '192.168.1.7/32', '::/128']);
+    for (const bad of ['10.0.0.0/33', '999.1.1.1/99', '999.1.1.1/8', 'fd00::/129', '10.0.0.0/-1', '10.0.0.0/', 'abc/8', '10.0.0.0/8/8', '10.0.0.0']) {
+      assert.throws(() => loadConfig({ WEBHOOK_ALLOWED_CIDRS: `192.168.0.0/16,${bad}` }), (err: Error) => err instanceof ConfigError && err.message.startsWith(`WEBHOOK_ALLOWED_CIDRS: "${bad}" is not a CIDR range`), bad);
+    }
+  });
+
+  // Candidates near the valid forms: addresses of both families with any prefix, and noise.
+  const rangeLike = fc.oneof(
+    fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4Extended(), fc.string({ maxLength: 8 })), fc.option(fc.oneof(fc.integer({ min: -2, max: 200 }).map(String), fc.string({ maxLength: 3 })))).map(([a, p]) => (p === null ? a : `${a}/${p}`)),
+    fc.string({ maxLength: 12 }),
+  );
+
+  it('WEBHOOK_ALLOWED_CIDRS: whatever is accepted at start, the webhook delivery can use (property)', () => {
+    fc.assert(
+      fc.property(rangeLike, (entry) => {
+        let config: ReturnType<typeof loadConfig>;
+        try {
+          config = loadConfig({ WEBHOOK_ALLOWED_CIDRS: entry });
+        } catch (err) {
+          return err instanceof ConfigError && err.message.startsWith('WEBHOOK_ALLOWED_CIDRS: ');
+        }
+        outboundPolicy(config);
+        return true;
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('TRUST_PROXY: a hop count, or addresses and CIDR ranges; anything else is refused by name', () => {
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '::1, fd00::/8,192.168.1.7' }).trustProxy, ['::1', 'fd00::/8', '192.168.1.7']);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+    for (const bad of ['abc', 'true', '10.0.0.0/33', '10.0.0.0/0', '::/0', '999.1.1.1', '2001:db8::/129', '10.0.0.1/x', '11', '1.5']) {
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), (err: Error) => err instanceof ConfigError && err.message.startsWith('TRUST_PROXY must be '), bad);
+    }
+  });
+
+  it('TRUST_PROXY: whatever is accepted at start, Fastify takes (property)', () => {
+    fc.assert(
+      fc.property(rangeLike, (entry) => {
+        let config: ReturnType<typeof loadConfig>;
+        try {
+          config = loadConfig({ TRUST_PROXY: entry });
+        } catch (err) {
+          return err instanceof ConfigError && err.message.startsWith('TRUST_PROXY must be ');
+        }
+        // Hop counts become a function (src/app.ts); the address lists go to Fastify as they are.
+        if (Array.isArray(config.trustProxy)) Fastify({ trustProxy: config.trustProxy });
+        return true;
+      }),
+      { numRuns: 1000 },
+    );
+  });
 
   it('outside development, weak bootstrap secrets stop the start with a message; random ones pass', () => {
     for (const appEnv of ['staging', 'production']) {
@@ -142,6 +233,22 @@ describe('settings (README, Configuration)', () => {
     assert.equal(code, 78);
     assert.match(child.stderr(), /configuration error: PUBLIC_BASE_URL is required in production/);
     assert.equal(child.stdout(), '');
+  });
+
+  it('settings that once crashed the start later are refused first: exit 78, one line naming them, no stack', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
+      [{ TRUST_PROXY: 'abc' }, 'TRUST_PROXY'],
+      [{ PORT: '8080.5', PUBLIC_BASE_URL: 'http://ship.local' }, 'PORT'],
+    ];
+    await Promise.all(
+      cases.map(async ([env, name]) => {
+        const child = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: 'sqlite::memory:', METRICS_PORT: '0', ...env });
+        const { code } = await child.exited;
+        assert.equal(code, 78, `${JSON.stringify(env)}: ${child.stderr()}`);
+        assert.match(child.stderr(), new RegExp(`^configuration error: ${name}[: ][^\\n]*\\n$`), JSON.stringify(env));
+      }),
+    );
   });
 });
 

@@ -1,5 +1,6 @@
-// `npm start` on an empty data directory serves and prints a working curl line; SIGTERM lets
-// in-flight requests finish before the process exits 0.
+// `npm start` on an empty data directory serves and prints a working curl line; SIGTERM, to npm or to
+// the process, lets in-flight requests finish before the process exits 0; an address it cannot listen
+// on stops the start like a bad setting.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,8 +19,8 @@ describe('npm start on an empty data directory', () => {
   it('creates the database, prints a key once with a curl line that works, and prints no key on the next start', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
     const port = await freePort();
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'data', 'shipping.db')}`, PORT: String(port), APP_ENV: '', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: '', SANDBOX_TRACKING: '0', LOG_LEVEL: 'warn' };
-    // Its own process group, so the signal reaches npm and the node process it started.
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'data', 'shipping.db')}`, PORT: String(port), METRICS_PORT: '0', APP_ENV: '', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: '', SANDBOX_TRACKING: '0', LOG_LEVEL: 'info' };
+    // Its own process group, so whatever is left of it can be stopped at the end.
     const npm = spawnChild('npm', ['start'], env, { detached: true });
     try {
       const [, key] = await npm.waitFor(/It is shown this once; keep it:\n\s+(sk_test_[A-Za-z0-9]+)\n/);
@@ -30,8 +31,16 @@ describe('npm start on an empty data directory', () => {
       assert.deepEqual(JSON.parse(stdout), []);
       const created = await fetch(`http://127.0.0.1:${port}/v1/shipments`, { method: 'POST', headers: { 'x-api-key': key!, 'content-type': 'application/json' }, body: JSON.stringify(sampleShipment) });
       assert.equal(created.status, 201);
+      // A supervisor signals npm alone (its main PID, or PID 1 in a container): node must get it and stop.
+      process.kill(npm.process.pid!, 'SIGTERM');
+      assert.deepEqual(await npm.exited, { code: 0, signal: null });
+      assert.match(npm.stdout(), /"msg":"stopped"/);
     } finally {
-      process.kill(-npm.process.pid!, 'SIGTERM');
+      try {
+        process.kill(-npm.process.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone: nothing was left behind.
+      }
       await npm.exited;
     }
     try {
@@ -84,5 +93,27 @@ describe('graceful shutdown', () => {
       if (server.process.exitCode === null) server.process.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('an address the service cannot listen on', () => {
+  it('HOST or METRICS_HOST unresolvable, or not this machine\'s: exit 78, one line naming it, no stack', async () => {
+    const base = { DATABASE_URL: 'sqlite::memory:', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: '', SANDBOX_TRACKING: '0', METRICS_PORT: '0' };
+    const cases: [Record<string, string>, string][] = [
+      [{ HOST: 'not-a-host.invalid' }, 'HOST "not-a-host.invalid"'],
+      // TEST-NET-1: no machine has it.
+      [{ HOST: '192.0.2.1' }, 'HOST "192.0.2.1"'],
+      [{ ROLE: 'worker', METRICS_HOST: 'bogus.invalid', METRICS_PORT: String(await freePort()) }, 'METRICS_HOST "bogus.invalid"'],
+    ];
+    await Promise.all(
+      cases.map(async ([env, named]) => {
+        const child = spawnChild(process.execPath, ['src/main.ts'], { ...base, PORT: String(await freePort()), ...env });
+        const timer = setTimeout(() => child.process.kill('SIGKILL'), 60_000);
+        const { code } = await child.exited;
+        clearTimeout(timer);
+        assert.equal(code, 78, `${JSON.stringify(env)}: ${child.stderr()}`);
+        assert.match(child.stderr(), new RegExp(`^configuration error: ${named} is not an address this machine can listen on \\([A-Z_]+\\)\\n$`));
+      }),
+    );
   });
 });
