@@ -1,5 +1,5 @@
 // Assembles the Fastify app: the one place that knows every capability.
-import { context, trace, tracer, SpanKind, SpanStatusCode } from './tracing.ts';
+import { context, propagation, trace, tracer, ROOT_CONTEXT, SpanKind, SpanStatusCode } from './tracing.ts';
 import type { Span } from '@opentelemetry/api';
 import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -9,7 +9,7 @@ import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
-import { inputValidator } from './http/validators.ts';
+import { decimalNumbersOnly, inputValidator } from './http/validators.ts';
 import { installRateLimits, memoryLimiter, type RateLimiter, sharedLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
@@ -80,7 +80,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   for (const s of sharedSchemas) app.addSchema(s);
   const bodies = inputValidator(sharedSchemas, { coerceTypes: false });
   const others = inputValidator(sharedSchemas, { coerceTypes: 'array' });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : others).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies.compile(schema) : decimalNumbersOnly(schema as Parameters<typeof decimalNumbersOnly>[0], others.compile(schema))));
 
   // A PUT or POST with `Content-Type: application/json` and no body (common from HTTP clients on
   // routes that take none, like invalidate) is an absent body, not malformed JSON.
@@ -98,15 +98,21 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   if (t) {
     const spans = new WeakMap<object, Span>();
     app.addHook('onRequest', (request, _reply, done) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      const span = t.startSpan(`${request.method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route } });
+      // The caller's trace when its traceparent is well formed (OTEL_PROPAGATORS), a new one otherwise.
+      const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+      const route = request.routeOptions.url;
+      const span = t.startSpan(
+        route ? `${request.method} ${route}` : request.method,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0], 'url.scheme': request.protocol } },
+        parent,
+      );
       spans.set(request, span);
-      context.with(trace.setSpan(context.active(), span), done);
+      context.with(trace.setSpan(parent, span), done);
     });
     app.addHook('onResponse', (request, reply, done) => {
       const span = spans.get(request);
       span?.setAttribute('http.response.status_code', reply.statusCode);
-      if (reply.statusCode >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
+      if (reply.statusCode >= 500) span?.setAttributes({ 'error.type': String(reply.statusCode) }).setStatus({ code: SpanStatusCode.ERROR });
       span?.end();
       done();
     });

@@ -1,6 +1,6 @@
 // Everything between "settings are read" and "the app can be built": database, migrations, keys,
 // and the BOOTSTRAP_* credentials.
-import { QuerySpans, startTracing, tracer } from './tracing.ts';
+import { startTracing } from './tracing.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
@@ -35,6 +35,8 @@ async function migrateUnlimited(config: Config, storage: Storage, options: OpenO
 
 export async function openContext(config: Config, log: Logger, options: OpenOptions = {}): Promise<AppContext> {
   setCachesEnabled(config.caches);
+  // Before the database opens: with tracing on, its queries are spans (Kysely's log, src/tracing.ts).
+  await startTracing(config.tracing);
   const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, ...options });
   try {
     await migrateUnlimited(config, storage, options);
@@ -47,10 +49,7 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
       ...(config.renderStoreBytes > 0 ? { store: documentStore(storage.db) } : {}),
       onStoreError: (err) => log.warn({ err }, 'a rendered document could not be stored; it will be rendered again when asked for'),
     });
-    // With tracing on, every query of the service is a span (the plugin is not there otherwise).
-    await startTracing(config.tracing);
-    const db = tracer() ? storage.db.withPlugin(new QuerySpans()) : storage.db;
-    return { config, storage, db, keys, urlKey, renderer, log };
+    return { config, storage, db: storage.db, keys, urlKey, renderer, log };
   } catch (err) {
     await storage.close();
     throw err;

@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import type { Database } from './schema.ts';
 import { sqliteStorage } from './sqlite.ts';
 import { postgresDialect, postgresPool } from './postgres.ts';
+import { querySpans } from '../tracing.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -35,7 +36,7 @@ export interface OpenOptions {
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
     const sqlite = sqliteStorage(url, { servesRequests: options.servesRequests });
-    const db = new Kysely<Database>({ dialect: sqlite.dialect });
+    const db = new Kysely<Database>({ dialect: sqlite.dialect, log: querySpans('sqlite') });
     return {
       db,
       dialect: 'sqlite',
@@ -59,7 +60,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
     }
   }
   const pool = postgresPool(url, options.schema, options.poolSize, options.servesRequests ? options.timeoutMs : undefined);
-  const db = new Kysely<Database>({ dialect: postgresDialect(pool) });
+  const db = new Kysely<Database>({ dialect: postgresDialect(pool), log: querySpans('postgresql') });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 

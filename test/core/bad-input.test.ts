@@ -105,6 +105,21 @@ forEachDatabase((database) => {
       );
     });
 
+    it('a number in the query is plain decimal: hexadecimal, binary, exponents and spaces are 400 naming it', async () => {
+      for (const limit of ['0x10', '0b11', '0o5', '1e1', '%202', '2%20', '+5', '5.0', '']) {
+        const res = await t.request({ method: 'GET', url: `/v1/shipments?limit=${limit}` });
+        assert.equal(res.statusCode, 400, `limit=${limit}: ${res.body}`);
+        assert.match(res.json().message, /limit/);
+      }
+      for (const [url, name] of [['/v1/labels?limit=1e1', 'limit'], ['/v1/webhooks?limit=0x2', 'limit']]) {
+        const res = await t.request({ method: 'GET', url: url! });
+        assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+        assert.match(res.json().message, new RegExp(name!));
+      }
+      const ok = await t.request({ method: 'GET', url: '/v1/shipments?limit=007' });
+      assert.equal(ok.statusCode, 200, ok.body);
+    });
+
     it('random path segments after /v1/shipments/, encoded or raw, short or long: 4xx {code, message}', async () => {
       const segment = fc.oneof(
         fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }).map(encodeURIComponent),
