@@ -16,6 +16,7 @@ import { buildApp } from '../src/app.ts';
 import type { AppContext } from '../src/context.ts';
 import { createAccount, createApiKey, createClient } from '../src/auth/credentials.ts';
 import { ALL_SCOPES, type Scope } from '../src/auth/scopes.ts';
+import { Conformance } from './core/support.ts';
 
 export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export interface DatabaseUnderTest {
@@ -73,6 +74,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
     throw err;
   });
   const app = await buildApp(ctx);
+  const nonconforming = checkEveryAnswer(app);
   await app.ready();
   const newAccount = async (scopes: readonly Scope[] = ALL_SCOPES): Promise<TestAccount> => {
     const account = await createAccount(ctx.db, `acct-${Math.random().toString(36).slice(2)}`);
@@ -93,9 +95,42 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
       await closeContext(ctx);
       if (schema) await dropSchema(schema);
       if (dir) rmSync(dir, { recursive: true, force: true });
+      if (nonconforming.length) throw new Error(`answers the OpenAPI document does not describe:\n${nonconforming.join('\n')}`);
     },
   };
 }
+
+/**
+ * Every answer a test receives from an operation of the OpenAPI document must be declared for it and
+ * match its schema (§9: "every real response conforms to it"); what does not is listed when the app
+ * closes, failing the test file. Paths outside the document (the dashboard, the sign-in pages) and
+ * methods a path does not take (405) are not checked.
+ */
+function checkEveryAnswer(app: FastifyInstance): string[] {
+  const problems: string[] = [];
+  app.addHook('onSend', async (request, reply, payload) => {
+    const route = request.routeOptions.url;
+    if (!route || (typeof payload !== 'string' && payload !== null && payload !== undefined)) return payload;
+    const doc = app.swagger() as Record<string, any>;
+    const key = JSON.stringify(doc.servers ?? []) + (doc.info?.version ?? '');
+    let conformance = conformances.get(key);
+    if (!conformance) {
+      conformance = new Conformance(doc);
+      conformances.set(key, conformance);
+    }
+    if (!conformance.describes(request.method, route)) return payload;
+    const body = typeof payload === 'string' ? payload : '';
+    const headers = reply.getHeaders();
+    try {
+      conformance.check(request.method, route, { statusCode: reply.statusCode, headers, body, json: () => JSON.parse(body) } as unknown as LightMyRequestResponse);
+    } catch (err) {
+      problems.push(`${request.method} ${request.url}: ${(err as Error).message.split('\n')[0]}`);
+    }
+    return payload;
+  });
+  return problems;
+}
+const conformances = new Map<string, Conformance>();
 
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });

@@ -19,6 +19,8 @@ declare module 'fastify' {
     limitedByAddress?: boolean;
     /** A POST that only reads (e.g. stamp verification): Idempotency-Key is not recorded or replayed. */
     readOnly?: boolean;
+    /** Every field of the body is optional, and so is the body (the OpenAPI document says so). */
+    optionalBody?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;

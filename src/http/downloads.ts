@@ -21,7 +21,8 @@ export async function sendDownload(request: FastifyRequest, reply: FastifyReply,
     .header('x-content-type-options', 'nosniff')
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox");
   const ifNoneMatch = request.headers['if-none-match'];
-  if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === download.etag)) {
+  // Weak comparison (RFC 9110 §13.1.2); `*` matches any current representation, and this one exists.
+  if (typeof ifNoneMatch === 'string' && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === download.etag))) {
     return reply.code(304).send();
   }
   const doc = await download.render();

@@ -2,7 +2,7 @@
 // a human-readable reference page rendered from it.
 import { escapeHtml } from './html.ts';
 import type { FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import type { AppContext } from '../context.ts';
 import { SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
 import { errors } from './schemas.ts';
@@ -25,7 +25,16 @@ export const TAGS = [
 
 export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
+  // Operations whose body may be left out (config.optionalBody): @fastify/swagger marks every body required.
+  const optionalBodies = new Set<string>();
   await app.register(swagger, {
+    transformObject: (document) => {
+      const doc = (document as { openapiObject: { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>> } }).openapiObject;
+      for (const path of Object.values(doc.paths ?? {})) {
+        for (const op of Object.values(path)) if (op?.operationId && op.requestBody && optionalBodies.has(op.operationId)) op.requestBody.required = false;
+      }
+      return doc as ReturnType<SwaggerTransformObject>;
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -60,8 +69,9 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; limitedByAddress?: boolean; bodyTypes?: string[] };
+      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; limitedByAddress?: boolean; bodyTypes?: string[]; optionalBody?: boolean };
       const out = { ...(schema as Record<string, unknown>) };
+      if (cfg.optionalBody && typeof out.operationId === 'string') optionalBodies.add(out.operationId);
       // A body that is not JSON (a logo's image) is described here; the route reads it as bytes.
       if (cfg.bodyTypes) out.body = { content: Object.fromEntries(cfg.bodyTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])) };
       if (cfg.public) out.security = [];
@@ -76,11 +86,13 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // What src/http/rate-limit.ts limits: every authenticated route, and the routes limited by address.
       const limited = (!cfg.public && cfg.scope !== undefined) || Boolean(cfg.limitedByAddress);
       if (out.response && limited && !(out.response as Record<string, unknown>)['429']) out.response = { ...(out.response as object), ...errors(429) };
+      // A repeat while the first request with its Idempotency-Key is still being handled, or one whose answer was lost.
+      if (out.response && idempotent && !(out.response as Record<string, unknown>)['409']) out.response = { ...(out.response as object), ...errors(409) };
       // Any route that reads or writes may find the database unavailable (src/http/errors.ts); the
       // service's own pages (this document, its reference) never touch it, and the health check has its own 503.
       const service = (out.tags as string[] | undefined)?.includes('service');
       if (out.response && !service && !(out.response as Record<string, unknown>)['503']) out.response = { ...(out.response as object), ...errors(503) };
-      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited });
+      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited, oauth: Boolean(cfg.oauth), scope: cfg.scope });
       return { schema: out as typeof schema, url };
     },
   });
@@ -108,11 +120,20 @@ const RATE_LIMIT_HEADERS = {
   'ratelimit-reset': { type: 'string', description: 'Seconds until the bucket is full again.' },
 };
 
-function withHeaders(responses: Record<string, Record<string, unknown>>, route: { idempotent: boolean; list: boolean; limited: boolean }): Record<string, Record<string, unknown>> {
+/** The challenges src/errors.ts sends: RFC 6750's on the API, RFC 6749's Basic one on the token endpoint. */
+const CHALLENGE_401 = { type: 'string', description: 'The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused.' };
+const CHALLENGE_401_TOKEN = { type: 'string', description: 'With `invalid_client` when the client sent an `Authorization` header (RFC 6749 §5.2): `Basic realm="shipping"`, the one scheme this endpoint takes.' };
+const challenge403 = (scope: string) => ({ type: 'string', description: `When the credential lacks the route's scope (RFC 6750 §3.1): \`Bearer realm="shipping", error="insufficient_scope", scope="${scope}"\`.` });
+
+function withHeaders(
+  responses: Record<string, Record<string, unknown>>,
+  route: { idempotent: boolean; list: boolean; limited: boolean; oauth: boolean; scope: string | null | undefined },
+): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [status, response] of Object.entries(responses)) {
     const headers: Record<string, unknown> = { ...((response.headers as Record<string, unknown> | undefined) ?? {}), 'x-request-id': REQUEST_ID };
-    if (status === '401') headers['www-authenticate'] = { type: 'string', description: 'The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused.' };
+    if (status === '401') headers['www-authenticate'] = route.oauth ? CHALLENGE_401_TOKEN : CHALLENGE_401;
+    if (status === '403' && route.scope) headers['www-authenticate'] = challenge403(route.scope);
     if (route.idempotent && status.startsWith('2')) headers['idempotent-replayed'] = { type: 'string', enum: ['true'], description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' };
     if (route.limited) Object.assign(headers, RATE_LIMIT_HEADERS);
     if (route.limited && status === '429') headers['retry-after'] = { type: 'string', description: 'Seconds until the next request may be sent.' };

@@ -77,9 +77,9 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: {
       tags: ['labels'],
       operationId: 'invalidateLabel', summary: 'Invalidate a label',
-      description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204.',
+      description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest.',
       params: idParams,
-      response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404) },
+      response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404, 409) },
     },
     handler: async (request, reply) => {
       await invalidateLabel(ctx, principalOf(request).accountId, request.params.id);

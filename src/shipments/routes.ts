@@ -26,7 +26,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.post<{ Params: { id: string }; Body: NewReturn }>('/shipments/:id/returns', {
-    config: { scope: 'write:shipments' },
+    config: { scope: 'write:shipments', optionalBody: true },
     schema: {
       tags: ['shipments'],
       operationId: 'createReturn',

@@ -55,6 +55,22 @@ forEachDatabase((database) => {
         }
       }
     });
+
+    it('names the challenges the service sends: realm "shipping", insufficient_scope with the scope on 403, Basic on the token endpoint', async () => {
+      const challenge = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].headers['www-authenticate'].description as string;
+      assert.match(challenge('/v1/labels', 'get', '401'), /`Bearer realm="shipping"`/);
+      assert.match(challenge('/v1/labels', 'get', '403'), /`Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`/);
+      assert.match(challenge('/oauth/token', 'post', '401'), /`Basic realm="shipping"`/);
+      assert.ok(!JSON.stringify(doc).includes('realm=\\"api\\"'), 'no other realm');
+      // And what the service really sends.
+      const refused = await t.app.inject({ method: 'GET', url: '/v1/labels', headers: { 'x-api-key': (await t.newAccount(['read:shipments'])).apiKey } });
+      assert.equal(refused.headers['www-authenticate'], 'Bearer realm="shipping", error="insufficient_scope", scope="read:labels"');
+    });
+
+    it('says which bodies may be left out: a return takes none, a shipment needs one', () => {
+      assert.equal(doc.paths['/v1/shipments/{id}/returns'].post.requestBody.required, false);
+      assert.equal(doc.paths['/v1/shipments'].post.requestBody.required, true);
+    });
   });
 
   describe('GET /v1/docs', () => {

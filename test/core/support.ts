@@ -193,6 +193,11 @@ export class Conformance {
     this.#ajv.addSchema(doc, 'openapi');
   }
 
+  /** Whether the document has this operation (a route's own URL, `:id` parameters). */
+  describes(method: string, routeUrl: string): boolean {
+    return Boolean(this.#doc.paths[openApiPath(routeUrl)]?.[method.toLowerCase()]);
+  }
+
   check(method: string, routeUrl: string, res: LightMyRequestResponse): void {
     const path = openApiPath(routeUrl);
     const where = `${method} ${path} → ${res.statusCode}`;

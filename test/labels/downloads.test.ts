@@ -79,6 +79,10 @@ forEachDatabase((database) => {
       const cached = await fetchLink(t, label.url, { 'if-none-match': String(a.headers.etag) });
       assert.equal(cached.statusCode, 304);
       assert.equal(cached.body, '');
+      // RFC 9110 §13.1.2: `*` matches any current representation; a list matches by any member, weakly.
+      assert.equal((await fetchLink(t, label.url, { 'if-none-match': '*' })).statusCode, 304);
+      assert.equal((await fetchLink(t, label.url, { 'if-none-match': `"other", W/${a.headers.etag}` })).statusCode, 304);
+      assert.equal((await fetchLink(t, label.url, { 'if-none-match': '"other"' })).statusCode, 200);
       const pdf = await fetchLink(t, await labelUrl(t, label.id, 'PDF'));
       assert.notEqual(pdf.headers.etag, a.headers.etag);
     });

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Resvg } from '@resvg/resvg-js';
 import { layoutLabel, renderLabel } from '../../src/render/index.ts';
+import { DOT } from '../../src/render/barcodes.ts';
+import { LABEL_SIZES } from '../../src/render/label.ts';
 import type { BarcodePrimitive, LabelData } from '../../src/render/index.ts';
 import { ALL_CARRIERS } from './fixtures.ts';
 import { expectedBarcodes, expectedMaxiCode } from './expected.ts';
@@ -51,4 +53,23 @@ describe('§10 vector formats rasterised without anti-aliasing still scan', () =
       });
     }
   }
+});
+
+describe('§10 every label size keeps its barcodes on whole printer dots', () => {
+  const onGrid = (v: number) => Math.abs(v / DOT - Math.round(v / DOT)) < 1e-6;
+  for (const size of LABEL_SIZES) {
+    it(`${size}: every barcode starts on the 203 dpi dot grid, all four carriers`, () => {
+      for (const base of ALL_CARRIERS) {
+        for (const b of layoutLabel({ ...base, size }).primitives.filter((p): p is BarcodePrimitive => p.kind === 'barcode')) {
+          assert.ok(onGrid(b.x) && onGrid(b.y), `${base.carrier} ${size} ${b.symbology} at (${b.x}, ${b.y}) pt: ${b.x / DOT}, ${b.y / DOT} dots`);
+        }
+      }
+    });
+  }
+  it('8.5x11: the PDF rasterised without anti-aliasing at 203 dpi scans, all four carriers', async () => {
+    for (const base of ALL_CARRIERS) {
+      const d = { ...base, size: '8.5x11' as const };
+      await assertEveryBarcodeReads(await READERS['PDF (poppler, -aa no -aaVector no)']!(d, 203), d, 203, `${d.carrier} 8.5x11 PDF`);
+    }
+  });
 });

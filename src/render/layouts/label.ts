@@ -351,10 +351,11 @@ export function layoutLabel(data: LabelData): Drawing {
   const { w, h } = SIZES[size];
   const meta = { title: `${cleanText(data.carrier)} label ${cleanText(data.trackingNumber)}`, subject: cleanText(data.serviceName), createdAt: data.shipDate };
   if (size === '8.5x11') {
-    // The 4x6 label centred at the top of a letter page, framed so it can be cut out.
+    // The 4x6 label centred at the top of a letter page, framed so it can be cut out; moved by whole
+    // printer dots, so its barcodes keep their bars on the dot grid (§10).
     const label = layoutPortrait(data, 288, 432);
-    const dx = (w - 288) / 2;
-    const dy = 36;
+    const dx = onDots((w - 288) / 2);
+    const dy = onDots(36);
     const primitives = translate(label.primitives, dx, dy);
     primitives.push({ kind: 'box', x: dx - 4, y: dy - 4, w: 296, h: 440, stroke: 0.5 });
     const s = new Sheet();
