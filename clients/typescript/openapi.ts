@@ -422,7 +422,7 @@ export interface paths {
         get?: never;
         /**
          * Invalidate a label
-         * @description The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204.
+         * @description The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest.
          */
         put: operations["invalidateLabel"];
         post?: never;
@@ -1763,7 +1763,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description With `invalid_client` when the client sent an `Authorization` header (RFC 6749 §5.2): `Basic realm="shipping"`, the one scheme this endpoint takes. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -1872,7 +1872,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -1891,6 +1891,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2006,7 +2008,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -2025,6 +2027,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2152,7 +2156,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -2164,6 +2168,25 @@ export interface operations {
             };
             /** @description Missing scope or bad signature */
             403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:shipments"`. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -2329,7 +2352,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -2348,6 +2371,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2529,7 +2554,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -2541,6 +2566,25 @@ export interface operations {
             };
             /** @description Missing scope or bad signature */
             403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -2701,7 +2745,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -2720,6 +2764,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3759,7 +3805,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -3778,6 +3824,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3912,7 +3960,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -3931,6 +3979,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4121,7 +4171,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4140,6 +4190,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4257,7 +4309,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4276,6 +4328,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4286,6 +4340,23 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -4405,7 +4476,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4424,6 +4495,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4548,7 +4621,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4567,6 +4640,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4686,7 +4761,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4705,6 +4780,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -4892,7 +4969,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -4911,6 +4988,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -5093,7 +5172,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -5112,6 +5191,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:labels"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -5304,7 +5385,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -5323,6 +5404,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:shipments"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -5476,7 +5559,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -5488,6 +5571,25 @@ export interface operations {
             };
             /** @description Missing scope or bad signature */
             403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:shipments"`. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -5648,7 +5750,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -5667,6 +5769,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:shipments"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -5744,7 +5848,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5809,7 +5913,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -5828,6 +5932,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:shipments"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6036,7 +6142,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -6055,6 +6161,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:stamps"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6244,7 +6352,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -6263,6 +6371,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:stamps"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6383,7 +6493,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -6402,6 +6512,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:stamps"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6549,8 +6661,25 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6747,7 +6876,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -6766,6 +6895,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:tracking"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6776,6 +6907,23 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -6941,7 +7089,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -6960,6 +7108,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7091,7 +7241,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7103,6 +7253,25 @@ export interface operations {
             };
             /** @description Missing scope or bad signature */
             403: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:webhooks"`. */
+                    "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -7263,7 +7432,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7282,6 +7451,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7399,7 +7570,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7418,6 +7589,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7557,7 +7730,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7576,6 +7749,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7738,7 +7913,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7757,6 +7932,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="read:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7882,7 +8059,7 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description The challenge (RFC 6750): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and refused. */
+                    /** @description The challenge (RFC 6750): `Bearer realm="shipping"`, with `error="invalid_token"` when a token was sent and refused. */
                     "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
@@ -7901,6 +8078,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:webhooks"`. */
+                    "www-authenticate"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
