@@ -54,10 +54,13 @@ export class NotFound extends AppError {
   }
 }
 
-/** RFC 9110 §15.5.6: the path exists, the method does not; `Allow` lists the methods it takes. */
+/**
+ * The path exists, the method does not: §9's NOT_FOUND for an unknown route (a route is a method and
+ * a path; the contract's codes have no 405), with RFC 9110's `Allow` listing the methods it takes.
+ */
 export class MethodNotAllowed extends AppError {
   constructor(method: string, path: string, allowed: string[]) {
-    super(405, 'METHOD_NOT_ALLOWED', `${path} does not take ${method}; it takes ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
+    super(404, 'NOT_FOUND', `route ${method} ${path} not found; ${path} takes ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
   }
 }
 

@@ -104,7 +104,7 @@ export async function startTestApp(database: DatabaseUnderTest = DATABASES[0]!, 
  * Every answer a test receives from an operation of the OpenAPI document must be declared for it and
  * match its schema (§9: "every real response conforms to it"); what does not is listed when the app
  * closes, failing the test file. Paths outside the document (the dashboard, the sign-in pages) and
- * methods a path does not take (405) are not checked.
+ * methods a path does not take (404 with Allow) are not checked.
  */
 function checkEveryAnswer(app: FastifyInstance): string[] {
   const problems: string[] = [];

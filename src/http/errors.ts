@@ -100,7 +100,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     return reply.status(appErr.status).type(JSON_UTF8).send(appErr.body());
   });
-  // The methods of every route path, so a known path asked with another method is 405, not 404.
+  // The methods of every route path, so a known path asked with another method says which it takes (Allow).
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
     const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+')}/?$`);

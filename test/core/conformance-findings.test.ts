@@ -86,15 +86,18 @@ forEachDatabase((database) => {
   });
 
   describe('methods', () => {
-    it('a method a path does not take is 405 with Allow (RFC 9110), an unknown path stays 404', async () => {
+    it('a method a path does not take is 404 NOT_FOUND (§9: an unknown route) with Allow naming the methods it takes; an unknown path is 404 without', async () => {
       const res = await t.request({ method: 'DELETE', url: '/v1/shipments' });
-      assert.equal(res.statusCode, 405);
+      assert.equal(res.statusCode, 404);
       assert.equal(res.headers.allow, 'GET, HEAD, POST');
-      assert.equal(res.json().code, 'METHOD_NOT_ALLOWED');
+      assert.equal(res.json().code, 'NOT_FOUND');
+      assert.match(res.json().message, /DELETE \/v1\/shipments not found; \/v1\/shipments takes GET, HEAD, POST/);
       const item = await t.request({ method: 'PUT', url: '/v1/shipments/01936f5e-8a2b-7c3d-9e4f-5a6b7c8d9e0f' });
-      assert.equal(item.statusCode, 405);
+      assert.equal(item.statusCode, 404);
       assert.equal(item.headers.allow, 'GET, HEAD');
-      assert.equal((await t.request({ method: 'GET', url: '/v1/nothing-here' })).statusCode, 404);
+      const unknown = await t.request({ method: 'GET', url: '/v1/nothing-here' });
+      assert.equal(unknown.statusCode, 404);
+      assert.equal(unknown.headers.allow, undefined);
     });
   });
 
