@@ -32,22 +32,24 @@ describe('ROLE=all: background jobs on a thread of their own', () => {
     const [, port] = await receiver.waitFor(/port (\d+)/);
     const hook = await t.request({ method: 'POST', url: '/v1/webhooks', payload: { url: `http://127.0.0.1:${port}/hook`, events: ['shipment.created'] } });
     assert.equal(hook.statusCode, 201, hook.body);
-    jobs = await startWorkerThread(t.ctx.config, (code) => assert.fail(`the jobs thread exited with ${code}`));
-    // The operating system lists the thread by its name (`top -H`, and the day benchmark's CPU split).
-    const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
-    assert.ok(names.includes(JOBS_THREAD_NAME), `threads: ${names.join(', ')}`);
+    // The event waits for the jobs, which start on their own thread while this one is blocked: no
+    // timer, no I/O, no promise runs here until the delivery has been made (or the wait is over).
     const created = await t.request({
       method: 'POST',
       url: '/v1/shipments',
       payload: SHIPMENT,
     });
     assert.equal(created.statusCode, 201);
-    // This thread now does nothing at all for a while: no timer, no I/O, no promise runs here.
+    const starting = startWorkerThread(t.ctx.config, (code) => assert.fail(`the jobs thread exited with ${code}`));
     const blockedFrom = Date.now();
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 4000);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 8000);
     const blockedUntil = Date.now();
+    jobs = await starting;
     const [, at] = await receiver.waitFor(/delivered (\d+)/);
     assert.ok(Number(at) >= blockedFrom && Number(at) <= blockedUntil, `delivered at ${at}, while this thread was blocked from ${blockedFrom} to ${blockedUntil}`);
+    // The operating system lists the thread by its name (`top -H`, and the day benchmark's CPU split).
+    const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+    assert.ok(names.includes(JOBS_THREAD_NAME), `threads: ${names.join(', ')}`);
   });
 
   it('stop when asked, and no longer deliver', async () => {
