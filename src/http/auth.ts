@@ -99,7 +99,9 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
           }
           check = () => withToken(request, token, known);
         } else {
-          throw new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization');
+          // No credential at all is refused like a wrong one: charged to the client address (§15: every
+          // answer of a limited route carries the RateLimit fields).
+          check = () => Promise.reject(new Unauthorized('send an API key in X-API-Key or a bearer token in Authorization'));
         }
       } catch (err) {
         return refuse(request, reply, done, err as Error);

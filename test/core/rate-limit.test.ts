@@ -103,6 +103,15 @@ forEachDatabase((database) => {
       assert.equal(refused.statusCode, 401);
       assert.equal(refused.headers['ratelimit-limit'], '3');
       assert.equal(refused.headers['ratelimit-remaining'], '2');
+      // So is a request with no credential at all: charged to its address, RateLimit fields, then 429.
+      const bare = () => t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.4' });
+      const first = await bare();
+      assert.equal(first.statusCode, 401);
+      assert.equal(first.headers['www-authenticate'], 'Bearer realm="shipping"');
+      assert.equal(first.headers['ratelimit-remaining'], '2');
+      const more = [];
+      for (let i = 0; i < 3; i++) more.push((await bare()).statusCode);
+      assert.deepEqual(more, [401, 401, 429]);
       // A valid key from another address is not affected.
       const other = await t.newAccount();
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.2', headers: { 'x-api-key': other.apiKey } })).statusCode, 200);
