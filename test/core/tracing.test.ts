@@ -215,53 +215,45 @@ describe('OTLP/HTTP JSON from this process', () => {
   });
 });
 
+/**
+ * Runs the service as `npm start` does, with tracing to a receiver of this process and `env` besides,
+ * sends it one authenticated request, stops it (a stopping process sends what it holds) and returns
+ * what the receiver got.
+ */
+async function tracedService(env: Record<string, string>): Promise<Received[]> {
+  const sink = await receiver();
+  const dir = mkdtempSync(join(tmpdir(), 'tracing-'));
+  const port = await freePort();
+  const key = `sk_test_${randomToken(32)}`;
+  const child = spawnChild(process.execPath, ['src/main.ts'], {
+    DATABASE_URL: `sqlite:${join(dir, 's.db')}`, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: '0', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, ...env,
+  });
+  try {
+    await child.waitFor(/is serving/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200);
+  } finally {
+    child.process.kill('SIGTERM');
+    await child.exited;
+    sink.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return sink.received;
+}
+
 describe('OTLP/HTTP protobuf (the default) from a service process', () => {
   it('exports the spans of a request', async () => {
-    const sink = await receiver();
-    const dir = mkdtempSync(join(tmpdir(), 'tracing-'));
-    const port = await freePort();
-    const key = `sk_test_${randomToken(32)}`;
-    const child = spawnChild(process.execPath, ['src/main.ts'], {
-      DATABASE_URL: `sqlite:${join(dir, 's.db')}`, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: '0', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: '', OTEL_SERVICE_NAME: 'shipping-proto',
-    });
-    try {
-      await child.waitFor(/is serving/);
-      assert.equal((await fetch(`http://127.0.0.1:${port}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200);
-      for (let i = 0; i < 100 && !sink.received.some((r) => r.body.includes('GET /v1/shipments')); i++) await new Promise((r) => setTimeout(r, 100));
-      const got = sink.received.find((r) => r.body.includes('GET /v1/shipments'));
-      assert.ok(got, 'the request span arrived');
-      assert.match(got.contentType, /application\/x-protobuf/);
-      assert.ok(got.body.includes('shipping-proto') && got.body.includes('db.system.name'), 'the service name and a database span');
-    } finally {
-      child.process.kill('SIGTERM');
-      await child.exited;
-      sink.server.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const received = await tracedService({ OTEL_EXPORTER_OTLP_PROTOCOL: '', OTEL_SERVICE_NAME: 'shipping-proto' });
+    const got = received.find((r) => r.body.includes('GET /v1/shipments'));
+    assert.ok(got, 'the request span arrived');
+    assert.match(got.contentType, /application\/x-protobuf/);
+    assert.ok(got.body.includes('shipping-proto') && got.body.includes('db.system.name'), 'the service name and a database span');
   });
 });
 
 describe('OTEL_SDK_DISABLED=true', () => {
   it('turns tracing off even with an endpoint set', async () => {
-    const sink = await receiver();
-    const dir = mkdtempSync(join(tmpdir(), 'tracing-'));
-    const port = await freePort();
-    const key = `sk_test_${randomToken(32)}`;
-    const child = spawnChild(process.execPath, ['src/main.ts'], {
-      DATABASE_URL: `sqlite:${join(dir, 's.db')}`, PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: '0', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SDK_DISABLED: 'true',
-    });
-    try {
-      await child.waitFor(/is serving/);
-      assert.equal((await fetch(`http://127.0.0.1:${port}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200);
-    } finally {
-      // A stopping process sends what it holds, so anything traced has arrived once it has exited.
-      child.process.kill('SIGTERM');
-      await child.exited;
-      sink.server.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-    assert.equal(sink.received.length, 0, 'nothing was exported');
+    const received = await tracedService({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SDK_DISABLED: 'true' });
+    assert.equal(received.length, 0, 'nothing was exported');
   });
 });
