@@ -132,6 +132,11 @@ function checkEveryAnswer(app: FastifyInstance): string[] {
 }
 const conformances = new Map<string, Conformance>();
 
+/** How many answers `checkEveryAnswer` has checked in this process (its own test counts them). */
+export function answersChecked(): number {
+  return [...conformances.values()].reduce((n, c) => n + c.checked, 0);
+}
+
 export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();

@@ -49,7 +49,10 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       const age = Date.now() - Date.parse(row.created_at);
       const abandoned = row.status_code === null && age > ABANDONED_MS;
       if (age > KEY_TTL_MS || (abandoned && row.work_committed === 0)) {
-        await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', row.created_at).execute();
+        let stale = db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', row.created_at);
+        // A slow first request may commit its work between that read and this delete: then the row stays.
+        if (age <= KEY_TTL_MS) stale = stale.where('work_committed', '=', 0);
+        await stale.execute();
         continue;
       }
       if (row.request_hash !== hash) throw new IdempotencyKeyReused(`Idempotency-Key ${key} was used with a different request in the last 24 hours`);

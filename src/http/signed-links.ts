@@ -41,7 +41,7 @@ export const downloadQuery = {
   required: ['format', 'expires', 'sig'],
   properties: {
     format: { type: 'string', maxLength: 10 },
-    expires: { type: 'integer', minimum: 0 },
+    expires: { type: 'string', maxLength: 20 },
     sig: { type: 'string', maxLength: 100 },
     dpi: { type: 'integer', enum: [203, 300], default: 203 },
   },

@@ -147,7 +147,7 @@ function toEvent(row: Pick<store.TrackingEventRow, 'timestamp' | 'location' | 's
  */
 export async function ingestEvents(ctx: AppContext, accountId: string, events: IncomingEvent[], source: EventSource = 'api'): Promise<{ accepted: number }> {
   const prepared = prepare(events);
-  const accepted = await ctx.db.transaction().execute((tx) => ingestInTransaction(tx, accountId, prepared, source));
+  const accepted = await ctx.db.transaction().execute((tx) => ingestInTransaction(tx, accountId, prepared, source, { sandboxRunning: ctx.config.sandboxTracking }));
   return { accepted };
 }
 
@@ -158,14 +158,22 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
  * stored without changing its status (no delivered parcel goes back in transit).
  */
 export function acceptParcels(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
-  return ingestInTransaction(tx, accountId, prepare(events), 'sandbox', true);
+  return ingestInTransaction(tx, accountId, prepare(events), 'sandbox', { historyOnceMoving: true });
 }
 
 /**
  * The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised);
- * with `historyOnceMoving`, events of a parcel past `pre_transit` are stored but change nothing.
+ * with `historyOnceMoving`, events of a parcel past `pre_transit` are stored but change nothing. Events
+ * from the API stop the sandbox moving their labels; where it runs (`sandboxRunning`), also those it
+ * has not taken on yet.
  */
-export async function ingestInTransaction(tx: Tx, accountId: string, events: PreparedEvent[], source: EventSource, historyOnceMoving = false): Promise<number> {
+export async function ingestInTransaction(
+  tx: Tx,
+  accountId: string,
+  events: PreparedEvent[],
+  source: EventSource,
+  { historyOnceMoving = false, sandboxRunning = false }: { historyOnceMoving?: boolean; sandboxRunning?: boolean } = {},
+): Promise<number> {
   const numbers = [...new Set(events.map((e) => e.trackingNumber))];
   const labels = await labelsByTrackingNumbers(tx, accountId, numbers);
   const byNumber = new Map(labels.map((l) => [l.tracking_number, l]));
@@ -175,7 +183,7 @@ export async function ingestInTransaction(tx: Tx, accountId: string, events: Pre
   const now = isoNow();
   labels.sort((a, b) => (a.id < b.id ? -1 : 1));
   // Locks are taken in one order on every path (sandbox parcels, then tracking states in label-id order, then shipments), so two writers never deadlock.
-  if (source === 'api') await store.takeOverFromSandbox(tx, labels, now);
+  if (source === 'api') await (sandboxRunning ? store.takeOverFromSandbox(tx, labels, now) : store.stopSandbox(tx, labels.map((l) => l.id)));
   const initial = labels.map((l) => ({ label_id: l.id, account_id: l.account_id, status: 'pre_transit', last_event_at: null, estimated_delivery: initialEstimate(l), updated_at: now }));
   const states = new Map((await store.lockLabelTracking(tx, initial)).map((s) => [s.label_id, s]));
 

@@ -84,12 +84,9 @@ export const TAKEN_OVER = 'taken_over';
 
 /** The highest label id the sandbox has taken on, if any (labels taken over before it did not count). */
 export async function newestEnrolled(db: Db): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('sandbox_parcels')
-    .select((eb) => eb.fn.max('label_id').as('newest'))
-    .where('outcome', '!=', TAKEN_OVER)
-    .executeTakeFirst();
-  return row?.newest ?? undefined;
+  // Read down the primary key from the end, so the first label not taken over ends the read.
+  const row = await db.selectFrom('sandbox_parcels').select('label_id').where('outcome', '!=', TAKEN_OVER).orderBy('label_id', 'desc').limit(1).executeTakeFirst();
+  return row?.label_id;
 }
 
 /** Which of these labels the sandbox has already taken on. */

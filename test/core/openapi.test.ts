@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
-import { createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
+import { answersChecked, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
 import { accessToken, Conformance, concreteUrl, openApiPath, routesOf, tokenRequest } from './support.ts';
 
 /** Routes left out of the API's description on purpose: the dashboard's pages are for people, not clients (docs/dashboard.md). */
@@ -65,6 +65,14 @@ forEachDatabase((database) => {
       // And what the service really sends.
       const refused = await t.app.inject({ method: 'GET', url: '/v1/labels', headers: { 'x-api-key': (await t.newAccount(['read:shipments'])).apiKey } });
       assert.equal(refused.headers['www-authenticate'], 'Bearer realm="shipping", error="insufficient_scope", scope="read:labels"');
+    });
+
+    it('every test app checks each answer of the API and the token endpoint against this document (test/helpers.ts)', async () => {
+      const before = answersChecked();
+      await t.request({ method: 'GET', url: '/v1/shipments' });
+      await t.request({ method: 'PUT', url: '/v1/labels/01890000-0000-7000-8000-000000000000/invalidate' });
+      await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
+      assert.equal(answersChecked() - before, 3);
     });
 
     it('says which bodies may be left out: a return takes none, a shipment needs one', () => {

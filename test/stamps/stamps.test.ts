@@ -258,6 +258,10 @@ forEachDatabase((database) => {
         s.url.replace(`sig=${sig}`, `sig=${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BA' : 'AA'}`),
         s.url.replace('format=PDF', 'format=PNG'),
         s.url.replace(/expires=(\d+)/, (_m: string, e: string) => `expires=${Number(e) + 3600}`),
+        // The same instant spelled otherwise is a changed link too, not a malformed one.
+        s.url.replace(/expires=(\d+)/, (_m: string, e: string) => `expires=0${e}`),
+        s.url.replace(/expires=(\d+)/, (_m: string, e: string) => `expires=0x${Number(e).toString(16)}`),
+        s.url.replace(/expires=(\d+)/, (_m: string, e: string) => `expires=${Number(e) / 1e9}e9`),
         s.url.replace(s.id, other.id),
         s.url.replace(/&sig=.*/, ''),
       ];
