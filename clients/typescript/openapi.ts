@@ -1482,6 +1482,17 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The form was not sent as application/x-www-form-urlencoded */
             415: {
                 headers: {
@@ -1600,6 +1611,23 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The form was not sent as application/x-www-form-urlencoded */
@@ -2029,6 +2057,40 @@ export interface operations {
                     "ratelimit-reset"?: string;
                     /** @description When the credential lacks the route's scope (RFC 6750 §3.1): `Bearer realm="shipping", error="insufficient_scope", scope="write:labels"`. */
                     "www-authenticate"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3535,7 +3597,7 @@ export interface operations {
         parameters: {
             query: {
                 dpi?: 203 | 300;
-                expires: number;
+                expires: string;
                 format: string;
                 sig: string;
             };
@@ -4357,6 +4419,40 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
@@ -6539,6 +6635,40 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited */
             429: {
                 headers: {
@@ -7616,6 +7746,40 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited */
             429: {
                 headers: {
@@ -8107,6 +8271,57 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable: an idempotency key reused with another request, or nothing to act on (see code) */
+            422: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;

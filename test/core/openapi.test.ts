@@ -75,6 +75,22 @@ forEachDatabase((database) => {
       assert.equal(answersChecked() - before, 3);
     });
 
+    it('declares 415 and 413 on every method that may carry a body, and 409 and 422 on every keyed POST', async () => {
+      for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+        for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+          if (!['post', 'put', 'patch', 'delete'].includes(method) || path.startsWith('/oauth/')) continue;
+          for (const status of ['413', '415']) assert.ok(op.responses[status], `${method} ${path} does not declare ${status}`);
+          if (method === 'post' && op.parameters?.some((p: { name: string }) => p.name === 'idempotency-key')) {
+            for (const status of ['409', '422']) assert.ok(op.responses[status], `${method} ${path} does not declare ${status}`);
+          }
+        }
+      }
+      // What the service really answers (and the test app checks against the document).
+      const text = { 'content-type': 'text/plain' };
+      assert.equal((await t.request({ method: 'DELETE', url: '/v1/webhooks/01890000-0000-7000-8000-000000000000', headers: text, payload: 'x' })).statusCode, 415);
+      assert.equal((await t.request({ method: 'PUT', url: '/v1/labels/01890000-0000-7000-8000-000000000000/invalidate', headers: text, payload: 'x' })).statusCode, 415);
+    });
+
     it('says which bodies may be left out: a return takes none, a shipment needs one', () => {
       assert.equal(doc.paths['/v1/shipments/{id}/returns'].post.requestBody.required, false);
       assert.equal(doc.paths['/v1/shipments'].post.requestBody.required, true);
