@@ -150,6 +150,7 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
     hint: 'One line of contents here; the API takes up to 50.',
     fields: [
       { name: 'customs.contentsType', label: 'Contents', options: options(CONTENTS_TYPES, 'No declaration') },
+      { name: 'customs.contentsExplanation', label: 'What the contents are', hint: 'Needed when the contents are "other".' },
       { name: 'customs.signer', label: 'Signed by' },
       { name: 'customs.items[0].description', label: 'Item description' },
       { name: 'customs.items[0].quantity', label: 'Quantity', type: 'number' },

@@ -73,6 +73,30 @@ forEachDatabase((database) => {
         assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
         assert.match(res.body, /<fieldset id="f-customs" aria-describedby="f-customs-hint f-customs-error">/);
       });
+
+      it('declares contents of the kind "other" with what they are (§12: other needs contentsExplanation)', async () => {
+        const item = sampleShipment.customs.items[0];
+        const customs = {
+          'customs.contentsType': 'other',
+          'customs.signer': 'Jürgen Müller',
+          'customs.items[0].description': item.description,
+          'customs.items[0].quantity': String(item.quantity),
+          'customs.items[0].netWeight.value': String(item.netWeight.value),
+          'customs.items[0].netWeight.unit': item.netWeight.unit,
+          'customs.items[0].value.amount': String(item.value.amount),
+          'customs.items[0].value.currency': item.value.currency,
+          'customs.items[0].hsCode': item.hsCode,
+          'customs.items[0].originCountry': item.originCountry,
+        };
+        const without = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs }, '/dashboard/shipments/new');
+        assert.equal(without.statusCode, 400);
+        assert.match(messageBeside(without.body, 'f-customs-contentsExplanation') ?? '', /required when contentsType is other/);
+        const res = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs, 'customs.contentsExplanation': 'Trade fair samples' }, '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 303, res.body.slice(0, 800));
+        const id = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]!;
+        const api = (await t.request({ method: 'GET', url: `/v1/shipments/${id}` })).json();
+        assert.deepEqual([api.customs.contentsType, api.customs.contentsExplanation], ['other', 'Trade fair samples']);
+      });
     });
 
     describe('GET /dashboard/shipments', () => {
