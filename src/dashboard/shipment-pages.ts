@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
-import { InvalidInput, type FieldProblem } from '../errors.ts';
+import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { idParams } from '../http/schemas.ts';
 import { createPrintFile } from '../batches/service.ts';
@@ -234,6 +234,19 @@ ${manifest ? html`<p>On manifest ${manifest}: the carrier has it, so it can no l
 </section>`;
 }
 
+/**
+ * An action of the shipment page the service refuses (a layout a ZPL file cannot have, a second label
+ * from a stale tab): its message, to show back on the page, rather than an error page of its own.
+ */
+async function refusedOnPage<T>(action: () => Promise<T>): Promise<{ done: T } | { refused: string }> {
+  try {
+    return { done: await action() };
+  } catch (err) {
+    if (!(err instanceof AppError) || err instanceof NotFound || err.status >= 500) throw err;
+    return { refused: err.message };
+  }
+}
+
 /** The preview's box in CSS pixels (half the label's 203 dpi dots): the page keeps its place while the image loads. */
 function previewPixels(size: LabelSize): [number, number] {
   const [w, h] = size.split('x').map(Number) as [number, number];
@@ -332,8 +345,9 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const form = d.form(request);
       const format = (LABEL_FORMATS as readonly string[]).includes(form.one('format')) ? (form.one('format') as LabelFormat) : 'PDF';
       const size = (LABEL_SIZES as readonly string[]).includes(form.one('size')) ? (form.one('size') as LabelSize) : '4x6';
-      const label = await createLabel(d.ctx, d.user(request).accountId, { shipmentId: request.params.id, format, size });
-      return d.redirect(reply, `/shipments/${request.params.id}`, `Label ${label.trackingNumber} is ready.`);
+      const made = await refusedOnPage(() => createLabel(d.ctx, d.user(request).accountId, { shipmentId: request.params.id, format, size }));
+      if ('refused' in made) return d.redirect(reply, `/shipments/${request.params.id}`, `No label was created: ${made.refused}`);
+      return d.redirect(reply, `/shipments/${request.params.id}`, `Label ${made.done.trackingNumber} is ready.`);
     },
   });
 
@@ -368,8 +382,9 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label to print.');
       const layout = (PRINT_LAYOUTS as readonly string[]).includes(form.one('layout')) ? (form.one('layout') as PrintLayout) : 'label';
       const format = form.one('printFormat') === 'ZPL' ? 'ZPL' : 'PDF';
-      const file = await createPrintFile(d.ctx, accountId, { labelIds: [s.label.id], layout, format });
-      return reply.redirect(file.url, 303);
+      const made = await refusedOnPage(() => createPrintFile(d.ctx, accountId, { labelIds: [s.label!.id], layout, format }));
+      if ('refused' in made) return d.redirect(reply, `/shipments/${s.id}`, `No print file was made: ${made.refused}`);
+      return reply.redirect(made.done.url, 303);
     },
   });
 

@@ -169,6 +169,14 @@ forEachDatabase((database) => {
         const file = new URL(String(print.headers.location));
         assert.match(file.pathname, /^\/v1\/downloads\/print-files\//);
         assert.equal((await t.app.inject({ method: 'GET', url: file.pathname + file.search })).body.slice(0, 5), '%PDF-');
+        // What the service refuses comes back on the shipment's page, not on an error page of its own.
+        const zplSheet = await v.post(`/dashboard/shipments/${s.id}/print-file`, { layout: 'a4-4up', printFormat: 'ZPL' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(zplSheet.statusCode, 303);
+        assert.equal(zplSheet.headers.location, `/dashboard/shipments/${s.id}`);
+        assert.match(noticeOf(zplSheet) ?? '', /^No print file was made: .*layout must be label/);
+        const second = await v.post(`/dashboard/shipments/${s.id}/label`, { format: 'PDF', size: '4x6' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(second.headers.location, `/dashboard/shipments/${s.id}`);
+        assert.match(noticeOf(second) ?? '', /^No label was created: shipment \S+ already has an active label/);
 
         const gone = await v.post(`/dashboard/shipments/${s.id}/invalidate`, {}, `/dashboard/shipments/${s.id}`);
         assert.equal(gone.statusCode, 303);
