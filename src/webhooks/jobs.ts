@@ -45,7 +45,8 @@ export function bodyOf(e: outbox.EventRow): string {
 }
 
 /**
- * Creates one pending delivery per active subscriber of each undispatched event, in one transaction.
+ * Creates one pending delivery per subscriber of each undispatched event, in one transaction (paused
+ * for a webhook deactivated since the event).
  * Given the worker's delivery engine, the deliveries it has room for are created already claimed by
  * it (leased, as a claim would lease them) and sent once the transaction commits, so they need no
  * claim of their own; a crash before they are recorded leaves them due when the lease runs out.
@@ -58,7 +59,8 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
     const counts = await ctx.db.transaction().execute(async (tx) => {
       const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
       if (events.length === 0) return { events: 0, deliveries: 0, claimed: 0 };
-      const hooks = await store.activeWebhooksOf(tx, [...new Set(events.map((e) => e.account_id))]);
+      const oldest = events.reduce((t, e) => (e.created_at < t ? e.created_at : t), events[0]!.created_at);
+      const hooks = await store.subscribersOf(tx, [...new Set(events.map((e) => e.account_id))], oldest);
       const byAccount = Map.groupBy(
         hooks.map((h) => ({ hook: h, events: new Set<string>(JSON.parse(h.events)) })),
         (h) => h.hook.account_id,
@@ -67,8 +69,12 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
       const rows: store.DeliveryRow[] = [];
       for (const e of events) {
         for (const { hook, events: kinds } of byAccount.get(e.account_id) ?? []) {
-          // A webhook created after the change did not subscribe to it, however late the fan-out runs.
+          // A webhook created after the change did not subscribe to it, however late the fan-out runs; one
+          // inactive now and unchanged since before the change was inactive then. One deactivated since
+          // (a PATCH, a 410) was active at the change: its delivery waits, paused, as its others do.
           if (!kinds.has(e.type) || hook.created_at > e.created_at) continue;
+          const paused = hook.active !== 1;
+          if (paused && hook.updated_at <= e.created_at) continue;
           rows.push({
             id: uuidv7(),
             webhook_id: hook.id,
@@ -77,14 +83,15 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
             type: e.type,
             status: 'pending',
             attempt_count: 0,
-            next_attempt_at: now,
+            next_attempt_at: paused ? null : now,
             locked_until: null,
             created_at: now,
             updated_at: now,
           });
         }
       }
-      const leased = lease ? rows.slice(0, lease.take(rows.length)) : [];
+      const due = rows.filter((r) => r.next_attempt_at !== null);
+      const leased = lease ? due.slice(0, lease.take(due.length)) : [];
       for (const row of leased) row.next_attempt_at = row.locked_until = lease!.until;
       const inserted = await store.insertDeliveries(tx, rows);
       await outbox.markDispatched(tx, events.map((e) => e.id), now);

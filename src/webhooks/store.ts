@@ -79,8 +79,14 @@ export async function restartDelivery(db: Db | Tx, id: string, at: string): Prom
 const targetColumns = ['id', 'account_id', 'url', 'secret', 'active'] as const;
 export type DeliveryTarget = Pick<WebhookRow, (typeof targetColumns)[number]>;
 
-export async function activeWebhooksOf(tx: Tx, accountIds: string[]): Promise<(DeliveryTarget & Pick<WebhookRow, 'events' | 'created_at'>)[]> {
-  return tx.selectFrom('webhooks').select([...targetColumns, 'events', 'created_at']).where('account_id', 'in', accountIds).where('active', '=', 1).execute();
+/** The webhooks of these accounts that are active, or were changed after `since` (perhaps deactivated after an event of then). */
+export async function subscribersOf(tx: Tx, accountIds: string[], since: string): Promise<(DeliveryTarget & Pick<WebhookRow, 'events' | 'created_at' | 'updated_at'>)[]> {
+  return tx
+    .selectFrom('webhooks')
+    .select([...targetColumns, 'events', 'created_at', 'updated_at'])
+    .where('account_id', 'in', accountIds)
+    .where((eb) => eb.or([eb('active', '=', 1), eb('updated_at', '>', since)]))
+    .execute();
 }
 
 const INSERT_CHUNK = 500;

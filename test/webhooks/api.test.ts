@@ -351,6 +351,26 @@ forEachDatabase((database) => {
       assert.equal(await count(before.id), 1);
       assert.equal(await count(after.id), 0);
     });
+
+    it('keeps the event of a webhook deactivated after it, paused until the webhook is active again; one inactive already gets none', async () => {
+      const acct = await t.newAccount();
+      const deactivated = await createHook(acct, { events: ['shipment.created'] });
+      const off = await createHook(acct, { events: ['shipment.created'] });
+      assert.equal((await as(acct, 'PATCH', `/v1/webhooks/${off.id}`, { active: false })).statusCode, 200);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await createShipment(t, {}, acct.apiKey);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Deactivated (a PATCH here; a 410 does the same) before the fan-out ran.
+      assert.equal((await as(acct, 'PATCH', `/v1/webhooks/${deactivated.id}`, { active: false })).statusCode, 200);
+      while ((await fanOut(t.ctx)).events > 0);
+      const deliveries = async (id: string) => (await as(acct, 'GET', `/v1/webhooks/${id}/deliveries`)).json();
+      const [kept] = await deliveries(deactivated.id);
+      assert.equal(kept?.status, 'pending');
+      assert.equal(kept.nextAttemptAt, null, 'paused, as the webhook is');
+      assert.deepEqual(await deliveries(off.id), []);
+      assert.equal((await as(acct, 'PATCH', `/v1/webhooks/${deactivated.id}`, { active: true })).statusCode, 200);
+      assert.notEqual((await deliveries(deactivated.id))[0].nextAttemptAt, null, 'due again once active');
+    });
   });
 
   describe('POST /v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', () => {
