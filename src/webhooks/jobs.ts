@@ -59,7 +59,8 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
     const counts = await ctx.db.transaction().execute(async (tx) => {
       const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
       if (events.length === 0) return { events: 0, deliveries: 0, claimed: 0 };
-      const oldest = events.reduce((t, e) => (e.created_at < t ? e.created_at : t), events[0]!.created_at);
+      // Times are RFC 3339 UTC with milliseconds: their text sorts as they do.
+      const oldest = events.map((e) => e.created_at).sort()[0]!;
       const hooks = await store.subscribersOf(tx, [...new Set(events.map((e) => e.account_id))], oldest);
       const byAccount = Map.groupBy(
         hooks.map((h) => ({ hook: h, events: new Set<string>(JSON.parse(h.events)) })),
