@@ -193,8 +193,12 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     },
   };
 
+  const notFoundPage = (request: FastifyRequest, reply: FastifyReply) =>
+    d.send(request, reply, { title: 'Not found', status: 404, body: () => html`<h1>Not found</h1><p>There is no page at ${request.url.split('?')[0]}.</p><p><a href="${base}/shipments">Back to the shipments</a></p>` });
   // Anything thrown (a foreign id, a refused form token, a database failure) is shown as a page.
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    // An address whose id is not one (`/shipments/not-an-id`) names no page, as an unknown id does not.
+    if (err.validationContext === 'params') return notFoundPage(request, reply);
     const csrfFailure = err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET';
     const appErr = toAppError(err, request);
     if (appErr.status >= 500) request.log.error({ err }, 'dashboard page failed');
@@ -209,7 +213,7 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     reply.headers(appErr.headers);
     return d.send(request, reply, { title, status, body: () => html`<h1>${title}</h1><p>${message}</p><p><a href="${base}/shipments">Back to the shipments</a></p>` });
   });
-  app.setNotFoundHandler((request, reply) => d.send(request, reply, { title: 'Not found', status: 404, body: () => html`<h1>Not found</h1><p>There is no page at ${request.url.split('?')[0]}.</p><p><a href="${base}/shipments">Back to the shipments</a></p>` }));
+  app.setNotFoundHandler(notFoundPage);
 
   const signInPage = (request: FastifyRequest, reply: FastifyReply, o: { status?: number; email?: string; error?: string; next?: string }) =>
     d.send(request, reply, {

@@ -141,6 +141,14 @@ forEachDatabase((database) => {
     });
 
     describe('a shipment\'s page and its actions', () => {
+      it('answers 404 Not found for an address whose id is not one, as for an unknown id', async () => {
+        for (const path of ['/dashboard/shipments/not-a-uuid', '/dashboard/shipments/0189ABCD-0000-7000-8000-000000000000', '/dashboard/webhooks/nope', '/dashboard/batches/nope', '/dashboard/shipments/01890000-0000-7000-8000-000000000000']) {
+          const res = await v.get(path);
+          assert.equal(res.statusCode, 404, `${path}: ${res.statusCode}`);
+          assert.match(res.body, /<h1>Not found<\/h1>/, path);
+        }
+      });
+
       it('lays the addresses out as the destination\'s post reads them, with the country across a border', async () => {
         const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
         const page = await v.get(`/dashboard/shipments/${s.id}`);
