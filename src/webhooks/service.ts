@@ -70,6 +70,10 @@ function checkUrl(ctx: AppContext, value: string): void {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new InvalidInput('url must be an absolute http or https URL', [{ field: 'url', message: 'must use http or https' }]);
   }
+  // `http:/x` and `https:host` parse (WHATWG guesses the host) but name no authority (RFC 3986 `//host`).
+  if (!/^https?:\/\/[^/]/i.test(value)) {
+    throw new InvalidInput('url must be an absolute http or https URL with a host (http://host/…)', [{ field: 'url', message: 'has no host' }]);
+  }
   if (ctx.config.env === 'production' && url.protocol !== 'https:') {
     throw new InvalidInput('url must use https', [{ field: 'url', message: 'must use https' }]);
   }

@@ -75,6 +75,8 @@ forEachDatabase((database) => {
       ['an ftp url', { url: 'ftp://hooks.example.com/x', events: ['shipment.created'] }],
       ['a javascript url', { url: 'javascript:alert(1)', events: ['shipment.created'] }],
       ['credentials in the url', { url: 'https://user:pw@hooks.example.com/', events: ['shipment.created'] }],
+      ['a url with no host (http:/x, which a browser would read as http://x/)', { url: 'http:/hooks.example.com/x', events: ['shipment.created'] }],
+      ['a url with no slashes', { url: 'https:hooks.example.com', events: ['shipment.created'] }],
       ['a url that is not a string', { url: 42, events: ['shipment.created'] }],
       ['missing events', { url: 'https://hooks.example.com/' }],
       ['empty events', { url: 'https://hooks.example.com/', events: [] }],
