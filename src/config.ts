@@ -87,18 +87,17 @@ function parseBool(name: string, value: string | undefined, fallback: boolean): 
 }
 
 // Plain decimal digits only: `Number()` would also take `0x1F90`, `1e3` and blanks.
-function parseNumber(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+function parseNumber(name: string, value: string | undefined, fallback: number, min: number, max: number, whole = false): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${value}"`);
+  if (!(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(value) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a ${whole ? 'whole number' : 'number'} from ${min} to ${max}, got "${value}"`);
+  }
   return n;
 }
 
 function parseInteger(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  return n;
+  return parseNumber(name, value, fallback, min, max, true);
 }
 
 const MB = 1024 * 1024;

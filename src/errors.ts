@@ -58,7 +58,7 @@ export class NotFound extends AppError {
  * The path exists, the method does not: §9's NOT_FOUND for an unknown route (a route is a method and
  * a path; the contract's codes have no 405), with RFC 9110's `Allow` listing the methods it takes.
  */
-export class MethodNotAllowed extends AppError {
+export class RouteNotFound extends AppError {
   constructor(method: string, path: string, allowed: string[]) {
     super(404, 'NOT_FOUND', `route ${method} ${path} not found; ${path} takes ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } });
   }

@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
-import { AppError, InvalidInput, MethodNotAllowed, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
 import { JSON_UTF8, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
@@ -114,7 +114,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]));
-    const err = allowed.size > 0 ? new MethodNotAllowed(request.method, path, [...allowed].sort()) : new NotFound('route', `${request.method} ${path}`);
+    const err = allowed.size > 0 ? new RouteNotFound(request.method, path, [...allowed].sort()) : new NotFound('route', `${request.method} ${path}`);
     return reply.header('x-request-id', request.id).headers(err.headers).status(err.status).type(JSON_UTF8).send(err.body());
   });
 }
