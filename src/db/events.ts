@@ -75,15 +75,17 @@ export async function anyUndispatched(db: Db): Promise<boolean> {
   return (await db.selectFrom('domain_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
 }
 
-/** Undispatched domain events, oldest first; on PostgreSQL locked so no other worker takes them. */
-export async function claimEvents(tx: Tx, dialect: DialectName, limit: number): Promise<EventRow[]> {
-  let q = tx.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('dispatched_at', 'is', null).orderBy('id').limit(limit);
-  if (dialect === 'postgres') q = q.forUpdate().skipLocked();
-  return q.execute();
-}
-
-export async function markDispatched(tx: Tx, eventIds: string[], at: string): Promise<void> {
-  await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', eventIds).execute();
+/**
+ * Takes up to `limit` undispatched domain events, oldest first, marking them dispatched at `at` in the
+ * same statement; on PostgreSQL the events another worker is taking are skipped. The mark is part of
+ * the caller's transaction, so a fan-out that rolls back leaves them undispatched.
+ */
+export async function claimEvents(tx: Tx, dialect: DialectName, limit: number, at: string): Promise<EventRow[]> {
+  let oldest = tx.selectFrom('domain_events').select('id').where('dispatched_at', 'is', null).orderBy('id').limit(limit);
+  if (dialect === 'postgres') oldest = oldest.forUpdate().skipLocked();
+  const rows = await tx.updateTable('domain_events').set({ dispatched_at: at }).where('id', 'in', oldest).returning(['id', 'account_id', 'type', 'data', 'created_at']).execute();
+  // RETURNING gives no order; ids are UUIDv7, so their text sorts as they were written.
+  return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The events of claimed deliveries: what their bodies are made of. */

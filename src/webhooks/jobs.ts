@@ -21,8 +21,10 @@ const EVENTS_PER_FANOUT = 50;
 /** Claim new deliveries once this many slots are free, so claims come in batches. */
 const MIN_CLAIM = 8;
 /**
- * Poll interval while busy (see Job.busyPollMs). This process's own events wake the fan-out at their
- * commit, so the poll only finds other processes' work; each poll is a query, on two jobs.
+ * The fan-out's poll interval while busy (see Job.busyPollMs). This process's own events wake it at
+ * their commit, so the poll only finds other processes' events; each poll is a query. The delivery
+ * job has no busy poll: the fan-out wakes it whenever it leaves deliveries unclaimed, it claims again
+ * as long as it finds any, and retries and other processes' leftovers wait at most WORKER_IDLE_MS.
  */
 const BUSY_POLL_MS = 25;
 /**
@@ -51,13 +53,15 @@ export function bodyOf(e: outbox.EventRow): string {
  * it (leased, as a claim would lease them) and sent once the transaction commits, so they need no
  * claim of their own; a crash before they are recorded leaves them due when the lease runs out.
  */
-export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<{ events: number; deliveries: number; claimed: number }> {
-  if (!(await outbox.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0, claimed: 0 };
+export async function fanOut(ctx: AppContext, engine?: DeliveryEngine, options: { eventsWritten?: boolean } = {}): Promise<{ events: number; deliveries: number; claimed: number }> {
+  // A poll looks before it opens a transaction; a fan-out woken by this process's commit knows.
+  if (!options.eventsWritten && !(await outbox.anyUndispatched(ctx.db))) return { events: 0, deliveries: 0, claimed: 0 };
   const lease = await engine?.lease(ctx);
   try {
     let claimed: { deliveries: store.ClaimedDelivery[]; hooks: store.DeliveryTarget[]; events: outbox.EventRow[] } | undefined;
     const counts = await ctx.db.transaction().execute(async (tx) => {
-      const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT);
+      const now = isoNow();
+      const events = await outbox.claimEvents(tx, ctx.storage.dialect, EVENTS_PER_FANOUT, now);
       if (events.length === 0) return { events: 0, deliveries: 0, claimed: 0 };
       // Times are RFC 3339 UTC with milliseconds: their text sorts as they do.
       const oldest = events.map((e) => e.created_at).sort()[0]!;
@@ -66,7 +70,6 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
         hooks.map((h) => ({ hook: h, events: new Set<string>(JSON.parse(h.events)) })),
         (h) => h.hook.account_id,
       );
-      const now = isoNow();
       const rows: store.DeliveryRow[] = [];
       for (const e of events) {
         for (const { hook, events: kinds } of byAccount.get(e.account_id) ?? []) {
@@ -95,7 +98,6 @@ export async function fanOut(ctx: AppContext, engine?: DeliveryEngine): Promise<
       const leased = lease ? due.slice(0, lease.take(due.length)) : [];
       for (const row of leased) row.next_attempt_at = row.locked_until = lease!.until;
       const inserted = await store.insertDeliveries(tx, rows);
-      await outbox.markDispatched(tx, events.map((e) => e.id), now);
       // A delivery that already existed (this event fanned out by another worker) is not this one's to send.
       claimed = { deliveries: leased.filter((r) => inserted.has(r.id)), hooks, events };
       return { events: events.length, deliveries: rows.length, claimed: claimed.deliveries.length };
@@ -350,14 +352,22 @@ export class DeliveryEngine {
 export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
   const engine = new DeliveryEngine(options.concurrency ?? DEFAULT_CONCURRENCY);
   const deliveryWakers = new Set<() => void>();
+  // Set when a commit of this process wrote events since the fan-out last ran.
+  let eventsWritten = false;
   return [
     {
       name: 'webhook-fanout',
       busyPollMs: BUSY_POLL_MS,
-      wakeOn: onDomainEventWritten,
+      wakeOn: (wake) =>
+        onDomainEventWritten(() => {
+          eventsWritten = true;
+          wake();
+        }),
       gatherMs: FANOUT_GATHER_MS,
       run: async (ctx) => {
-        const { events, deliveries, claimed } = await fanOut(ctx, engine);
+        const written = eventsWritten;
+        eventsWritten = false;
+        const { events, deliveries, claimed } = await fanOut(ctx, engine, { eventsWritten: written });
         // Deliveries the engine had no room for are claimed by its own job.
         if (deliveries > claimed) for (const wake of deliveryWakers) wake();
         return events;
@@ -365,7 +375,6 @@ export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
     },
     {
       name: 'webhook-delivery',
-      busyPollMs: BUSY_POLL_MS,
       wakeOn: (wake) => {
         deliveryWakers.add(wake);
         return () => deliveryWakers.delete(wake);
