@@ -139,10 +139,12 @@ export async function nextCounter(db: Db | Tx, name: string): Promise<number> {
  * connections. SQLite: another connection held the write lock for longer than the wait.
  */
 export function isUnavailable(err: unknown): boolean {
-  const e = err as { code?: string | number; errcode?: number; message?: string; syscall?: string };
+  const e = err as { code?: string | number; errcode?: number; message?: string; syscall?: string; routine?: string };
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-  // 55000 is any "object not in prerequisite state"; only this one is the server refusing to serve.
-  if (e?.code === '55000' && /is not currently accepting connections/.test(e.message ?? '')) return true;
+  // 55000 is any "object not in prerequisite state"; only the one raised where a new session checks
+  // its database is the server refusing to serve. Told by the server function that raised it, which
+  // unlike the message does not change with the server's language (lc_messages).
+  if (e?.code === '55000' && e.routine === 'CheckMyDatabase') return true;
   if (e?.code === 'ENOENT' && e.syscall === 'connect') return true; // no server at the Unix socket
   // Connection exceptions, but not 08P01 (protocol violation), which a malformed statement of ours also gets.
   if (typeof e?.code === 'string' && e.code.startsWith('08') && e.code !== '08P01') return true;

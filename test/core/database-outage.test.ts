@@ -289,7 +289,7 @@ describe('a database that does not accept connections, or is gone', () => {
         await client.query('select 1');
         return undefined;
       } catch (err) {
-        return err as Error & { code?: string };
+        return err as Error & { code?: string; routine?: string };
       } finally {
         await client.end().catch(() => {});
       }
@@ -303,12 +303,15 @@ describe('a database that does not accept connections, or is gone', () => {
       const refused = await refusal();
       assert.equal(refused?.code, '55000', String(refused));
       assert.equal(isUnavailable(refused), true, String(refused));
+      // Told apart whatever language the server speaks (lc_messages): by the function that raised it.
+      assert.equal(refused?.routine, 'CheckMyDatabase', String(refused));
     } finally {
       await admin.query(`drop database if exists ${name}`);
       await admin.end();
     }
+    assert.equal(isUnavailable(Object.assign(new Error(`die Datenbank »${name}« erlaubt gegenwärtig keine Verbindungen`), { code: '55000', routine: 'CheckMyDatabase' })), true);
     // Another "object not in prerequisite state" is a fault of the request.
-    assert.equal(isUnavailable(Object.assign(new Error('lock was not available'), { code: '55000' })), false);
+    assert.equal(isUnavailable(Object.assign(new Error('lock was not available'), { code: '55000', routine: 'LockErrorCleanup' })), false);
   });
 });
 
