@@ -113,6 +113,8 @@ export interface FieldOptions {
   hint?: string;
   autocomplete?: string;
   step?: string;
+  /** The most characters the browser lets one type. */
+  maxLength?: number;
   errors?: FieldErrors;
   /** `<select>` options as [value, label]. */
   options?: readonly (readonly [string, string])[];
@@ -129,6 +131,7 @@ export function field(o: FieldOptions): Html {
       o.required ? 'required' : '',
       o.autocomplete ? `autocomplete="${esc(o.autocomplete)}"` : '',
       o.step ? `step="${esc(o.step)}"` : '',
+      o.maxLength ? `maxlength="${o.maxLength}"` : '',
       described ? `aria-describedby="${esc(described)}"` : '',
       error ? 'aria-invalid="true"' : '',
     ].filter(Boolean).join(' '),

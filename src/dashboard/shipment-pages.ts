@@ -18,7 +18,7 @@ import { countryName } from '../countries.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -61,10 +61,13 @@ interface ListQuery {
   cursor?: string;
 }
 
-function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html): (token: string) => Html {
+/** The most characters a search of the shipment list may have. */
+const SEARCH_MAX = 100;
+
+function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html, errors?: FieldErrors): (token: string) => Html {
   return () => html`<h1>Shipments</h1>
 <form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
-${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '' })}
+${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
 ${field({ label: 'Status', name: 'status', value: query.status ?? '', options: options(shipmentStatuses, 'Any status') })}
 ${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options: options(CARRIERS, 'Any carrier') })}
 <button type="submit">Search</button>
@@ -280,12 +283,17 @@ ${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">R
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
   app.get<{ Querystring: ListQuery }>('/shipments', {
     config: PAGE,
-    schema: { hide: true, querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 100 }, status: { type: 'string', maxLength: 40 }, carrier: { type: 'string', maxLength: 20 }, cursor: { type: 'string', maxLength: 200 }, notice: { type: 'string' } } } },
+    schema: { hide: true, querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 2000 }, status: { type: 'string', maxLength: 40 }, carrier: { type: 'string', maxLength: 20 }, cursor: { type: 'string', maxLength: 200 }, notice: { type: 'string' } } } },
     handler: async (request, reply) => {
       const query = request.query;
       const status = (shipmentStatuses as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
       const carrier = (CARRIERS as readonly string[]).includes(query.carrier ?? '') ? (query.carrier as Carrier) : undefined;
       const search = query.q?.trim() || undefined;
+      // A longer search (a pasted address, a crafted link) is refused beside the search box, not on an error page.
+      if (search && search.length > SEARCH_MAX) {
+        const errors = fieldErrors([{ field: 'q', message: `at most ${SEARCH_MAX} characters: a tracking number or a reference` }]);
+        return d.send(request, reply, { title: 'Shipments (problems)', section: 'shipments', status: 400, body: listPage(d, [], query, html``, errors) });
+      }
       const page = pageOf({ limit: 50, ...(query.cursor ? { cursor: query.cursor } : {}) });
       const rows = await listShipments(d.ctx, d.user(request).accountId, page, { ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), ...(search ? { search } : {}) });
       const older = olderLink(`${d.base}/shipments`, { q: search, status, carrier }, page, rows, 'Older shipments');

@@ -119,8 +119,20 @@ forEachDatabase((database) => {
         assert.deepEqual(await found(`q=order&status=${aStatus}`), aStatus === 'created' ? [a.id, b.id] : [a.id]);
         assert.deepEqual(await found('q=order&status=delivered'), []);
         const page = await v.get('/dashboard/shipments');
-        assert.match(page.body, /<input type="search" id="f-q" name="q"/);
+        assert.match(page.body, /<input type="search" id="f-q" name="q" maxlength="100"/);
         assert.match(page.body, /<form method="get" action="\/dashboard\/shipments" role="search"/);
+      });
+
+      it('refuses a search over 100 characters beside the search box, keeping what was typed', async () => {
+        const long = `order ${'x'.repeat(95)}`;
+        const res = await v.get(`/dashboard/shipments?q=${encodeURIComponent(long)}&carrier=UPS`);
+        assert.equal(res.statusCode, 400);
+        assert.match(res.body, /<h1>Shipments<\/h1>/);
+        assert.match(res.body, /<input type="search" id="f-q" name="q" maxlength="100" aria-describedby="f-q-error" aria-invalid="true" value="order x+">/);
+        assert.match(res.body, /<p class="error" id="f-q-error">at most 100 characters: a tracking number or a reference<\/p>/);
+        assert.match(res.body, /<option value="UPS" selected>/);
+        // 100 characters are a search like any other.
+        assert.equal((await v.get(`/dashboard/shipments?q=${'y'.repeat(100)}`)).statusCode, 200);
       });
     });
 
