@@ -6948,7 +6948,7 @@ export interface operations {
                         status: "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
                         /**
                          * Format: date-time
-                         * @description RFC 3339 with an offset (`Z` or `±hh:mm`).
+                         * @description RFC 3339 with an offset (`Z` or `±hh:mm`); at most 24 hours ahead of the service's clock.
                          */
                         timestamp: string;
                         /** @description A tracking number of one of your labels; spaces and hyphens are ignored. */

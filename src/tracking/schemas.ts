@@ -90,7 +90,7 @@ export const ingestBody = {
         properties: {
           trackingNumber: { type: 'string', minLength: 1, maxLength: 40, description: 'A tracking number of one of your labels; spaces and hyphens are ignored.' },
           status,
-          timestamp: { ...dateTime, description: 'RFC 3339 with an offset (`Z` or `±hh:mm`).' },
+          timestamp: { ...dateTime, description: "RFC 3339 with an offset (`Z` or `±hh:mm`); at most 24 hours ahead of the service's clock." },
           location: { type: 'string', maxLength: 200, pattern: PRINTABLE },
           carrier: { ...carrier, description: "The carrier reporting the event; defaults to the label's carrier." },
           description: { type: 'string', maxLength: 500, pattern: PRINTABLE, description: "Defaults to the carrier's wording for the status." },

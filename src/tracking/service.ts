@@ -122,7 +122,15 @@ interface PreparedEvent extends IncomingEvent {
   given?: string;
 }
 
+/**
+ * How far ahead of this service's clock an event's time may be: a carrier's clock or time zone may be
+ * off by hours, never by a day. An event further ahead would stay a label's latest for good (its
+ * status follows the latest event), so no real event could move the label on after it.
+ */
+export const FUTURE_TOLERANCE_MS = 24 * 3600 * 1000;
+
 function prepare(events: IncomingEvent[]): PreparedEvent[] {
+  const latest = Date.now() + FUTURE_TOLERANCE_MS;
   return events.map((e, i) => {
     const ms = parseRfc3339(e.timestamp);
     const timestamp = ms === null ? '' : utc(ms);
@@ -130,6 +138,11 @@ function prepare(events: IncomingEvent[]): PreparedEvent[] {
     if (!/^\d{4}-/.test(timestamp)) {
       throw new InvalidInput(`events[${i}].timestamp must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00+02:00`, [
         { field: `events[${i}].timestamp`, message: 'is not an RFC 3339 date-time with an offset' },
+      ]);
+    }
+    if (ms !== null && ms > latest) {
+      throw new InvalidInput(`events[${i}].timestamp is more than 24 hours ahead of the service's clock (${utc(Date.now())}); an event is reported once it has happened`, [
+        { field: `events[${i}].timestamp`, message: "is more than 24 hours ahead of the service's clock" },
       ]);
     }
     return { ...e, given: e.trackingNumber, trackingNumber: normalizeTrackingNumber(e.trackingNumber), timestamp };

@@ -119,6 +119,8 @@ forEachDatabase((database) => {
       ['an unknown field', (l) => ({ events: [ev(l, 'in_transit', '2026-03-02T08:00:00Z', { colour: 'red' })] }), /events\[0\]\.colour/],
       ['a control character', (l) => ({ events: [ev(l, 'in_transit', '2026-03-02T08:00:00Z', { location: 'A\u0000B' })] }), /events\[0\]\.location/],
       ['no events field', () => ({}), /events/],
+      ['a time more than 24 hours ahead', (l) => ({ events: [ev(l, 'in_transit', '2026-03-02T08:00:00Z'), ev(l, 'delivered', new Date(Date.now() + 24 * 3600_000 + 60_000).toISOString())] }), /events\[1\]\.timestamp is more than 24 hours ahead of the service's clock/],
+      ['a time in year 9999', (l) => ({ events: [ev(l, 'delivered', '9999-12-31T23:59:59Z')] }), /events\[0\]\.timestamp is more than 24 hours ahead/],
     ];
     for (const [name, body, field] of bad) {
       it(`rejects ${name} with 400 INVALID_INPUT naming the field, and stores nothing`, async () => {
@@ -131,6 +133,14 @@ forEachDatabase((database) => {
         assert.equal(await countRows(t.ctx, 'tracking_events'), before);
       });
     }
+
+    it("takes a time up to 24 hours ahead of the service's clock (a carrier's clock or time zone off by hours)", async () => {
+      const label = await createLabel(t);
+      const ahead = new Date(Date.now() + 23 * 3600_000).toISOString();
+      const res = await postEvents(t, [ev(label, 'out_for_delivery', ahead)]);
+      assert.deepEqual(res.json(), { accepted: 1 });
+      assert.equal((await shipmentOf(label)).status, 'out_for_delivery');
+    });
 
     it('needs write:tracking', async () => {
       const label = await createLabel(t);
@@ -255,8 +265,16 @@ forEachDatabase((database) => {
   });
 
   describe('estimatedDelivery', () => {
-    it('starts at the transit time in business days, and is revised by out_for_delivery, exception, delivered and returned', async () => {
+    // A label issued at `at`, so that the events of its journey are in the past (no event may be more
+    // than 24 hours ahead of the service's clock).
+    const issuedAt = async (at: string) => {
       const label = await createLabel(t, { service: 'next_day_air' });
+      await t.ctx.db.updateTable('labels').set({ created_at: at }).where('id', '=', label.id).execute();
+      return { ...label, createdAt: at };
+    };
+
+    it('starts at the transit time in business days, and is revised by out_for_delivery, exception, delivered and returned', async () => {
+      const label = await issuedAt(new Date(Date.now() - 14 * 86400_000).toISOString());
       const estimate = async () => (await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery;
       const initial = estimateDelivery('UPS', 'next_day_air', new Date(label.createdAt)).toISOString();
       assert.equal(await estimate(), initial);
@@ -284,14 +302,16 @@ forEachDatabase((database) => {
     });
 
     it('an exception after the estimate has passed pushes it from the exception', async () => {
-      const label = await createLabel(t, { service: 'next_day_air' });
-      await postEvents(t, [ev(label, 'exception', '2030-01-02T09:00:00Z')]); // a Wednesday
-      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2030-01-03T20:00:00.000Z');
-      await postEvents(t, [ev(label, 'in_transit', '2030-01-03T09:00:00Z'), ev(label, 'exception', '2030-01-03T10:00:00Z')]);
-      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2030-01-04T20:00:00.000Z');
-      await postEvents(t, [ev(label, 'in_transit', '2030-01-04T09:00:00Z'), ev(label, 'exception', '2030-01-04T10:00:00Z')]);
+      // Issued on Friday 2024-12-20: next day air is expected on Monday the 23rd.
+      const label = await issuedAt('2024-12-20T10:00:00.000Z');
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2024-12-23T20:00:00.000Z');
+      await postEvents(t, [ev(label, 'exception', '2025-01-01T09:00:00Z')]); // a Wednesday
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2025-01-02T20:00:00.000Z');
+      await postEvents(t, [ev(label, 'in_transit', '2025-01-02T09:00:00Z'), ev(label, 'exception', '2025-01-02T10:00:00Z')]);
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2025-01-03T20:00:00.000Z');
+      await postEvents(t, [ev(label, 'in_transit', '2025-01-03T09:00:00Z'), ev(label, 'exception', '2025-01-03T10:00:00Z')]);
       // Friday's exception: Monday.
-      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2030-01-07T20:00:00.000Z');
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().estimatedDelivery, '2025-01-06T20:00:00.000Z');
     });
   });
 });
