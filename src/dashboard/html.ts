@@ -174,6 +174,17 @@ export function actionButton(action: string, label: string, csrfToken: string, h
   return html`<form method="post" action="${action}" class="inline">${csrfField(csrfToken)}${Object.entries(hidden).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${danger ? new Html(' class="danger"') : ''}>${label}</button></form>`;
 }
 
+/**
+ * The page that asks before an action that cannot be undone (invalidating a label, revoking a key):
+ * the first press of its button posts without `confirmed` and gets this page; its own button posts
+ * the same form again with `confirmed=yes`. Cancel goes back without changing anything.
+ */
+export function confirmation(o: { question: string; consequence: string; action: string; button: string; cancel: string; hidden?: Record<string, string> }): (csrfToken: string) => Html {
+  return (token) => html`<h1>${o.question}</h1>
+<p>${o.consequence}</p>
+<div class="actions">${actionButton(o.action, o.button, token, { ...o.hidden, confirmed: 'yes' }, true)} <a href="${o.cancel}">Cancel</a></div>`;
+}
+
 /** A status word (`in_transit`, `succeeded`) as a badge. */
 export function statusBadge(status: string): Html {
   return html`<span class="status">${status.replace(/_/g, ' ')}</span>`;

@@ -4,9 +4,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createApiKey, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
 import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import type { FieldProblem } from '../errors.ts';
+import { NotFound, type FieldProblem } from '../errors.ts';
 import { idParams } from '../http/schemas.ts';
-import { actionButton, csrfField, errorSummary, fieldId, html, Html, table, time } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, fieldId, html, Html, table, time } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 
 /** A key made a moment ago, in the page that answers its form. */
@@ -126,6 +126,22 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
       const { accountId, userId } = d.user(request);
+      if (d.form(request).one('confirmed') !== 'yes') {
+        const key = (await listApiKeys(d.ctx.db, accountId)).find((k) => k.id === request.params.id);
+        if (!key) throw new NotFound('api key', request.params.id);
+        if (key.revoked_at) return d.redirect(reply, '/keys', `The key ${key.prefix}… was already revoked.`);
+        return d.send(request, reply, {
+          title: 'Revoke the key?',
+          section: 'keys',
+          body: confirmation({
+            question: `Revoke the key ${key.prefix}…?`,
+            consequence: 'Every request with it is refused from then on. This cannot be undone: whoever uses it needs a new key.',
+            action: `${d.base}/keys/${key.id}/revoke`,
+            button: `Revoke ${key.prefix}…`,
+            cancel: `${d.base}/keys`,
+          }),
+        });
+      }
       const { prefix } = await revokeAccountApiKey(d.ctx.db, accountId, request.params.id);
       request.log.info({ user: userId, key: prefix }, 'dashboard api key revoked');
       // The notice names no part of the key: it travels in the URL.

@@ -18,7 +18,7 @@ import { countryName } from '../countries.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -233,7 +233,7 @@ ${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((do
 ${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
 ${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
 <button type="submit" class="secondary">Print file</button></form>
-${manifest ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>` : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, {}, true)}</div>`}
+${manifest ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>` : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`}
 </section>`;
 }
 
@@ -364,8 +364,25 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
       const accountId = d.user(request).accountId;
+      const form = d.form(request);
       const s = await getShipment(d.ctx.db, accountId, request.params.id);
       if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label.');
+      // The label the page showed: from a page older than the shipment's current label, nothing is invalidated.
+      if (form.one('label') !== s.label.id) return d.redirect(reply, `/shipments/${s.id}`, `The shipment's label has changed since that page was shown: label ${s.label.trackingNumber} is not invalidated.`);
+      if (form.one('confirmed') !== 'yes') {
+        return d.send(request, reply, {
+          title: 'Invalidate the label?',
+          section: 'shipments',
+          body: confirmation({
+            question: `Invalidate label ${s.label.trackingNumber}?`,
+            consequence: 'The carrier will not take a parcel with this label, and it cannot be used again. This cannot be undone; the shipment can have a new label afterwards.',
+            action: `${d.base}/shipments/${s.id}/invalidate`,
+            button: 'Invalidate label',
+            cancel: `${d.base}/shipments/${s.id}`,
+            hidden: { label: s.label.id },
+          }),
+        });
+      }
       await invalidateLabel(d.ctx, accountId, s.label.id);
       return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is invalidated.`);
     },

@@ -250,6 +250,10 @@ forEachDatabase((database) => {
       assert.ok(await page.getByText('return of').isVisible());
       await page.goto(shipmentUrl);
       await page.getByRole('button', { name: 'Invalidate label' }).click();
+      // It asks first, on a page of its own.
+      await page.getByRole('heading', { level: 1, name: `Invalidate label ${trackingNumber}?` }).waitFor();
+      await accessible('confirmation');
+      await page.getByRole('button', { name: 'Invalidate label' }).click();
       await page.getByRole('status').waitFor();
       assert.match((await page.getByRole('status').textContent()) ?? '', new RegExp(`Label ${trackingNumber} is invalidated`));
       assert.ok(await page.getByText('This shipment has no active label.').isVisible());
@@ -316,6 +320,9 @@ forEachDatabase((database) => {
       await page.goto(`${base}/dashboard/keys`);
       assert.equal(await page.locator('#new-key').count(), 0, 'never shown again');
       const prefix = key.slice(0, 16);
+      await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
+      await page.getByRole('heading', { level: 1, name: `Revoke the key ${prefix}…?` }).waitFor();
+      assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200, 'not revoked before the second press');
       await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
       await page.getByRole('status').waitFor();
       assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 401);

@@ -117,7 +117,15 @@ forEachDatabase((database) => {
       const { id } = (await listApiKeys(t.ctx.db, acct.accountId)).find((k) => k.prefix === key.slice(0, 16))!;
       const page = await v.get('/dashboard/keys');
       assert.ok(page.body.includes(`<form method="post" action="/dashboard/keys/${id}/revoke" class="inline">`));
-      const res = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
+      // The button asks first: a page naming the key, with the real button and a way back; nothing revoked yet.
+      const asked = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, new RegExp(`<h1>Revoke the key ${key.slice(0, 16)}…\\?</h1>`));
+      assert.match(asked.body, /This cannot be undone/);
+      assert.match(asked.body, /<input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Revoke /);
+      assert.match(asked.body, /<a href="\/dashboard\/keys">Cancel<\/a>/);
+      assert.equal((await withKey(key)).statusCode, 200);
+      const res = await v.post(`/dashboard/keys/${id}/revoke`, { confirmed: 'yes' }, '/dashboard/keys');
       assert.equal(res.statusCode, 303);
       assert.match(String(res.headers.location), /^\/dashboard\/keys$/);
       assert.equal((await withKey(key)).statusCode, 401);
@@ -128,17 +136,22 @@ forEachDatabase((database) => {
       assert.ok(!String(res.headers.location).includes('sk_'), 'no part of the key in the URL');
       assert.match(after.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
       assert.ok(!after.body.includes(`/dashboard/keys/${id}/revoke`), 'no button for a revoked key');
-      // Again: nothing changes, still 303.
-      assert.equal((await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys')).statusCode, 303);
+      // Again, from a page shown before: nothing changes, 303 to the list saying so.
+      const again = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
+      assert.equal(again.statusCode, 303);
+      assert.match((await v.get(String(again.headers.location))).body, new RegExp(`The key ${key.slice(0, 16)}… was already revoked\\.`));
+      assert.equal((await v.post(`/dashboard/keys/${id}/revoke`, { confirmed: 'yes' }, '/dashboard/keys')).statusCode, 303);
     });
 
     it('answers 404 for another account\'s key, which keeps working', async () => {
       const { v } = await user();
       const other = await t.newAccount();
       const [theirs] = await listApiKeys(t.ctx.db, other.accountId);
-      const res = await v.post(`/dashboard/keys/${theirs!.id}/revoke`, {}, '/dashboard/keys');
-      assert.equal(res.statusCode, 404);
-      assert.match(res.body, /<h1>Not found<\/h1>/);
+      for (const fields of [{}, { confirmed: 'yes' }] as Record<string, string>[]) {
+        const res = await v.post(`/dashboard/keys/${theirs!.id}/revoke`, fields, '/dashboard/keys');
+        assert.equal(res.statusCode, 404);
+        assert.match(res.body, /<h1>Not found<\/h1>/);
+      }
       assert.equal((await withKey(other.apiKey)).statusCode, 200);
       assert.equal((await listApiKeys(t.ctx.db, other.accountId))[0]!.revoked_at, null);
       assert.equal((await v.post(`/dashboard/keys/${randomUUID()}/revoke`, {}, '/dashboard/keys')).statusCode, 404);
@@ -150,7 +163,7 @@ forEachDatabase((database) => {
       const { acct, v } = await user();
       const [mine] = await listApiKeys(t.ctx.db, acct.accountId);
       await v.get('/dashboard/keys');
-      const res = await postWithoutToken(v, `/dashboard/keys/${mine!.id}/revoke`, {});
+      const res = await postWithoutToken(v, `/dashboard/keys/${mine!.id}/revoke`, { confirmed: 'yes' });
       assert.equal(res.statusCode, 403);
       assert.equal((await withKey(acct.apiKey)).statusCode, 200);
     });

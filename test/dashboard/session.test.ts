@@ -215,7 +215,8 @@ forEachDatabase((database) => {
         assert.ok(!page.body.includes(sampleShipment.to.name), 'nothing of it is shown');
         assert.equal((await v.get(`/dashboard/labels/${label.id}/download?format=PDF`)).statusCode, 404);
         for (const action of ['invalidate', 'return', 'print-file']) {
-          assert.equal((await v.post(`/dashboard/shipments/${shipment.id}/${action}`, {}, '/dashboard/shipments')).statusCode, 404, action);
+          const fields: Record<string, string> = action === 'invalidate' ? { label: label.id, confirmed: 'yes' } : {};
+          assert.equal((await v.post(`/dashboard/shipments/${shipment.id}/${action}`, fields, '/dashboard/shipments')).statusCode, 404, action);
         }
         const after = (await t.app.inject({ method: 'GET', url: `/v1/shipments/${shipment.id}`, headers: { 'x-api-key': other.apiKey } })).json();
         assert.equal(after.label.id, label.id, 'its label is still active');

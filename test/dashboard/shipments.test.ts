@@ -198,7 +198,20 @@ forEachDatabase((database) => {
         assert.equal(second.headers.location, `/dashboard/shipments/${s.id}`);
         assert.match(noticeOf(second) ?? '', /^No label was created: shipment \S+ already has an active label/);
 
-        const gone = await v.post(`/dashboard/shipments/${s.id}/invalidate`, {}, `/dashboard/shipments/${s.id}`);
+        // The button asks first, naming the label; nothing is invalidated until that page's own button.
+        const asked = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id }, `/dashboard/shipments/${s.id}`);
+        assert.equal(asked.statusCode, 200);
+        assert.match(asked.body, new RegExp(`<h1>Invalidate label ${label.trackingNumber}\\?</h1>`));
+        assert.match(asked.body, /This cannot be undone/);
+        assert.match(asked.body, new RegExp(`<input type="hidden" name="label" value="${label.id}"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Invalidate label</button>`));
+        assert.match(asked.body, new RegExp(`<a href="/dashboard/shipments/${s.id}">Cancel</a>`));
+        assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'active');
+        // A page showing another label than the shipment's own (a stale tab) invalidates nothing.
+        const stale = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: 'e0d2b2a4-0000-7000-8000-000000000000', confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(stale.statusCode, 303);
+        assert.match(noticeOf(stale) ?? '', new RegExp(`^The shipment's label has changed since that page was shown: label ${label.trackingNumber} is not invalidated\\.`));
+        assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'active');
+        const gone = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(gone.statusCode, 303);
         assert.equal(noticeOf(gone), `Label ${label.trackingNumber} is invalidated.`);
         assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'invalidated');
