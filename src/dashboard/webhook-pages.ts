@@ -110,12 +110,13 @@ ${webhookFields(form, errors, 'create')}
 
 // ---- a webhook's page ----
 
-function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, token: string): Html {
+/** `n`: the delivery's place on the page, which names its attempts' table apart from the others' (two deliveries may share a type and a time). */
+function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, n: number, token: string): Html {
   return html`<article class="delivery" aria-labelledby="delivery-${delivery.id}">
 <h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusBadge(delivery.status)}</h3>
 <dl><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
 ${table(
-  `Attempts of this ${delivery.type} delivery, oldest first`,
+  `Attempts of delivery ${n} on this page (${delivery.type}), oldest first`,
   ['Time', 'Response status', 'Duration', 'Error'],
   delivery.attempts.map((a) => [time(a.at), html`${a.responseStatus ?? 'no answer'}`, html`${a.durationMs} ms`, html`${a.error ?? '—'}`]),
   'No attempt yet.',
@@ -162,7 +163,7 @@ ${webhookFields(form, fieldErrors(problems), 'edit')}
 <h2 id="webhook-deliveries">Deliveries</h2>
 ${hook.active ? '' : html`<p class="hint">The webhook is inactive: activate it to send deliveries again.</p>`}
 ${deliveries.length
-  ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery) => deliveryItem(d, hook, delivery, token))}`
+  ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery, i) => deliveryItem(d, hook, delivery, i + 1, token))}`
   : html`<p class="empty">No deliveries yet: one is made for each event this webhook receives.</p>`}
 ${older}
 </section>`,
