@@ -691,7 +691,7 @@ export interface paths {
         put?: never;
         /**
          * Report tracking events
-         * @description A batch of 1 to 1000 events, stored all or none: an unknown tracking number (or another account's) is 404 naming it and nothing is stored. An event already stored (same label, timestamp, status, location and carrier) is skipped. Each status change updates the shipment and emits `shipment.in_transit` (in_transit, out_for_delivery), `shipment.delivered` or `shipment.exception` (exception, returned). `accepted` counts the new events.
+         * @description A batch of 1 to 1000 events, stored all or none: an unknown tracking number (or another account's) is 404 naming it and nothing is stored. An event already stored (same label, timestamp, status, location and carrier) is skipped. Each status change updates the shipment and emits `shipment.in_transit` (in_transit, out_for_delivery), `shipment.delivered` or `shipment.exception` (exception, returned). `accepted` counts the new events. The body may be up to 4 MiB.
          */
         post: operations["reportTrackingEvents"];
         delete?: never;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { errors, idParams } from '../http/schemas.ts';
-import { ingestBody, ingestResponse, trackingEventSchema, trackingInfoSchema, trackingQuery } from './schemas.ts';
+import { EVENTS_BODY_LIMIT, ingestBody, ingestResponse, trackingEventSchema, trackingInfoSchema, trackingQuery } from './schemas.ts';
 import { ingestEvents, trackingInfo, type IncomingEvent, type TrackingQuery } from './service.ts';
 
 export const trackingSchemas = [trackingEventSchema, trackingInfoSchema];
@@ -13,6 +13,8 @@ const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d
 export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: { events: IncomingEvent[] } }>('/tracking/events', {
     config: { scope: 'write:tracking' },
+    // Every batch the schema allows fits: 1000 events of the longest texts in UTF-8 are about 2.2 MB.
+    bodyLimit: EVENTS_BODY_LIMIT,
     schema: {
       tags: ['tracking'],
       operationId: 'reportTrackingEvents', summary: 'Report tracking events',
@@ -20,7 +22,7 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
         'A batch of 1 to 1000 events, stored all or none: an unknown tracking number (or another account\'s) is 404 naming it and nothing is stored. ' +
         'An event already stored (same label, timestamp, status, location and carrier) is skipped. Each status change updates the shipment and emits ' +
         '`shipment.in_transit` (in_transit, out_for_delivery), `shipment.delivered` or `shipment.exception` (exception, returned). ' +
-        '`accepted` counts the new events.',
+        '`accepted` counts the new events. The body may be up to 4 MiB.',
       body: ingestBody,
       response: { 202: ingestResponse, ...errors(400, 401, 403, 404, 413, 415, 422) },
     },

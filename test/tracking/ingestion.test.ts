@@ -134,6 +134,22 @@ forEachDatabase((database) => {
       });
     }
 
+    it('takes the largest batch the schema allows: 1000 events with the longest texts in a three-byte script (about 2.2 MB)', async () => {
+      const label = await createLabel(t);
+      const events = Array.from({ length: 1000 }, (_, i) =>
+        ev(label, 'in_transit', new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), { location: '東'.repeat(200), description: '京'.repeat(500) }),
+      );
+      const payload = JSON.stringify({ events });
+      assert.ok(Buffer.byteLength(payload) > 2 * 1024 * 1024, 'over the default 1 MiB limit twice');
+      const res = await t.request({ method: 'POST', url: '/v1/tracking/events', payload, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.statusCode, 202, res.body.slice(0, 200));
+      assert.deepEqual(res.json(), { accepted: 1000 });
+      // Past 4 MiB it is 413, naming the limit.
+      const huge = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: `{"events":[${' '.repeat(4 * 1024 * 1024)}]}`, headers: { 'content-type': 'application/json' } });
+      assert.equal(huge.statusCode, 413);
+      assert.match(huge.json().message, /4 MiB/);
+    });
+
     it("takes a time up to 24 hours ahead of the service's clock (a carrier's clock or time zone off by hours)", async () => {
       const label = await createLabel(t);
       const ahead = new Date(Date.now() + 23 * 3600_000).toISOString();
