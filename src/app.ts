@@ -3,7 +3,9 @@ import { context, propagation, trace, tracer, ROOT_CONTEXT, SpanKind, SpanStatus
 import type { Span } from '@opentelemetry/api';
 import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
+import { InvalidInput } from './errors.ts';
 import type { AppContext } from './context.ts';
 import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
@@ -78,7 +80,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...manifestSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
-  const bodies = inputValidator(sharedSchemas, { coerceTypes: false });
+  // Every problem of a body at once (one `details` entry per field), so a client fixes them in one go.
+  const bodies = inputValidator(sharedSchemas, { coerceTypes: false, allErrors: true });
   const others = inputValidator(sharedSchemas, { coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies.compile(schema) : decimalNumbersOnly(schema as Parameters<typeof decimalNumbersOnly>[0], others.compile(schema))));
 
@@ -88,9 +91,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   const defaultJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    defaultJson(request, body as string, done);
+  // Read as bytes, so that a body that is not UTF-8 is refused rather than decoded into U+FFFD and stored.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) return done(new InvalidInput('malformed request: the body is not UTF-8 text; send JSON in UTF-8'), undefined);
+    defaultJson(request, bytes.toString('utf8'), done);
   });
 
   // A span per request when tracing is on (src/tracing.ts); nothing at all when it is off.

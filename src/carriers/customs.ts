@@ -61,6 +61,24 @@ export function isCurrencyCode(code: string): boolean {
   return CURRENCIES.has(code);
 }
 
+const MINOR_DIGITS = new Map<string, number>();
+
+/** How many decimals an amount in the currency `code` has (USD 2, JPY 0, KWD 3), as ICU knows it; `code` is one of isCurrencyCode's. */
+export function currencyDigits(code: string): number {
+  let digits = MINOR_DIGITS.get(code);
+  if (digits === undefined) {
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+    MINOR_DIGITS.set(code, digits);
+  }
+  return digits;
+}
+
+/** Whether `amount` is a whole number of the currency's minor units (19.99 USD is, 0.001 USD and 0.5 JPY are not). */
+export function inMinorUnits(amount: number, code: string): boolean {
+  const minor = amount * 10 ** currencyDigits(code);
+  return Math.abs(minor - Math.round(minor)) <= 1e-6 * Math.max(1, Math.abs(minor));
+}
+
 /** The UPU's limit for a CN22: contents worth at most 300 SDR. */
 export const CN22_LIMIT_SDR = 300;
 
@@ -72,8 +90,11 @@ export const DEFAULT_SDR_RATES: Readonly<Record<string, number>> = {
 
 /** The items' total value in their (one) currency. */
 export function totalValue(customs: Customs): { amount: number; currency: string } {
+  const currency = customs.items[0]!.value.currency;
   const amount = customs.items.reduce((sum, i) => sum + i.value.amount, 0);
-  return { amount: Math.round(amount * 100) / 100, currency: customs.items[0]!.value.currency };
+  // Rounded to the currency's minor unit, which every item's amount is a whole number of.
+  const unit = 10 ** (isCurrencyCode(currency) ? currencyDigits(currency) : 2);
+  return { amount: Math.round(amount * unit) / unit, currency };
 }
 
 /**

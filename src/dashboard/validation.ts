@@ -2,6 +2,7 @@
 // problem at once, so each field shows its message) before the service's rules.
 import type { ValidateFunction } from 'ajv';
 import { validationProblems } from '../http/errors.ts';
+import { flaw } from '../http/input.ts';
 import { inputValidator } from '../http/validators.ts';
 import type { FieldProblem } from '../errors.ts';
 import { createShipmentBody, shipmentBodySchemas } from '../shipments/service.ts';
@@ -17,8 +18,24 @@ export function bodyProblems(schema: object, body: unknown, prefix = ''): FieldP
     validate = ajv.compile(schema);
     compiled.set(schema, validate);
   }
-  if (validate(body)) return [];
-  return validationProblems(validate.errors ?? []).map((p) => ({ ...p, field: p.field === 'body' ? prefix.replace(/\.$/, '') || 'body' : `${prefix}${p.field}` }));
+  // As the API does before its schema: a control character is named as one, not as a pattern the text fails.
+  const flawed: FieldProblem[] = [];
+  badStrings(body, '', flawed);
+  const named = new Set(flawed.map((p) => p.field));
+  const schemaProblems = validate(body) ? [] : validationProblems(validate.errors ?? []).filter((p) => !named.has(p.field));
+  return [...flawed, ...schemaProblems].map((p) => ({ ...p, field: p.field === 'body' ? prefix.replace(/\.$/, '') || 'body' : `${prefix}${p.field}` }));
+}
+
+/** Every string under `value` holding a control character or an unpaired surrogate, named as the API names fields. */
+function badStrings(value: unknown, path: string, out: FieldProblem[]): void {
+  if (typeof value === 'string') {
+    const message = flaw(value);
+    if (message) out.push({ field: path || 'body', message });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) badStrings(value[i], `${path}[${i}]`, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) badStrings(v, path ? `${path}.${key}` : key, out);
+  }
 }
 
 /** The problems of a shipment body as `POST /v1/shipments` would name them. */

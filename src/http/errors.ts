@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
-import { JSON_UTF8, VISIBLE_PATTERN } from './schemas.ts';
+import { JSON_UTF8, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
@@ -16,23 +16,35 @@ function fieldOf(instancePath: string, params: Record<string, unknown> | undefin
 
 /** Ajv's wording where it is not plain enough for a client: allowed values named, no regexes. */
 function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; message?: string }): string {
-  const params = (v.params ?? {}) as { allowedValues?: unknown[]; format?: string; pattern?: string };
+  const params = (v.params ?? {}) as { allowedValues?: unknown[]; format?: string; pattern?: string; limit?: number };
   switch (v.keyword) {
     case 'additionalProperties': return 'is not a known field';
     case 'required': return 'is required';
+    case 'maxProperties': return `must have at most ${params.limit} field${params.limit === 1 ? '' : 's'}`;
+    case 'minProperties': return `must have at least ${params.limit} field${params.limit === 1 ? '' : 's'}`;
     case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
     case 'format': if (params.format === 'uuid') return 'must be a UUID'; break;
     case 'pattern':
       if (params.pattern === UUID_PATTERN) return 'must be a UUID (in lower case, as ids are issued)';
       if (params.pattern === VISIBLE_PATTERN) return 'must hold a printable character, not only spaces or invisible ones';
+      if (params.pattern === PRINTABLE_PATTERN) return 'must not contain control characters';
       break;
   }
   return v.message ?? 'is invalid';
 }
 
-/** Ajv's errors as the `details` of a 400: each names its field as a JavaScript path. */
+/** The most `details` a 400 lists: a batch of a thousand broken items names the first hundred problems. */
+export const MAX_DETAILS = 100;
+
+/** Ajv's errors as the `details` of a 400: each names its field as a JavaScript path, the first problem of each field once. */
 export function validationProblems(errors: readonly { keyword: string; instancePath?: string; params?: unknown; schema?: unknown; message?: string }[], where = 'body'): FieldProblem[] {
-  return errors.map((v) => ({ field: fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where), message: problemOf(v) }));
+  const byField = new Map<string, FieldProblem>();
+  for (const v of errors) {
+    const field = fieldOf(v.instancePath ?? '', v.params as Record<string, unknown>, where);
+    if (!byField.has(field)) byField.set(field, { field, message: problemOf(v) });
+    if (byField.size === MAX_DETAILS) break;
+  }
+  return [...byField.values()];
 }
 
 /** Turns anything thrown into one of our typed errors. */

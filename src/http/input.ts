@@ -14,8 +14,8 @@ export const MAX_DEPTH = 64;
 
 export class TooDeep extends Error {}
 
-/** What a string must not hold, and how the refusal says it. */
-function flaw(text: string): string | null {
+/** What a string must not hold, and how the refusal says it (null: nothing). */
+export function flaw(text: string): string | null {
   if (CONTROL_CHARACTER.test(text)) return 'must not contain control characters';
   if (!text.isWellFormed()) return 'must be well-formed Unicode (it holds an unpaired surrogate)';
   return null;

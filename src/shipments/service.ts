@@ -10,7 +10,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, grams, isCurrencyCode, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, grams, inMinorUnits, isCurrencyCode, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -83,15 +83,13 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
     throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: `${prefix}service`, message: `must be one of ${known}` }]);
   }
-  const problems = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
-  if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
+  // Every problem at once, each naming its field; the customs rules follow from the two countries, so they are checked once those are known.
+  const problems: FieldProblem[] = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
   const p = input.parcel;
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
-  if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) {
-    throw new InvalidInput(`${prefix}parcel dimensions need length, width, height and dimensionUnit together`, [{ field: `${prefix}parcel`, message: 'incomplete dimensions' }]);
-  }
-  const customs = customsProblems(input, prefix);
-  if (customs.length) throw new InvalidInput(`${customs[0]!.field} ${customs[0]!.message}`, customs);
+  if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) problems.push({ field: `${prefix}parcel`, message: 'dimensions need length, width, height and dimensionUnit together' });
+  if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix));
+  if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
 }
 
 /** §12: what the schema cannot say about `customs`, each problem naming its field. */
@@ -108,13 +106,24 @@ function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const currency = c.items[0]!.value.currency;
   c.items.forEach((item, i) => {
     if (!isCurrencyCode(item.value.currency)) out.push({ field: at(`items[${i}].value.currency`), message: `${item.value.currency} is not an ISO 4217 currency code` });
-    else if (item.value.currency !== currency) out.push({ field: at(`items[${i}].value.currency`), message: `must be ${currency}, the currency of the first item: a declaration has one currency` });
+    else if (item.value.currency !== currency) {
+      // Named after the first item's currency only when that one is a currency at all.
+      if (isCurrencyCode(currency)) out.push({ field: at(`items[${i}].value.currency`), message: `must be ${currency}, the currency of the first item: a declaration has one currency` });
+    } else if (!inMinorUnits(item.value.amount, currency)) {
+      const digits = currencyDigits(currency);
+      out.push({ field: at(`items[${i}].value.amount`), message: `${item.value.amount} is not an amount of ${currency}, which has ${digits === 0 ? 'no decimals' : `${digits} decimal${digits === 1 ? '' : 's'}`}` });
+    }
     if (!isCountryCode(item.originCountry)) out.push({ field: at(`items[${i}].originCountry`), message: `${item.originCountry} is not an assigned ISO 3166-1 country code` });
   });
   const net = c.items.reduce((sum, item) => sum + grams(item.netWeight), 0);
   const gross = grams(input.parcel.weight);
-  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${Math.round(net)} g, more than the parcel's ${Math.round(gross)} g` });
+  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${gramsText(net)}, more than the parcel's ${gramsText(gross)}` });
   return out;
+}
+
+/** Grams to a tenth of a milligram, so that two different weights never read the same. */
+function gramsText(g: number): string {
+  return `${Number(g.toFixed(4))} g`;
 }
 
 export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {

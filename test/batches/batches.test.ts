@@ -37,6 +37,20 @@ forEachDatabase((database) => {
         assert.equal(res.json().code, 'INVALID_INPUT');
         assert.equal(res.json().details[0].field, field, res.body.slice(0, 300));
       }
+      // Every problem of the shape at once, each field once: an unknown field is named, not only counted.
+      const many = await t.request({ method: 'POST', url: '/v1/batches', payload: { items: [{ shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f', foo: 1 }, { shipmentId: 'nope' }], format: 'DOC' } });
+      assert.equal(many.statusCode, 400);
+      assert.deepEqual(
+        many.json().details,
+        [
+          { field: 'items[0]', message: 'must have at most 1 field' },
+          { field: 'items[0].foo', message: 'is not a known field' },
+          { field: 'items[1].shipmentId', message: 'must be a UUID (in lower case, as ids are issued)' },
+          { field: 'format', message: many.json().details[3]?.message },
+        ],
+        many.body,
+      );
+      assert.match(many.json().details[3].message, /^must be one of PDF, PNG, ZPL/);
       assert.equal(await countRows(t.ctx, 'batches'), 0);
       assert.equal(await countRows(t.ctx, 'batch_items'), 0);
       assert.equal(await countRows(t.ctx, 'shipments'), shipments);

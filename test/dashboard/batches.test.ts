@@ -183,6 +183,7 @@ forEachDatabase((database) => {
         DOMESTIC, // row 5: fine
         { ...INTERNATIONAL, item_quantity: 'two', item2_currency: '' }, // row 6
         { ...INTERNATIONAL, customs_contents_type: '', customs_signer: '', item_description: '', item_quantity: '', item_weight: '', item_value: '', item_currency: '', item_hs_code: '', item_origin_country: '', item2_description: '', item2_quantity: '', item2_weight: '', item2_weight_unit: '', item2_value: '', item2_currency: '', item2_hs_code: '', item2_origin_country: '' }, // row 7: abroad without customs
+        { ...DOMESTIC, to_street1: '2 Oak\nAve', reference: 'a\tb' }, // row 8: control characters inside quoted cells
       ];
       const res = await upload(v, csv(rows));
       assert.equal(res.statusCode, 400);
@@ -196,6 +197,10 @@ forEachDatabase((database) => {
       assert.match(text, /Row 6, item_quantity \(customs\.items\[0\]\.quantity\): “two” is not a whole number/);
       assert.match(text, /Row 6, item2_currency \(customs\.items\[1\]\.value\.currency\): is required/);
       assert.match(text, /Row 7, customs_contents_type, customs_signer, item_… \(customs\): is required: the parcel crosses a customs border/);
+      // Named as the API names them, never as a pattern.
+      assert.match(text, /Row 8, to_street1 \(to\.street1\): must not contain control characters/);
+      assert.match(text, /Row 8, reference: must not contain control characters/);
+      assert.doesNotMatch(text, /must match pattern|printable character/);
       assert.match(res.body, /<div class="error-summary" role="alert" tabindex="-1" id="error-summary">/);
       assert.match(res.body, /aria-invalid="true"/);
       assert.equal(await countRows(t.ctx, 'batches'), batches);

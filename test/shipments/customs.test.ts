@@ -70,6 +70,10 @@ forEachDatabase((database) => {
         [{ customs: withItems({ ...item, quantity: 1.5 }) }, 'customs.items[0].quantity'],
         [{ customs: withItems({ ...item, value: { amount: 0, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
         [{ customs: withItems({ ...item, value: { amount: 5, currency: 'XYZ' } }) }, 'customs.items[0].value.currency'],
+        // More decimals than the currency has: a document would print another value than the one declared.
+        [{ customs: withItems({ ...item, value: { amount: 0.001, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
+        [{ customs: withItems({ ...item, value: { amount: 1.005, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
+        [{ customs: withItems({ ...item, value: { amount: 0.5, currency: 'JPY' } }) }, 'customs.items[0].value.amount'],
         [{ customs: withItems(item, { ...item, value: { amount: 5, currency: 'USD' } }) }, 'customs.items[1].value.currency'],
         [{ customs: withItems({ ...item, hsCode: '12345' }) }, 'customs.items[0].hsCode'],
         [{ customs: withItems({ ...item, originCountry: 'XX' }) }, 'customs.items[0].originCountry'],
@@ -85,6 +89,18 @@ forEachDatabase((database) => {
         assert.equal(res.statusCode, 400, `${field}: ${res.body.slice(0, 300)}`);
         assert.equal(res.json().details[0].field, field, res.body.slice(0, 300));
       }
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // Every problem at once, one details entry per field: the schema's in one answer, then the rules'.
+      const many = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: { ...FULL_CUSTOMS, incoterm: 'EXW', items: [{ ...item, quantity: 0, hsCode: '12', value: { amount: 40, currency: 'ABC' }, originCountry: 'xx' }] } } });
+      assert.equal(many.statusCode, 400);
+      assert.deepEqual(
+        many.json().details.map((d: { field: string }) => d.field).sort(),
+        ['customs.incoterm', 'customs.items[0].hsCode', 'customs.items[0].originCountry', 'customs.items[0].quantity'],
+        many.body,
+      );
+      const rules = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: { ...sampleShipment.to, postalCode: '1234' }, customs: withItems({ ...item, value: { amount: 5, currency: 'XYZ' }, originCountry: 'XX' }) } });
+      assert.equal(rules.statusCode, 400);
+      assert.deepEqual(rules.json().details.map((d: { field: string }) => d.field), ['to.postalCode', 'customs.items[0].value.currency', 'customs.items[0].originCountry'], rules.body);
       assert.equal(await countRows(t.ctx, 'shipments'), before);
       // Domestic and within the EU: not needed, but kept when sent.
       const domestic = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: undefined } });
@@ -132,6 +148,13 @@ forEachDatabase((database) => {
       }
       const cn23 = (await pdfText((await get(t, big.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
       for (const field of ['CN 23', 'Gift', 'Treat as abandoned', big.trackingNumber]) assert.ok(cn23.includes(field), `cn23: ${field}`);
+      // Amounts carry their currency's own decimals: none for yen, three for Kuwaiti dinars.
+      for (const [amount, currency, printed] of [[500, 'JPY', '500 JPY'], [1.234, 'KWD', '1.234 KWD']] as const) {
+        const priced = await labelFor({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, value: { amount, currency } }] });
+        const invoice = priced.documents.find((d: { type: string }) => d.type === 'commercial_invoice');
+        const text = (await pdfText((await get(t, invoice.url)).rawPayload)).replace(/\s+/g, ' ');
+        assert.ok(text.includes(`Invoice total: ${printed}`), `${currency}: ${text.slice(text.indexOf("Total"), text.indexOf("Total") + 400)}`);
+      }
 
       // Tampered: 403. A document the label does not have: 404. Expired: 410. Invalidated: 410.
       const u = new URL(byType.cn22);

@@ -59,6 +59,14 @@ forEachDatabase((database) => {
       const malformed = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: '{"carrier":' });
       assert.equal(malformed.statusCode, 400);
       assert.equal(malformed.json().code, 'INVALID_INPUT');
+      // Bytes that are not UTF-8 (Latin-1's ü) are refused, not stored as U+FFFD.
+      const before = await countRows(t.ctx, 'shipments');
+      const latin1 = Buffer.from(JSON.stringify({ ...sampleShipment, to: { ...sampleShipment.to, name: 'M~ller' } }));
+      latin1[latin1.indexOf('~')] = 0xfc;
+      const notUtf8 = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload: latin1 });
+      assert.equal(notUtf8.statusCode, 400);
+      assert.deepEqual(notUtf8.json(), { code: 'INVALID_INPUT', message: 'malformed request: the body is not UTF-8 text; send JSON in UTF-8' });
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
       const xml = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
       assert.equal(xml.statusCode, 415);
       assert.equal(xml.json().code, 'UNSUPPORTED_MEDIA_TYPE');
