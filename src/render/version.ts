@@ -6,8 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { findPackageJSON } from 'node:module';
 
 const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@fragaria/address-formatter'];
-/** Files outside this folder whose code changes what is drawn (country names, postal codes' spelling). */
-const SHARED = ['../countries.ts'];
+/**
+ * Files outside this folder whose code changes what is drawn (country names, postal codes' spelling,
+ * customs totals and currency decimals); test/render/renderer.test.ts checks that every such import is here.
+ */
+export const SHARED = ['../countries.ts', '../carriers/customs.ts'];
 
 /** The version of the renderer whose code is in `dir` (this folder). */
 export function rendererVersion(dir: URL = new URL('./', import.meta.url)): string {

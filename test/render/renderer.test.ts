@@ -2,13 +2,13 @@
 // memory and in a store shared by processes, and named by a key that holds the renderer's version.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { renderDocument, type DocumentSource } from '../../src/render/index.ts';
 import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/render/renderer.ts';
-import { RENDERER_VERSION, rendererVersion } from '../../src/render/version.ts';
+import { RENDERER_VERSION, rendererVersion, SHARED } from '../../src/render/version.ts';
 import { PRINT_CREDIT_BYTES } from '../../src/render/render-thread.ts';
 import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
 import { eventually } from '../webhooks/receiver.ts';
@@ -145,6 +145,23 @@ describe('documentKey and etagOf', () => {
       assert.notEqual(other, key);
     }
     assert.match(etagOf(key), /^"[A-Za-z0-9_-]{32}"$/);
+  });
+
+  it("change with the code the renderer draws from outside its folder: every such import is in the version's SHARED", () => {
+    // Imports that change nothing drawn: caches, metrics, traces, and types (erased).
+    const drawsNothing = new Set(['../cache.ts', '../metrics.ts', '../tracing.ts']);
+    const root = new URL('../../src/render/', import.meta.url);
+    const outside = new Set<string>();
+    for (const entry of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
+      if (!entry.endsWith('.ts')) continue;
+      for (const [, names, from] of readFileSync(new URL(entry, root), 'utf8').matchAll(/^import (type )?[^;]*? from '(\.[^']+)';/gm)) {
+        if (names) continue;
+        const target = new URL(from!, new URL(entry, root)).href;
+        if (!target.startsWith(root.href)) outside.add(`../${target.slice(new URL('../../src/', import.meta.url).href.length)}`);
+      }
+    }
+    assert.ok(outside.has('../countries.ts'), [...outside].join(', '));
+    assert.deepEqual([...outside].filter((f) => !drawsNothing.has(f) && !SHARED.includes(f)), [], 'imported from outside src/render but not in SHARED');
   });
 
   it('change with the renderer: any change to the render code gives a new version', () => {
