@@ -103,7 +103,8 @@ export function totalValue(customs: Customs): { amount: number; currency: string
  */
 export function customsForm(customs: Customs, sdrRates: Readonly<Record<string, number>>): 'CN22' | 'CN23' {
   const { amount, currency } = totalValue(customs);
-  const rate = sdrRates[currency];
+  // XDR is the SDR itself.
+  const rate = currency === 'XDR' ? 1 : sdrRates[currency];
   if (rate === undefined) return 'CN23';
   return amount * rate <= CN22_LIMIT_SDR + 1e-9 ? 'CN22' : 'CN23';
 }

@@ -49,6 +49,9 @@ describe('§12 customs territories', () => {
     assert.equal(at(Math.floor((300 / rate) * 100) / 100), 'CN22');
     assert.equal(at(Math.ceil((300 / rate) * 100) / 100 + 0.01), 'CN23');
     assert.equal(at(1, 'ISK'), 'CN23');
+    // A value declared in SDR needs no rate.
+    assert.equal(at(300, 'XDR'), 'CN22');
+    assert.equal(at(300.01, 'XDR'), 'CN23');
   });
 });
 
