@@ -307,9 +307,11 @@ export async function manifestOfLabel(ctx: AppContext, accountId: string, labelI
 export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
   if (ids === null) return (await store.claimUnmanifested(tx, accountId, carrier, manifestId)).map(manifested);
   const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
+  // A label that is not the account's is named first, wherever it is in the list (as for a print file).
+  const unknown = ids.find((id) => !rows.has(id));
+  if (unknown) throw new NotFound('label', unknown);
   ids.forEach((id, i) => {
-    const row = rows.get(id);
-    if (!row) throw new NotFound('label', id);
+    const row = rows.get(id)!;
     if (row.status !== 'active') throw new Conflict(`label ${id} is invalidated and cannot go on a manifest`);
     if (row.carrier !== carrier) throw new InvalidInput(`label ${id} is a ${row.carrier} label, not ${carrier}`, [{ field: `labelIds[${i}]`, message: `is a ${row.carrier} label, not ${carrier}` }]);
     if (row.manifest_id) throw new Conflict(`label ${id} is already on manifest ${row.manifest_id}`);

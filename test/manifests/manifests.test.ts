@@ -50,6 +50,10 @@ forEachDatabase((database) => {
       assert.equal(res.statusCode, 404);
       assert.match(res.json().message, new RegExp(unknown));
       assert.equal((await named([foreign.id])).statusCode, 404, "another account's label");
+      // Not the account's is named first, even after a label that is refused for another reason.
+      res = await named([gone!.id, usps[0]!.id, unknown]);
+      assert.equal(res.statusCode, 404);
+      assert.match(res.json().message, new RegExp(unknown));
       res = await named([ups[0]!.id, gone!.id]);
       assert.equal(res.statusCode, 409);
       assert.match(res.json().message, new RegExp(gone!.id));
