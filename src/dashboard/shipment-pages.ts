@@ -73,7 +73,7 @@ ${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options
 <button type="submit">Search</button>
 </form>
 <p><a href="${d.base}/shipments/new">Create a shipment</a></p>
-${table(
+${errors ? '' : table(
   query.q || query.status || query.carrier ? 'Shipments found' : 'Newest shipments first',
   ['Shipment', 'To', 'Carrier', 'Status', 'Tracking number', 'Created'],
   shipments.map((s) => [

@@ -131,6 +131,7 @@ forEachDatabase((database) => {
         assert.match(res.body, /<input type="search" id="f-q" name="q" maxlength="100" aria-describedby="f-q-error" aria-invalid="true" value="order x+">/);
         assert.match(res.body, /<p class="error" id="f-q-error">at most 100 characters: a tracking number or a reference<\/p>/);
         assert.match(res.body, /<option value="UPS" selected>/);
+        assert.doesNotMatch(res.body, /No shipment matches|<table/, 'no list under a refused search');
         // 100 characters are a search like any other.
         assert.equal((await v.get(`/dashboard/shipments?q=${'y'.repeat(100)}`)).statusCode, 200);
       });
