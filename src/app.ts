@@ -11,7 +11,7 @@ import { frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
-import { decimalNumbersOnly, inputValidator } from './http/validators.ts';
+import { decimalNumbersOnly, everyProblem, inputValidator } from './http/validators.ts';
 import { installRateLimits, memoryLimiter, type RateLimiter, sharedLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
 import { errorSchema } from './http/schemas.ts';
@@ -80,10 +80,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   const sharedSchemas = [errorSchema, ...shipmentSchemas, ...addressSchemas, ...stampSchemas, ...labelSchemas, ...batchSchemas, ...manifestSchemas, ...trackingSchemas, ...webhookSchemas];
   for (const s of sharedSchemas) app.addSchema(s);
-  // Every problem of a body at once (one `details` entry per field), so a client fixes them in one go.
-  const bodies = inputValidator(sharedSchemas, { coerceTypes: false, allErrors: true });
+  // Every problem of a refused body at once (one `details` entry per field), so a client fixes them in one go.
+  const bodies = inputValidator(sharedSchemas, { coerceTypes: false });
+  const bodiesEveryProblem = inputValidator(sharedSchemas, { coerceTypes: false, allErrors: true });
   const others = inputValidator(sharedSchemas, { coerceTypes: 'array' });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies.compile(schema) : decimalNumbersOnly(schema as Parameters<typeof decimalNumbersOnly>[0], others.compile(schema))));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? everyProblem(bodies.compile(schema), bodiesEveryProblem.compile(schema)) : decimalNumbersOnly(schema as Parameters<typeof decimalNumbersOnly>[0], others.compile(schema)),
+  );
 
   // A PUT or POST with `Content-Type: application/json` and no body (common from HTTP clients on
   // routes that take none, like invalidate) is an absent body, not malformed JSON.

@@ -1,6 +1,7 @@
 // Customs (contract §12): the customs territories, the customs object of a shipment, and the UPU
 // CN22/CN23 choice. A shared layer, beside Address and Parcel: shipments check it, labels and the
 // renderer print it.
+import currencyCodes from 'currency-codes';
 import type { Address, Parcel } from './types.ts';
 
 export const CONTENTS_TYPES = ['merchandise', 'gift', 'documents', 'sample', 'returned_goods', 'other'] as const;
@@ -63,20 +64,24 @@ export function isCurrencyCode(code: string): boolean {
 
 const MINOR_DIGITS = new Map<string, number>();
 
-/** How many decimals an amount in the currency `code` has (USD 2, JPY 0, KWD 3), as ICU knows it; `code` is one of isCurrencyCode's. */
+/**
+ * How many decimals an amount in the currency `code` has (USD 2, JPY 0, KWD 3, HUF 2): its minor unit
+ * in ISO 4217 (the currency-codes package); for the X codes, where ISO has none for some (XDR, XAU),
+ * ICU's. `code` is one of isCurrencyCode's.
+ */
 export function currencyDigits(code: string): number {
   let digits = MINOR_DIGITS.get(code);
   if (digits === undefined) {
-    digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+    const iso = code.startsWith('X') ? undefined : currencyCodes.code(code)?.digits;
+    digits = iso ?? new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
     MINOR_DIGITS.set(code, digits);
   }
   return digits;
 }
 
-/** Whether `amount` is a whole number of the currency's minor units (19.99 USD is, 0.001 USD and 0.5 JPY are not). */
+/** Whether `amount` is a whole number of the currency's minor units (19.99 USD is, 0.001 USD and 0.5 JPY are not): written with that many decimals, it is the same number. */
 export function inMinorUnits(amount: number, code: string): boolean {
-  const minor = amount * 10 ** currencyDigits(code);
-  return Math.abs(minor - Math.round(minor)) <= 1e-6 * Math.max(1, Math.abs(minor));
+  return Number(amount.toFixed(currencyDigits(code))) === amount;
 }
 
 /** The UPU's limit for a CN22: contents worth at most 300 SDR. */

@@ -18,7 +18,7 @@ import { countryName } from '../countries.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldErrors, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -64,8 +64,10 @@ interface ListQuery {
 /** The most characters a search of the shipment list may have. */
 const SEARCH_MAX = 100;
 
-function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html, errors?: FieldErrors): (token: string) => Html {
+function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html, problems?: FieldProblem[]): (token: string) => Html {
+  const errors = problems ? fieldErrors(problems) : undefined;
   return () => html`<h1>Shipments</h1>
+${errorSummary(problems, undefined, new Map([['q', 'Tracking number or reference']]))}
 <form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
 ${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
 ${field({ label: 'Status', name: 'status', value: query.status ?? '', options: options(shipmentStatuses, 'Any status') })}
@@ -291,8 +293,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const search = query.q?.trim() || undefined;
       // A longer search (a pasted address, a crafted link) is refused beside the search box, not on an error page.
       if (search && search.length > SEARCH_MAX) {
-        const errors = fieldErrors([{ field: 'q', message: `at most ${SEARCH_MAX} characters: a tracking number or a reference` }]);
-        return d.send(request, reply, { title: 'Shipments (problems)', section: 'shipments', status: 400, body: listPage(d, [], query, html``, errors) });
+        const problems = [{ field: 'q', message: `at most ${SEARCH_MAX} characters: a tracking number or a reference` }];
+        return d.send(request, reply, { title: 'Shipments (problems)', section: 'shipments', status: 400, body: listPage(d, [], query, html``, problems) });
       }
       const page = pageOf({ limit: 50, ...(query.cursor ? { cursor: query.cursor } : {}) });
       const rows = await listShipments(d.ctx, d.user(request).accountId, page, { ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), ...(search ? { search } : {}) });

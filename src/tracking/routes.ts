@@ -13,7 +13,8 @@ const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d
 export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: { events: IncomingEvent[] } }>('/tracking/events', {
     config: { scope: 'write:tracking' },
-    // Every batch the schema allows fits: 1000 events of the longest texts in UTF-8 are about 2.2 MB.
+    // Every batch the schema allows fits when its text is UTF-8 (1000 events of the longest texts are
+    // about 2.2 MB); written with JSON's \u escapes it may need splitting.
     bodyLimit: EVENTS_BODY_LIMIT,
     schema: {
       tags: ['tracking'],

@@ -4,7 +4,7 @@ import { PRINTABLE_PATTERN as PRINTABLE, dateTime } from '../http/schemas.ts';
 export const TRACKING_FORMATS = ['basic', 'detailed', 'carrier-specific'] as const;
 export const EVENT_SORTS = ['newest_first', 'oldest_first'] as const;
 export const MAX_EVENTS_PER_BATCH = 1000;
-/** The body limit of a batch of events: the largest batch the schema allows, in UTF-8, fits. */
+/** The body limit of a batch of events: the largest batch the schema allows fits, its text in UTF-8 (not as `\u` escapes). */
 export const EVENTS_BODY_LIMIT = 4 * 1024 * 1024;
 
 const carrier = { type: 'string', enum: [...CARRIERS] } as const;

@@ -77,6 +77,8 @@ forEachDatabase((database) => {
         [{ customs: withItems({ ...item, value: { amount: 0.001, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
         [{ customs: withItems({ ...item, value: { amount: 1.005, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
         [{ customs: withItems({ ...item, value: { amount: 0.5, currency: 'JPY' } }) }, 'customs.items[0].value.amount'],
+        [{ customs: withItems({ ...item, value: { amount: 100000.001, currency: 'EUR' } }) }, 'customs.items[0].value.amount'],
+        [{ customs: withItems({ ...item, value: { amount: 2500000.4, currency: 'JPY' } }) }, 'customs.items[0].value.amount'],
         [{ customs: withItems(item, { ...item, value: { amount: 5, currency: 'USD' } }) }, 'customs.items[1].value.currency'],
         [{ customs: withItems({ ...item, hsCode: '12345' }) }, 'customs.items[0].hsCode'],
         [{ customs: withItems({ ...item, originCountry: 'XX' }) }, 'customs.items[0].originCountry'],
@@ -152,7 +154,8 @@ forEachDatabase((database) => {
       const cn23 = (await pdfText((await get(t, big.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
       for (const field of ['CN 23', 'Gift', 'Treat as abandoned', big.trackingNumber]) assert.ok(cn23.includes(field), `cn23: ${field}`);
       // Amounts carry their currency's own decimals: none for yen, three for Kuwaiti dinars.
-      for (const [amount, currency, printed] of [[500, 'JPY', '500 JPY'], [1.234, 'KWD', '1.234 KWD']] as const) {
+      // ISO 4217's minor units, not ICU's: forints have two decimals.
+      for (const [amount, currency, printed] of [[500, 'JPY', '500 JPY'], [1.234, 'KWD', '1.234 KWD'], [1234.5, 'HUF', '1234.50 HUF']] as const) {
         const priced = await labelFor({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, value: { amount, currency } }] });
         const invoice = priced.documents.find((d: { type: string }) => d.type === 'commercial_invoice');
         const text = (await pdfText((await get(t, invoice.url)).rawPayload)).replace(/\s+/g, ' ');

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { carrierStatusCode, estimateDelivery } from '../../src/carriers/index.ts';
 import { nextBusinessDay } from '../../src/tracking/service.ts';
+import { EVERY_PROBLEM_VALUES } from '../../src/http/validators.ts';
 import { countRows, forEachDatabase, withTestApp } from '../helpers.ts';
 import { createLabel, domainEvents, lookup, postEvents, type TrackedLabel } from './fixtures.ts';
 
@@ -148,6 +149,18 @@ forEachDatabase((database) => {
       const huge = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: `{"events":[${' '.repeat(4 * 1024 * 1024)}]}`, headers: { 'content-type': 'application/json' } });
       assert.equal(huge.statusCode, 413);
       assert.match(huge.json().message, /4 MiB/);
+    });
+
+    it('lists every problem of a refused batch (at most 100), but of a body too large to walk only the first', async () => {
+      const small = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: { events: Array.from({ length: 1001 }, () => ({})) } });
+      assert.equal(small.statusCode, 400);
+      const fields = small.json().details.map((d: { field: string }) => d.field);
+      assert.equal(fields.length, 100);
+      assert.deepEqual(fields.slice(0, 2), ['events', 'events[0].trackingNumber']);
+      // More values than EVERY_PROBLEM_VALUES: walking all of them for every problem would hold the event loop.
+      const big = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: { events: Array.from({ length: EVERY_PROBLEM_VALUES + 1 }, () => ({})) } });
+      assert.equal(big.statusCode, 400);
+      assert.deepEqual(big.json().details, [{ field: 'events', message: 'must NOT have more than 1000 items' }]);
     });
 
     it("takes a time up to 24 hours ahead of the service's clock (a carrier's clock or time zone off by hours)", async () => {
