@@ -67,9 +67,10 @@ const MINOR_DIGITS = new Map<string, number>();
 /**
  * How many decimals an amount in the currency `code` has (USD 2, JPY 0, KWD 3, HUF 2): its minor unit
  * in ISO 4217 (the currency-codes package); for the X codes, where ISO has none for some (XDR, XAU),
- * ICU's. `code` is one of isCurrencyCode's.
+ * ICU's. A code that is no currency counts 2.
  */
 export function currencyDigits(code: string): number {
+  if (!isCurrencyCode(code)) return 2;
   let digits = MINOR_DIGITS.get(code);
   if (digits === undefined) {
     const iso = code.startsWith('X') ? undefined : currencyCodes.code(code)?.digits;
@@ -98,7 +99,7 @@ export function totalValue(customs: Customs): { amount: number; currency: string
   const currency = customs.items[0]!.value.currency;
   const amount = customs.items.reduce((sum, i) => sum + i.value.amount, 0);
   // Rounded to the currency's minor unit, which every item's amount is a whole number of.
-  const unit = 10 ** (isCurrencyCode(currency) ? currencyDigits(currency) : 2);
+  const unit = 10 ** currencyDigits(currency);
   return { amount: Math.round(amount * unit) / unit, currency };
 }
 

@@ -3,7 +3,7 @@
 // text (pdftotext reads it back) and the tracking number is the waybill number, printed and as a
 // Code 128 barcode on every page. The items table continues on as many pages as it takes (up to 50
 // items), and the totals and the signature follow the last item.
-import { currencyDigits, grams, isCurrencyCode, totalValue, type Customs } from '../../carriers/customs.ts';
+import { currencyDigits, grams, totalValue, type Customs } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
@@ -40,7 +40,7 @@ const CATEGORIES: [Customs['contentsType'], string][] = [
 
 /** An amount with its currency's own decimals: `19.99 USD`, `500 JPY`, `1.234 KWD`. */
 function money(amount: number, currency: string): string {
-  return `${amount.toFixed(isCurrencyCode(currency) ? currencyDigits(currency) : 2)} ${currency}`;
+  return `${amount.toFixed(currencyDigits(currency))} ${currency}`;
 }
 
 function weightText(w: { value: number; unit: string }): string {
