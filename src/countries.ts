@@ -280,12 +280,34 @@ export function countryName(alpha2: string): string {
 }
 
 /**
- * A postal code in its country's canonical spelling: capitals, single spaces, and the space the post
- * writes before the inward part (GB, CA: `SW1A 2AA`, `K1A 0B1`) or the letters (NL: `1012 AB`).
+ * Where the post writes a separator inside a postal code of fixed length: its compact form (capitals,
+ * no spaces or hyphens), the place, and the separator. `1000005` in Japan is `100-0005`.
+ */
+const SEPARATED: Record<string, { compact: RegExp; at: number; separator: ' ' | '-' }> = {
+  BR: { compact: /^\d{8}$/, at: 5, separator: '-' },
+  CZ: { compact: /^\d{5}$/, at: 3, separator: ' ' },
+  GR: { compact: /^\d{5}$/, at: 3, separator: ' ' },
+  IE: { compact: /^[A-Z0-9]{7}$/, at: 3, separator: ' ' },
+  JP: { compact: /^\d{7}$/, at: 3, separator: '-' },
+  NL: { compact: /^\d{4}[A-Z]{2}$/, at: 4, separator: ' ' },
+  PL: { compact: /^\d{5}$/, at: 2, separator: '-' },
+  PT: { compact: /^\d{7}$/, at: 4, separator: '-' },
+  SE: { compact: /^\d{5}$/, at: 3, separator: ' ' },
+  SK: { compact: /^\d{5}$/, at: 3, separator: ' ' },
+  US: { compact: /^\d{9}$/, at: 5, separator: '-' },
+};
+
+/**
+ * A postal code in its country's canonical spelling: capitals, single spaces, the space the post
+ * writes before the inward part (GB, CA: `SW1A 2AA`, `K1A 0B1`), and the separator of the countries
+ * above, whether it was sent or left out (`1012js` is `1012 JS`, `1000005` is `100-0005`, `01310100`
+ * is `01310-100`). Anything else is kept as sent, but for capitals and spacing.
  */
 export function canonicalPostal(country: string, code: string): string {
   const compact = code.trim().toUpperCase().replace(/\s+/g, '');
   if ((country === 'GB' || country === 'CA') && compact.length > 3) return `${compact.slice(0, -3)} ${compact.slice(-3)}`;
-  if (country === 'NL' && /^\d{4}[A-Z]{2}$/.test(compact)) return `${compact.slice(0, 4)} ${compact.slice(4)}`;
+  const separated = SEPARATED[country];
+  const bare = compact.replace(/-/g, '');
+  if (separated?.compact.test(bare)) return `${bare.slice(0, separated.at)}${separated.separator}${bare.slice(separated.at)}`;
   return code.trim().toUpperCase().replace(/\s+/g, ' ');
 }

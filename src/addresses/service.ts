@@ -4,7 +4,7 @@
 import { zipLookup } from './zip.ts';
 import { createRequire } from 'node:module';
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator';
-import { countryName, isCountryCode } from '../countries.ts';
+import { canonicalPostal, countryName, isCountryCode } from '../countries.ts';
 import type { Address } from '../carriers/types.ts';
 import type { FieldProblem } from '../errors.ts';
 import { standardise } from './standard.ts';
@@ -21,11 +21,6 @@ const US_MILITARY = ['AA', 'AE', 'AP'];
 const subdivisions = new Map<string, Set<string>>(
   STATE_REQUIRED.map((country) => [country, new Set([...(regions[country]?.[2] ?? []).map(([, code]) => code), ...(country === 'US' ? US_MILITARY : [])])]),
 );
-
-/** The postal code in its canonical spelling for the check: capitals, single spaces, trimmed. */
-export function canonicalPostalCode(code: string): string {
-  return code.trim().toUpperCase().replace(/\s+/g, ' ');
-}
 
 /** Whether the country's post uses postal codes at all. */
 export function hasPostalCodes(country: string): boolean {
@@ -47,7 +42,7 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
     problems.push({ code: 'country_invalid', field: field('country'), message: `${country} is not an assigned ISO 3166-1 alpha-2 country code` });
     return problems;
   }
-  const postal = address.postalCode === undefined ? '' : canonicalPostalCode(address.postalCode);
+  const postal = address.postalCode === undefined ? '' : canonicalPostal(country, address.postalCode);
   if (postal === '') {
     if (hasPostalCodes(country)) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
   } else if (hasPostalCodes(country) && !postcodeValidator(postal, country)) {

@@ -79,6 +79,11 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'João Silva', street1: 'Avenida Paulista 1000', city: 'Sao Paulo', postalCode: '01310-100', country: 'BR' } },
     lines: ['Avenida Paulista 1000', 'Sao Paulo', '01310-100', 'BRAZIL'],
   },
+  {
+    name: 'a Japanese postal code sent without its hyphen: printed with it, as Japan Post writes it',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' } },
+    lines: ['Chiyoda-ku, Tokyo, 100-0005', 'JAPAN'],
+  },
 ];
 
 /** Whether `wanted` appear in `lines` in this order (each a whole line, or a field). */

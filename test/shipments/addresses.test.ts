@@ -77,6 +77,8 @@ forEachDatabase((database) => {
       ['New South Wales', { name: 'A', street1: '1 Macquarie St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' }],
       ['a Japanese address with its prefecture in the city', { name: 'A', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' }],
       ['the Netherlands', { name: 'A', street1: 'Dam 1', city: 'Amsterdam', postalCode: '1012 JS', country: 'NL' }],
+      ['a Japanese postal code without its hyphen', { name: 'A', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' }],
+      ['a Polish postal code without its hyphen', { name: 'A', street1: 'ul. Marszałkowska 1', city: 'Warszawa', postalCode: '00950', country: 'PL' }],
       ['Hong Kong, which has no postal codes (any value kept)', { name: 'A', street1: '1 Queen\'s Rd', city: 'Central', postalCode: '000', country: 'HK' }],
     ];
     for (const [name, to] of accepted) {

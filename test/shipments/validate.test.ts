@@ -33,6 +33,16 @@ const CASES: { address: Record<string, string>; status: string; matched?: Record
   { address: a({ street1: 'Plaza Mayor 1', city: 'Madrid', postalCode: '28012', country: 'ES' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Bahnhofstrasse 1', city: 'Zürich', postalCode: '8001', country: 'CH' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100-048', country: 'PT' }), status: 'verified', codes: [] },
+  // The separator each post writes, put back when it was left out (or sent as the wrong one).
+  { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' }), status: 'verified', matched: { postalCode: '100-0005' }, codes: ['standardized'] },
+  { address: a({ street1: 'Avenida Paulista 1000', city: 'Sao Paulo', postalCode: '01310100', country: 'BR' }), status: 'verified', matched: { postalCode: '01310-100' }, codes: ['standardized'] },
+  { address: a({ street1: 'ul. Marszałkowska 1', city: 'Warszawa', postalCode: '00950', country: 'PL' }), status: 'verified', matched: { postalCode: '00-950' }, codes: ['standardized'] },
+  { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100048', country: 'PT' }), status: 'verified', matched: { postalCode: '1100-048' }, codes: ['standardized'] },
+  { address: a({ street1: 'Upper Merrion St', city: 'Dublin 2', postalCode: 'd02x285', country: 'IE' }), status: 'verified', matched: { postalCode: 'D02 X285' }, codes: ['standardized'] },
+  { address: a({ street1: 'Drottninggatan 1', city: 'Stockholm', postalCode: '11151', country: 'SE' }), status: 'verified', matched: { postalCode: '111 51' }, codes: ['standardized'] },
+  { address: a({ street1: 'Václavské náměstí 1', city: 'Praha 1', postalCode: '110-00', country: 'CZ' }), status: 'verified', matched: { postalCode: '110 00' }, codes: ['standardized'] },
+  { address: a({ street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '205000003', country: 'US' }), status: 'verified', matched: { postalCode: '20500-0003' }, codes: ['standardized'] },
+  { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100000', country: 'JP' }), status: 'error', codes: ['postal_code_invalid'] },
 ];
 
 forEachDatabase((database) => {
