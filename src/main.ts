@@ -47,22 +47,8 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const servesRequests = config.role !== 'worker';
   const ctx = await openContext(config, log, { servesRequests });
-  // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
-  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: servesRequests });
-
-  let worker: Worker | null = null;
-  if (config.role === 'worker') worker = startWorker(ctx);
-  if (config.role === 'all') {
-    // Off the event loop that answers requests; an in-memory database cannot be shared with another thread.
-    if (inMemoryDatabase(config.databaseUrl)) worker = startWorker(ctx);
-    else {
-      worker = await startWorkerThread(config, (code) => {
-        log.fatal({ code }, 'the background jobs thread stopped; exiting so that the process is restarted');
-        process.exit(70);
-      });
-    }
-  }
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
+  let worker: Worker | null = null;
   // Metrics on a listener of their own (§17); a port taken by another process is logged, not fatal, but
   // a METRICS_HOST that is not this machine's is a bad setting.
   setWebhookBacklogReader(() => deliveryBacklog(ctx));
@@ -95,6 +81,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Listening comes before the first-run key and the background jobs: a start refused for its HOST or
+  // PORT has created no key that nobody saw, and leaves no jobs thread running.
   if (app) {
     try {
       await app.listen({ host: config.host, port: config.port });
@@ -103,6 +91,22 @@ async function main(): Promise<void> {
       if (refusal) refuse(refusal);
       throw err;
     }
+  }
+  // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
+  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: servesRequests });
+  if (closing) return; // a signal came while starting: shutdown stops what has started
+  if (config.role === 'worker') worker = startWorker(ctx);
+  if (config.role === 'all') {
+    // Off the event loop that answers requests; an in-memory database cannot be shared with another thread.
+    if (inMemoryDatabase(config.databaseUrl)) worker = startWorker(ctx);
+    else {
+      worker = await startWorkerThread(config, (code) => {
+        log.fatal({ code }, 'the background jobs thread stopped; exiting so that the process is restarted');
+        process.exit(70);
+      });
+    }
+  }
+  if (app) {
     const say = (s: string) => process.stdout.write(`${s}\n`);
     say('');
     say(`Shipping API ${version} (${config.env}) is serving ${config.baseUrl} on ${config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'PostgreSQL'}`);

@@ -4,7 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,5 +116,31 @@ describe('an address the service cannot listen on', () => {
         assert.match(child.stderr(), new RegExp(`^configuration error: ${named} is not an address this machine can listen on \\([A-Z_]+\\)\\n$`));
       }),
     );
+  });
+
+  it('a PORT already in use: exit 78 naming it, and no key created that nobody saw: the next start prints it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'port-taken-'));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: '', SANDBOX_TRACKING: '0', METRICS_PORT: '0' };
+    try {
+      const refused = spawnChild(process.execPath, ['src/main.ts'], { ...env, PORT: String(port) });
+      const { code } = await refused.exited;
+      assert.equal(code, 78, refused.stderr());
+      assert.match(refused.stderr(), new RegExp(`^configuration error: PORT ${port} is already in use on 127\\.0\\.0\\.1\\n$`));
+      assert.doesNotMatch(refused.stdout(), /sk_test_/);
+      const again = spawnChild(process.execPath, ['src/main.ts'], { ...env, PORT: String(await freePort()) });
+      try {
+        await again.waitFor(/Try it/);
+        assert.match(again.stdout(), /It is shown this once; keep it:\n\s+sk_test_[A-Za-z0-9]+\n/);
+      } finally {
+        again.process.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      taken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
