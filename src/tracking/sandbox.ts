@@ -138,8 +138,11 @@ async function advance(ctx: AppContext, parcel: store.SandboxParcelRow, stepMs: 
     // A parcel a manifest's scan has already accepted does not go back to awaiting pickup.
     if (step.status === 'pre_transit' && state?.last_event_at && state.status !== 'pre_transit') return true;
     const lastEventAt = state?.last_event_at;
-    // Strictly after the previous event, so the order of a parcel's steps never rests on a tie.
-    const at = Math.max(now, lastEventAt ? Date.parse(lastEventAt) + 1 : 0);
+    // The first step tells of the label's creation, so it is dated then: a manifest made before the
+    // step ran stays later than it, and its acceptance scan moves the parcel on. Every step is strictly
+    // after the previous event, so the order of a parcel's steps never rests on a tie.
+    const since = step.status === 'pre_transit' ? Date.parse(label.created_at) : now;
+    const at = Math.max(since, lastEventAt ? Date.parse(lastEventAt) + 1 : 0);
     await ingestInTransaction(
       tx,
       label.account_id,

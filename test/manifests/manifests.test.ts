@@ -169,6 +169,26 @@ forEachDatabase((database) => {
       assert.equal(inTransit.length, 1, 'one shipment.in_transit, at the acceptance');
     });
 
+    it('a parcel whose sandbox first step ran between the manifest and its scan still goes in transit at the scan', async () => {
+      while ((await scanManifests(t.ctx)) > 0);
+      const acct = await t.newAccount();
+      const [label] = await labelsOf(t, acct.apiKey, 1);
+      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).statusCode, 201);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The sandbox's first step ("Shipping label created, awaiting item") comes after the manifest was made…
+      await runSandbox(t.ctx);
+      const track = async () => (await t.app.inject({ method: 'GET', url: `/v1/labels/${label!.id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
+      const waiting = await track();
+      assert.equal(waiting.status, 'pre_transit', JSON.stringify(waiting.events));
+      // …it tells of the label's creation, so the acceptance at the manifest's time is the latest event.
+      assert.equal(await scanManifests(t.ctx), 1);
+      const accepted = await track();
+      assert.equal(accepted.status, 'in_transit', JSON.stringify(accepted.events));
+      assert.equal(accepted.events[0].description, ACCEPTED, 'the newest event (listed first) is the acceptance');
+      const inTransit = await t.ctx.db.selectFrom('domain_events').select('id').where('account_id', '=', acct.accountId).where('type', '=', 'shipment.in_transit').execute();
+      assert.equal(inTransit.length, 1);
+    });
+
     it('a 1,000-label USPS SCAN form (PS Form 5630) lists every tracking number', async () => {
       const acct = await t.newAccount();
       const batch = (await t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: Array.from({ length: 1000 }, () => ({ shipment: USPS })) } })).json();
