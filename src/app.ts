@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { InvalidInput } from './errors.ts';
 import type { AppContext } from './context.ts';
-import { frameworkErrors, installErrorHandling } from './http/errors.ts';
+import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
 import { installInputChecks } from './http/input.ts';
@@ -67,6 +67,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
     },
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     logController: new AccessLog(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -1,5 +1,7 @@
 // The one place where errors become responses: `{code, message}` (or RFC 6749 on OAuth routes).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES, maxHeaderSize } from 'node:http';
+import type { Socket } from 'node:net';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
@@ -93,6 +95,25 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
         : toAppError(err, request);
   request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
   void reply.header('x-request-id', request.id).status(appErr.status).type(JSON_UTF8).send(appErr.body());
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request at all (malformed HTTP, headers over
+ * the size limit, a request not complete within REQUEST_TIMEOUT_MS): answered in the contract's shape
+ * too, with the status HTTP has for it, and the connection closed.
+ */
+export function clientErrors(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message]: [number, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'the request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, `the request's headers are larger than ${maxHeaderSize / 1024} KiB`]
+        : [400, 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify({ code: 'INVALID_INPUT', message });
+  this.log.info({ code: 'INVALID_INPUT', status, reason: err.code }, message);
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_UTF8}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy(err);
 }
 
 function oauthShape(err: AppError): AppError {

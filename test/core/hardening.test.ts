@@ -30,6 +30,11 @@ function collect(socket: Socket, ms: number): Promise<{ data: string; closed: bo
   });
 }
 
+/** The JSON body of a raw HTTP answer. */
+function bodyOf(answer: string): unknown {
+  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+}
+
 async function open(port: number): Promise<Socket> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
@@ -59,7 +64,26 @@ forEachDatabase((database) => {
       assert.ok(result.closed, 'the connection was closed');
       assert.match(result.data, /^HTTP\/1\.1 408/);
       assert.ok(result.after < 2600, `cut after ${result.after} ms`);
+      assert.deepEqual(bodyOf(result.data), { code: 'INVALID_INPUT', message: 'the request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed' });
     });
+
+    // §9: every error body is {code, message}, also for what Node's HTTP parser refuses before routing.
+    const refusals: [string, string, number, string][] = [
+      ['a Content-Length that is no number', 'GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'the request is not valid HTTP/1.1'],
+      ['both Transfer-Encoding and Content-Length', 'POST /v1/shipments HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'the request is not valid HTTP/1.1'],
+      ['headers over 16 KiB', `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(17_000)}\r\n\r\n`, 431, "the request's headers are larger than 16 KiB"],
+    ];
+    for (const [name, raw, status, message] of refusals) {
+      it(`${name}: ${status} in the contract's shape, and the connection closed`, async () => {
+        const socket = await open(port);
+        socket.write(raw);
+        const result = await collect(socket, 3000);
+        assert.ok(result.closed, 'the connection was closed');
+        assert.match(result.data, new RegExp(`^HTTP/1\\.1 ${status} `));
+        assert.match(result.data, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i);
+        assert.deepEqual(bodyOf(result.data), { code: 'INVALID_INPUT', message });
+      });
+    }
 
     it(`refuses connections beyond MAX_CONNECTIONS and takes new ones once some close`, async () => {
       const held = [await open(port), await open(port), await open(port)];
