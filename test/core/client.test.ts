@@ -2,7 +2,11 @@
 // committed file byte for byte, and the README walkthrough runs through it against a listening
 // service, on both databases.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { liveDocument, TYPES_FILE, typesOf } from '../../clients/typescript/generate.ts';
@@ -24,6 +28,8 @@ async function download(url: string): Promise<Buffer> {
   assert.equal(res.status, 200, url);
   return Buffer.from(await res.arrayBuffer());
 }
+
+const exec = promisify(execFile);
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -134,6 +140,33 @@ forEachDatabase((database) => {
       const refused = await withToken.POST('/v1/shipments', { body: { carrier: 'UPS', service: 'ground', from: shipment.from, to: shipment.to, parcel: shipment.parcel } });
       assert.equal(refused.response.status, 403);
       assert.equal(refused.error?.code, 'FORBIDDEN');
+    });
+
+    it("the README's TypeScript example runs as written (its address and import path aside), with KEY and TOKEN as the walkthrough exports them", async () => {
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('## The same walkthrough with the typed TypeScript client'));
+      const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+      assert.ok(block?.includes("from './clients/typescript/index.ts'"), 'the README imports the client from a checkout');
+      const code = block
+        .replace("'./clients/typescript/index.ts'", JSON.stringify(new URL('../../clients/typescript/index.ts', import.meta.url).href))
+        .replaceAll("'http://localhost:8080'", JSON.stringify(base));
+      const dir = mkdtempSync(join(tmpdir(), 'readme-client-'));
+      try {
+        writeFileSync(join(dir, 'walkthrough.ts'), code);
+        const { clientId, clientSecret } = await t.newClient(t.accountId, ['read:shipments', 'read:labels']);
+        const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'read:shipments' });
+        const token = (await (await fetch(`${base}/oauth/token`, { method: 'POST', body: form })).json()) as { access_token: string };
+        const { stdout } = await exec(process.execPath, ['--disable-warning=ExperimentalWarning', join(dir, 'walkthrough.ts')], { env: { ...process.env, KEY: t.apiKey, TOKEN: token.access_token } });
+        // It prints the new shipment's id, its label's tracking status and how many shipments the token reads.
+        const [id, status, count] = stdout.trim().split(' ');
+        assert.match(id!, /^[0-9a-f-]{36}$/);
+        assert.equal(status, 'in_transit');
+        assert.ok(Number(count) >= 1, stdout);
+        const created = await api.GET('/v1/shipments/{id}', { params: { path: { id: id! } } });
+        assert.equal(created.data?.reference, 'Order #1001');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 });
