@@ -104,9 +104,15 @@ function parseForm(body: string): Record<string, string | string[]> {
   return out;
 }
 
-/** Only a path inside the dashboard may be returned to after sign-in (no open redirect). */
+/**
+ * Only a path inside the dashboard may be returned to after sign-in (no open redirect), judged as the
+ * browser will resolve it (`/dashboard/../x` is `/x`), and sent in that resolved form.
+ */
 function safeNext(base: string, next: unknown): string {
-  return typeof next === 'string' && next.startsWith(`${base}/`) && !next.startsWith('//') && !/[\\\s]/.test(next) ? next : `${base}/shipments`;
+  const fallback = `${base}/shipments`;
+  if (typeof next !== 'string' || !next.startsWith(`${base}/`) || next.startsWith('//') || /[\\\s]/.test(next)) return fallback;
+  const resolved = new URL(next, 'http://dashboard.invalid');
+  return resolved.pathname.startsWith(`${base}/`) ? resolved.pathname + resolved.search : fallback;
 }
 
 export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, limiter: RateLimiter | null): Promise<void> {

@@ -56,11 +56,15 @@ forEachDatabase((database) => {
       it('never sends the browser elsewhere after signing in', async () => {
         const email = `next-${database.name}@example.com`;
         await createUser(t.ctx.db, t.accountId, email, PASSWORD);
-        for (const next of ['//evil.example/dashboard/x', 'https://evil.example/', '/v1/shipments', '/dashboard/\\evil']) {
+        for (const next of ['//evil.example/dashboard/x', 'https://evil.example/', '/v1/shipments', '/dashboard/\\evil', '/dashboard/../../evil', '/dashboard/%2e%2e/v1/shipments', '/dashboard/./../oauth/authorize']) {
           const v = visitor(t);
           const res = await v.post('/dashboard/sign-in', { email, password: PASSWORD, next }, '/dashboard/sign-in');
           assert.equal(res.headers.location, '/dashboard/shipments', next);
         }
+        // A path inside the dashboard is returned to as the browser would resolve it.
+        const v = visitor(t);
+        const inside = await v.post('/dashboard/sign-in', { email, password: PASSWORD, next: '/dashboard/keys/../shipments?status=created' }, '/dashboard/sign-in');
+        assert.equal(inside.headers.location, '/dashboard/shipments?status=created');
       });
 
       it('refuses a wrong password with the same message as an unknown email, 400, no session', async () => {
