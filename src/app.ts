@@ -30,6 +30,17 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
+const FORBIDDEN_KEY = 'malformed request: a key named __proto__, or constructor holding prototype, is not accepted in a body';
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** One access line per request, written when it completes, instead of Fastify's two. */
@@ -100,7 +111,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     const bytes = body as Buffer;
     if (bytes.length === 0) return done(null, undefined);
     if (!isUtf8(bytes)) return done(new InvalidInput('malformed request: the body is not UTF-8 text; send JSON in UTF-8'), undefined);
-    defaultJson(request, bytes.toString('utf8'), done);
+    const text = bytes.toString('utf8');
+    defaultJson(request, text, (err, parsed) => {
+      // Fastify's parser also refuses valid JSON whose keys could reach an object's prototype: said plainly.
+      if (err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' && isJson(text)) return done(new InvalidInput(FORBIDDEN_KEY), undefined);
+      done(err, parsed);
+    });
   });
 
   // A span per request when tracing is on (src/tracing.ts); nothing at all when it is off.

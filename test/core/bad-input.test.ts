@@ -105,6 +105,14 @@ forEachDatabase((database) => {
       );
     });
 
+    it('a body with a __proto__ or constructor.prototype key: 400 saying so, not "not valid JSON", and nothing written', async () => {
+      for (const payload of ['{"__proto__": {"admin": true}}', '{"carrier": "UPS", "from": {"constructor": {"prototype": {}}}}']) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', headers: { 'content-type': 'application/json' }, payload });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.deepEqual(res.json(), { code: 'INVALID_INPUT', message: 'malformed request: a key named __proto__, or constructor holding prototype, is not accepted in a body' });
+      }
+    });
+
     it('a number in the query is plain decimal: hexadecimal, binary, exponents and spaces are 400 naming it', async () => {
       for (const limit of ['0x10', '0b11', '0o5', '1e1', '%202', '2%20', '+5', '5.0', '']) {
         const res = await t.request({ method: 'GET', url: `/v1/shipments?limit=${limit}` });
