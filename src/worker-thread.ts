@@ -2,7 +2,6 @@
 // jobs get their own event loop and database connections, so a burst of webhook deliveries never
 // delays a request. The thread is fed only through the database, like a worker process, plus a wake-up
 // when this process writes a domain event (so webhooks leave at once rather than at the next poll).
-import { setPriority } from 'node:os';
 import { Worker as Thread, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
@@ -70,9 +69,6 @@ export async function startWorkerThread(config: Config, onUnexpectedExit: (code:
 
 async function runThread(config: Config): Promise<void> {
   const port = parentPort!;
-  // Below the API's thread in the operating system's eyes (nice 10; on Linux this thread alone): when
-  // the cores are busy, a request's turn comes before a webhook delivery's.
-  setPriority(10);
   const log = createLogger(config.logLevel).child({ thread: 'jobs' });
   let worker: Worker;
   let ctx: AppContext;

@@ -1,8 +1,7 @@
 // A thread of the Renderer's pools (piscina): on the render pool it lays a document out, renders it
 // and hands the bytes back; on the print pool it writes a print file's PDF through a message port as
 // it goes, as fast as the reader takes it (src/render/renderer.ts).
-import { setPriority } from 'node:os';
-import { isMainThread, type MessagePort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
 import { renderDocument, type DocumentSource, type LabelData, type LabelFormat } from './index.ts';
@@ -11,10 +10,6 @@ import { RENDER_TIME_BYTES } from './model.ts';
 import { pagesToPdf } from './pdf.ts';
 
 setCachesEnabled((workerData as { caches?: boolean } | undefined)?.caches ?? true);
-// Below the API's thread in the operating system's eyes (nice 10; on Linux this thread alone): when
-// the cores are busy, a request's turn comes before the rest of a drawing. Only on a pool's thread:
-// importing this module elsewhere changes no priority.
-if (!isMainThread) setPriority(10);
 
 export interface RenderTask {
   source: DocumentSource;

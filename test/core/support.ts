@@ -1,6 +1,5 @@
 // Machinery for the core tests: every route of the app, token requests, forged JWTs, child processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
@@ -226,12 +225,3 @@ export class Conformance {
   }
 }
 
-/** This process's threads as the operating system lists them (Linux): name, nice value, and whether it is the main thread. */
-export function threadPriorities(): { name: string; nice: number; main: boolean }[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // After the name in parentheses: state is field 3, nice field 19 (proc(5)).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(), nice: Number(fields[16]), main: Number(tid) === process.pid };
-  });
-}

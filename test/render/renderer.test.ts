@@ -10,7 +10,6 @@ import { renderDocument, type DocumentSource } from '../../src/render/index.ts';
 import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/render/renderer.ts';
 import { RENDERER_VERSION, rendererVersion, SHARED } from '../../src/render/version.ts';
 import { PRINT_CREDIT_BYTES } from '../../src/render/render-thread.ts';
-import { threadPriorities } from '../core/support.ts';
 import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
 import { eventually } from '../webhooks/receiver.ts';
 
@@ -50,11 +49,6 @@ describe('Renderer', () => {
     }
     assert.equal(r.stats.rendered, 4);
     assert.equal(r.stats.threads, 1);
-    // The pool's threads (piscina's, named WorkerThread) draw below the thread that answers requests.
-    const threads = threadPriorities();
-    const pool = threads.filter((th) => th.name === 'WorkerThread');
-    assert.ok(pool.length >= 1 && pool.every((th) => th.nice === 10), JSON.stringify(threads));
-    assert.equal(threads.find((th) => th.main)?.nice, 0, 'the main thread keeps its priority');
   });
 
   it('draws a document once: later requests, also concurrent ones, get the kept bytes', async () => {
