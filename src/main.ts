@@ -47,6 +47,9 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const servesRequests = config.role !== 'worker';
   const ctx = await openContext(config, log, { servesRequests });
+  // BOOTSTRAP_API_KEY (and its client) work from the first request on; the first-run key is created
+  // only once the process listens, below.
+  await ensureBootstrapCredentials(ctx, { firstRunKey: false });
   const app = config.role !== 'worker' ? await buildApp(ctx) : null;
   let worker: Worker | null = null;
   // Metrics on a listener of their own (§17); a port taken by another process is logged, not fatal, but
@@ -93,7 +96,7 @@ async function main(): Promise<void> {
     }
   }
   // Only a process that serves HTTP prints the first-run key, so only such a process creates it.
-  const { createdKey } = await ensureBootstrapCredentials(ctx, { firstRunKey: servesRequests });
+  const { createdKey } = servesRequests ? await ensureBootstrapCredentials(ctx, { firstRunKey: true }) : {};
   if (closing) return; // a signal came while starting: shutdown stops what has started
   if (config.role === 'worker') worker = startWorker(ctx);
   if (config.role === 'all') {

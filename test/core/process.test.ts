@@ -118,6 +118,27 @@ describe('an address the service cannot listen on', () => {
     );
   });
 
+  it('BOOTSTRAP_API_KEY opens the API from the first answer on: the key works as soon as the health check does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bootstrap-key-'));
+    const port = await freePort();
+    const key = `sk_test_${randomToken(32)}`;
+    const server = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, PORT: String(port), HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', METRICS_PORT: '0' });
+    try {
+      let healthy = false;
+      for (let i = 0; i < 6000 && !healthy; i++) {
+        healthy = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status === 200, () => false);
+        if (!healthy) await new Promise((r) => setTimeout(r, 5));
+      }
+      assert.ok(healthy, server.stderr());
+      const res = await fetch(`http://127.0.0.1:${port}/v1/shipments`, { headers: { 'x-api-key': key } });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      server.process.kill('SIGTERM');
+      await server.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a PORT already in use: exit 78 naming it, and no key created that nobody saw: the next start prints it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'port-taken-'));
     const taken = createServer();
