@@ -49,6 +49,14 @@ export function mediaTypeOf(format: LabelFormat): string {
   return MEDIA_TYPES[format].mediaType;
 }
 
+/** Formats drawn as vectors: the same bytes at every resolution. */
+const RESOLUTION_FREE: ReadonlySet<LabelFormat> = new Set(['PDF', 'SVG', 'PS', 'EPS']);
+
+/** The resolution that decides `format`'s bytes: `dpi` for raster formats and ZPL, none (203) for vector ones. */
+export function effectiveDpi(format: LabelFormat, dpi: 203 | 300): 203 | 300 {
+  return RESOLUTION_FREE.has(format) ? 203 : dpi;
+}
+
 export interface RenderOptions {
   /** Resolution of raster formats and ZPL: 203 (default) or 300 dpi. */
   dpi?: 203 | 300;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { cachesEnabled, createCache, type Cache } from '../cache.ts';
-import { mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
+import { effectiveDpi, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
 import { MessageChannel } from 'node:worker_threads';
 import { Readable } from 'node:stream';
 import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
@@ -79,8 +79,10 @@ export class Renderer {
    */
   prepare(source: DocumentSource, format: LabelFormat, dpi: 203 | 300 = 203): { etag: string; render(): Promise<Document> } {
     if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new Error(`unknown format ${format}`);
-    const key = documentKey(source, format, dpi);
-    return { etag: etagOf(key), render: () => this.#render(key, source, format, dpi) };
+    // A vector format's document is the same at 300 dpi: one key, one ETag, drawn and kept once.
+    const resolution = effectiveDpi(format, dpi);
+    const key = documentKey(source, format, resolution);
+    return { etag: etagOf(key), render: () => this.#render(key, source, format, resolution) };
   }
 
   async #render(key: string, source: DocumentSource, format: LabelFormat, dpi: 203 | 300): Promise<Document> {

@@ -102,6 +102,15 @@ forEachDatabase((database) => {
       const odd = await fetchLink(t, `${label.url}&dpi=150`);
       assert.equal(odd.statusCode, 400);
       assert.equal(odd.json().code, 'INVALID_INPUT');
+      assert.notEqual(fine.headers.etag, normal.headers.etag);
+      // A vector format is the same document at 300 dpi: the same bytes under the same ETag, drawn once.
+      const pdfUrl = await labelUrl(t, label.id, 'PDF');
+      const pdf = await fetchLink(t, pdfUrl);
+      const pdf300 = await fetchLink(t, `${pdfUrl}&dpi=300`);
+      assert.equal(pdf300.statusCode, 200);
+      assert.equal(pdf300.headers.etag, pdf.headers.etag);
+      assert.ok(pdf300.rawPayload.equals(pdf.rawPayload));
+      assert.equal((await fetchLink(t, `${pdfUrl}&dpi=300`, { 'if-none-match': String(pdf.headers.etag) })).statusCode, 304);
     });
 
     it('answers 403 FORBIDDEN to a link changed in any single character of id, format, expiry or signature (property)', async () => {
