@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
-import { UPS_LABEL } from './fixtures.ts';
+import { ALL_CARRIERS, UPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -107,6 +107,42 @@ describe('address lines in the destination\'s order', () => {
       for (const a of c.absent ?? []) {
         assert.ok(!pdf.some((l) => l.startsWith(a)), `PDF has no ${a} line`);
         assert.ok(!zpl.some((l) => l.startsWith(a)), `ZPL has no ${a} field`);
+      }
+    });
+  }
+});
+
+// A full address on a small label: its lines are made smaller, never left off (the company and the
+// second street line were once dropped from British, Irish and Brazilian labels at 4x6, 6x4 and 8.5x11).
+const FULL: { to: LabelData['to']; lines: string[] }[] = [
+  {
+    to: { name: 'Jane Doe', company: 'Acme UK Ltd', street1: 'Flat 4', street2: '22 Baker Street', city: 'London', postalCode: 'NW1 6XE', country: 'GB', phone: '+44 20 7946 0000' },
+    lines: ['Jane Doe', 'Acme UK Ltd', 'Flat 4', '22 Baker Street', 'LONDON', 'NW1 6XE', 'UNITED KINGDOM'],
+  },
+  {
+    to: { name: 'Seán Ó Briain', company: 'Briain Teoranta', street1: 'Unit 2', street2: '1 Grand Canal Quay', city: 'Dublin', postalCode: 'D02 X285', country: 'IE', phone: '+353 1 555 0100' },
+    lines: ['Seán Ó Briain', 'Briain Teoranta', 'Unit 2', '1 Grand Canal Quay', 'D02 X285', 'IRELAND'],
+  },
+  {
+    to: { name: 'João Silva', company: 'Silva Ltda', street1: 'Av Paulista 1578', street2: 'Bela Vista', city: 'São Paulo', state: 'SP', postalCode: '01310-200', country: 'BR' },
+    lines: ['João Silva', 'Silva Ltda', 'Av Paulista 1578', 'Bela Vista', '01310-200', 'BRAZIL'],
+  },
+];
+const FROM_FULL = { name: 'Ware House', company: 'Ware House Inc', street1: '1100 Congress Ave', street2: 'Suite 200', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US', phone: '+1 512 555 0100' };
+
+describe('a full address on every size and carrier', () => {
+  for (const size of ['4x6', '6x4', '4x8', '8.5x11'] as const) {
+    it(`${size}: every line of the recipient and of the sender is printed (PDF and ZPL)`, async () => {
+      for (const base of ALL_CARRIERS) {
+        for (const c of FULL) {
+          const data: LabelData = { ...base, size, from: FROM_FULL, to: c.to };
+          const sender = ['Ware House', 'Ware House Inc', '1100 Congress Ave', 'Suite 200'];
+          for (const [kind, lines] of [['PDF', await pdfLines(data)], ['ZPL', await zplFields(data)]] as const) {
+            for (const wanted of [...c.lines, ...sender]) {
+              assert.ok(lines.some((l) => l.startsWith(wanted)), `${base.carrier} ${size} ${c.to.country} ${kind}: ${wanted} in ${JSON.stringify(lines)}`);
+            }
+          }
+        }
       }
     });
   }

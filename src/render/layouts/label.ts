@@ -82,19 +82,28 @@ function addressLines(a: Address, recipient: boolean, showCountry: boolean): Lin
   return lines.filter((l) => cleanText(l.text));
 }
 
-/** Draws address lines from baseline `y` downwards within `area`, dropping the least needed lines first. */
+/**
+ * Draws address lines from baseline `y` downwards within `area`. Lines that do not fit at their size
+ * are all made smaller alike, down to the size the label's other fine print has (`smallest`); only
+ * an address that still does not fit loses lines, the least needed first (the phone before anything a
+ * carrier delivers by).
+ */
 function addressBlock(s: Sheet, lines: Line[], area: Area, leading: number): void {
   const rows = lines.slice();
+  const smallest = (l: Line): number => Math.min(l.size, 7) * 0.8;
   const height = (ls: Line[]): number => ls.reduce((h, l) => h + l.size * leading, 0);
-  while (rows.length > 1 && height(rows) > area.h) {
+  const fits = (ls: Line[]): number => Math.min(1, area.h / height(ls));
+  while (rows.length > 1 && rows.some((l) => l.size * fits(rows) < smallest(l))) {
     let drop = 0;
     for (let i = 1; i < rows.length; i++) if (rows[i]!.keep < rows[drop]!.keep) drop = i;
     rows.splice(drop, 1);
   }
+  const scale = fits(rows);
   let y = area.y;
   for (const l of rows) {
-    y += l.size * leading * (y === area.y ? 0.85 : 1);
-    s.text(area.x, y, l.text, l.size, { bold: l.bold ?? false, maxWidth: area.w, minSize: Math.min(l.size, 7) * 0.8 });
+    const size = l.size * scale;
+    y += size * leading * (y === area.y ? 0.85 : 1);
+    s.text(area.x, y, l.text, size, { bold: l.bold ?? false, maxWidth: area.w, minSize: smallest(l) });
   }
 }
 
