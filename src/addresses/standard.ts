@@ -64,10 +64,17 @@ interface StreetLine {
   unitNumber?: string;
 }
 
+/** Initials written with full stops, `N.W.` or `P.O.`: one word (`NW`, `PO`), not a word per letter. */
+const DOTTED_INITIALS = /(?<![A-Z0-9])(?:[A-Z]\.){2,}(?![A-Z0-9])/g;
+
+/** `text` in capitals, its dotted initials closed up. */
+function capitals(text: string): string {
+  return text.toUpperCase().replace(DOTTED_INITIALS, (initials) => initials.replaceAll('.', ''));
+}
+
 /** The words of a line: capitals, `#` a word of its own, punctuation dropped (`OFARRELL`) but a fraction's `/`. */
 function streetWords(text: string): string[] {
-  return text
-    .toUpperCase()
+  return capitals(text)
     .replace(/#/g, ' # ')
     .split(/[\s.,]+/)
     .map((word) => (PLAIN_WORD.test(word) || FRACTION.test(word) ? word : word.replace(NOT_KEPT, '')))
@@ -171,7 +178,7 @@ function tidy(text: string | undefined): string | undefined {
 export function uspsLine(text: string): { line: string; parsed: boolean } {
   // A corner is not read; nor is a post office box (`PO BOX 12`), which has no house number.
   const street = CORNER.test(text) ? null : readStreetLine(text);
-  if (!street) return { line: text.toUpperCase().replace(/[.,#]/g, ' ').replace(/\s+/g, ' ').trim(), parsed: false };
+  if (!street) return { line: capitals(text).replace(/[.,#]/g, ' ').replace(/\s+/g, ' ').trim(), parsed: false };
   const parts = [street.number, street.preDirectional, street.name, street.suffix, street.postDirectional, street.unit, street.unitNumber];
   return { line: parts.filter((part) => part !== undefined).join(' '), parsed: true };
 }
