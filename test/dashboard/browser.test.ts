@@ -153,6 +153,12 @@ forEachDatabase((database) => {
       await page.getByRole('link', { name: 'New shipment' }).click();
       await page.getByRole('heading', { level: 1, name: 'New shipment and label' }).waitFor();
       await accessible('new-shipment');
+      // Sent empty: every problem in the summary, each link a target large enough to tap, each field named once.
+      await page.getByRole('button', { name: 'Create shipment and label' }).click();
+      await page.locator('#error-summary').waitFor();
+      const summary = (await page.locator('#error-summary li').allTextContents()).map((l) => l.trim());
+      assert.deepEqual(summary, ['Carrier: is required', 'Service: is required', 'From (sender): is required', 'To (recipient): is required', 'Weight: is required']);
+      await accessible('new-shipment-empty');
       const s = sampleShipment as unknown as { from: Record<string, string>; to: Record<string, string>; customs: { contentsType: string; signer: string; items: Record<string, any>[] } };
       await page.getByLabel(label('Carrier')).selectOption('UPS');
       await page.getByLabel(label('Service')).selectOption('ground');
