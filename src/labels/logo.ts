@@ -22,10 +22,16 @@ export async function logoFromImage(body: Buffer, mediaType: string): Promise<Lo
   if (body.length === 0) throw bad('it is empty');
   let grey: { data: Buffer; info: { width: number; height: number; channels: number } };
   try {
+    // The header first (no pixel is decoded), then the picture, within the limit.
+    const meta = await sharp(body, { limitInputPixels: false, failOn: 'error' }).metadata();
     const image = sharp(body, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
-    const meta = await image.metadata();
     const format = meta.format === 'jpeg' ? 'image/jpeg' : meta.format === 'png' ? 'image/png' : undefined;
     if (format !== declared) throw bad(`it holds ${meta.format ?? 'something else'}`);
+    // A real image that is too large is not "not an image": say what is wrong with it.
+    if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_INPUT_PIXELS) {
+      const why = `it is ${meta.width} x ${meta.height} pixels; a logo has at most ${MAX_INPUT_PIXELS / 1_000_000} million`;
+      throw new InvalidInput(`the image is too large: ${why}`, [{ field: 'body', message: why }]);
+    }
     grey = await image
       .flatten({ background: '#ffffff' })
       .greyscale()

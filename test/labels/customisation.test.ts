@@ -123,6 +123,12 @@ forEachDatabase((database) => {
       const garbage = await as('PUT', '/v1/account/logo', Buffer.from('\x89PNG\r\n\x1a\nnot really'), 'image/png');
       assert.equal(garbage.statusCode, 400, garbage.body);
       assert.equal((await as('PUT', '/v1/account/logo', await sharp(png).jpeg().toBuffer(), 'image/png')).statusCode, 400, 'a JPEG sent as PNG');
+      // A small file of a huge picture: refused as too large, not as "not a PNG".
+      const huge = await sharp({ create: { width: 6000, height: 5000, channels: 3, background: '#ffffff' } }).greyscale().png({ compressionLevel: 9 }).toBuffer();
+      assert.ok(huge.length < 256 * 1024, `${huge.length} bytes`);
+      const tooLarge = await as('PUT', '/v1/account/logo', huge, 'image/png');
+      assert.equal(tooLarge.statusCode, 400, tooLarge.body);
+      assert.equal(tooLarge.json().message, 'the image is too large: it is 6000 x 5000 pixels; a logo has at most 25 million');
       const big = await as('PUT', '/v1/account/logo', Buffer.concat([png, Buffer.alloc(256 * 1024)]), 'image/png');
       assert.equal(big.statusCode, 413, big.body);
       assert.match(big.json().message, /256 KiB/);
