@@ -80,6 +80,12 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     lines: ['Avenida Paulista 1000', 'Sao Paulo', '01310-100', 'BRAZIL'],
   },
   {
+    name: 'Canada, from the US: the municipality, province and postal code on one line in capitals, as Canada Post reads it',
+    data: { ...UPS_LABEL, to: { name: 'Jean Tremblay', street1: '111 Wellington St', city: 'Ottawa', state: 'ON', postalCode: 'k1a0b1', country: 'CA' } },
+    lines: ['111 Wellington St', 'OTTAWA ON K1A 0B1', 'CANADA'],
+    absent: ['Ottawa'],
+  },
+  {
     name: 'a Japanese postal code sent without its hyphen: printed with it, as Japan Post writes it',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' } },
     lines: ['Chiyoda-ku, Tokyo, 100-0005', 'JAPAN'],

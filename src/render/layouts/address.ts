@@ -12,7 +12,8 @@ const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 
  * The locality lines (post town, state, postal code) in the order the destination's post reads them,
  * from a maintained formatter (OpenCage's address templates): `70173 Stuttgart`; for the United
  * Kingdom the post town in capitals and the postcode each on a line of their own; for the US and the
- * places its post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`. The
+ * places its post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`, and
+ * Canada's alike, `OTTAWA ON K1A 0B1`. The
  * postal code is printed in its canonical spelling (`SW1A 2AA` for `sw1a2aa`); the country is not
  * among these lines.
  */
@@ -37,7 +38,8 @@ export function localityLines(a: Address): string[] {
   // A template that loses a part of what was sent (some drop the city beside a state) is not used.
   const joined = lines.join(' ');
   if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return [[city, state, postcode].filter(Boolean).join(' ')];
-  if (USPS_ADDRESSED.has(country)) return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
+  // Canada Post reads its line as USPS does its own: capitals, no punctuation (`OTTAWA ON K1A 0B1`).
+  if (USPS_ADDRESSED.has(country) || country === 'CA') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
   if (country === 'GB') return lines.map((l) => (l === city ? l.toUpperCase() : l));
   return lines;
 }
