@@ -63,6 +63,12 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     absent: ['United States', 'UNITED STATES'],
   },
   {
+    name: 'Puerto Rico, sent as its own country from the US mainland: domestic mail to USPS, so no country line on either address',
+    data: { ...UPS_LABEL, to: { name: 'Ana Rivera', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'PR' } },
+    lines: ['1 Calle Fortaleza', 'SAN JUAN PR 00901'],
+    absent: ['PUERTO RICO', 'UNITED STATES'],
+  },
+  {
     name: 'La Réunion, from France: postal code before the town, then only its own country line',
     data: { ...UPS_LABEL, from: { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'RE' } },
     lines: ['2 Rue de Paris', '97400 Saint-Denis', 'RÉUNION'],

@@ -45,6 +45,17 @@ export function localityLines(a: Address): string[] {
 }
 
 /**
+ * Whether mail from `from` to `to` crosses a postal border, so that the recipient's country is
+ * printed: between two countries, except within the US and the places USPS serves as its own
+ * (`US` to `PR` is domestic mail, addressed `SAN JUAN PR 00901`).
+ */
+export function crossesPostalBorder(from: Pick<Address, 'country'>, to: Pick<Address, 'country'>): boolean {
+  const a = cleanText(from.country).toUpperCase();
+  const b = cleanText(to.country).toUpperCase();
+  return a !== b && !(USPS_ADDRESSED.has(a) && USPS_ADDRESSED.has(b));
+}
+
+/**
  * The postal lines of an address: name, company, street lines, locality lines, and, when the
  * document crosses a border (`showCountry`), the country's English name in capitals as the last line.
  */

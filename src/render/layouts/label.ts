@@ -12,7 +12,7 @@ import type { Address } from '../../carriers/types.ts';
 import type { LabelData, LabelSize, Logo } from '../label.ts';
 import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
-import { localityLines } from './address.ts';
+import { crossesPostalBorder, localityLines } from './address.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
   '4x6': { w: 288, h: 432 },
@@ -124,7 +124,7 @@ function dimsText(d: LabelData): string {
 }
 
 function international(d: LabelData): boolean {
-  return cleanText(d.from.country).toUpperCase() !== cleanText(d.to.country).toUpperCase();
+  return crossesPostalBorder(d.from, d.to);
 }
 
 /** The 2D symbol for the carrier, fitted in `area`. */
