@@ -36,6 +36,9 @@ export const webhookDeliveries = new Counter({
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
+// Every outcome has its series from the start, at 0, so that `rate()` and alerts on it see the first
+// failure as an increase rather than a series appearing.
+for (const outcome of ['succeeded', 'retrying', 'failed']) webhookDeliveries.inc({ outcome }, 0);
 
 export const rateLimited = new Counter({
   name: 'shipping_rate_limited_total',

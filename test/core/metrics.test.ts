@@ -64,6 +64,8 @@ forEachDatabase((database) => {
 
     it('counts requests by route template and status, labels by carrier and format, renders per format, deliveries, and 429s', async () => {
       const before = await scrape(server);
+      // Every delivery outcome has its series before any delivery ended so (alerts on rate() see the first).
+      for (const outcome of ['succeeded', 'retrying', 'failed']) assert.match(before, new RegExp(`^shipping_webhook_deliveries_total\\{outcome="${outcome}"\\} \\d+$`, 'm'), outcome);
       const route = { method: 'GET', route: '/v1/shipments/:id' };
       const shipment = await createShipment(t);
       for (let i = 0; i < 3; i++) await t.request({ method: 'GET', url: `/v1/shipments/${shipment.id}` });
