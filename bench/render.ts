@@ -330,8 +330,8 @@ function memoryRun(): Promise<MemoryResult> {
 
 export async function run(): Promise<string> {
   const drawing = layoutLabel(LABEL);
-  const regular = readFileSync(FONT_FILES.regular);
-  const bold = readFileSync(FONT_FILES.bold);
+  const regular = readFileSync(FONT_FILES.r);
+  const bold = readFileSync(FONT_FILES.b);
   const rasterSvg = drawingToSvg(drawing, { rasterDpi: 203 });
 
   let n = 0;

@@ -3,7 +3,7 @@
 // checks), with barcode modules snapped to whole pixels. Written by hand because resvg spends
 // more time allocating, clearing and handing over a full RGBA page than this takes to draw the
 // whole label; see docs/rendering.md for the measurements.
-import { glyphOutline, placeText } from './fonts.ts';
+import { glyphOutline, placeText, type PlacedRun } from './fonts.ts';
 import { barcodeShapes, imageRuns } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
@@ -138,13 +138,18 @@ function fillRing(bm: Bitmap, cx: number, cy: number, inner: number, outer: numb
 
 /** Glyph outlines of a text primitive, flattened into pixel-space contours, one set per glyph. */
 function textContours(t: TextPrimitive, scale: number): Contours[] {
-  const bold = t.bold ?? false;
-  const placed = placeText(t);
-  const s = placed.shaped;
-  const k = placed.scale * scale;
-  const x0 = placed.left * scale;
   const y0 = t.y * scale;
   // Curves split in pieces of about two pixels.
+  const glyphs: Contours[] = [];
+  for (const run of placeText(t).runs) glyphs.push(...runContours(run, scale, y0));
+  return glyphs;
+}
+
+/** One run's glyphs as contours (see textContours). */
+function runContours(run: PlacedRun, scale: number, y0: number): Contours[] {
+  const s = run.shaped;
+  const k = run.scale * scale;
+  const x0 = run.left * scale;
   const glyphs: Contours[] = [];
   for (let i = 0; i < s.glyphs.length; i++) {
     const contours: Contours = [];
@@ -153,7 +158,7 @@ function textContours(t: TextPrimitive, scale: number): Contours[] {
     let cur: number[] | undefined;
     let px = 0;
     let py = 0;
-    for (const c of glyphOutline(s.glyphs[i]!, bold)) {
+    for (const c of glyphOutline(s.glyphs[i]!, run.face)) {
       switch (c.op) {
         case 'M':
           if (cur && cur.length >= 6) contours.push(cur);

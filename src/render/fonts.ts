@@ -1,21 +1,33 @@
-// DejaVu Sans from the `dejavu-fonts-ttf` package (never a system font), parsed once per process
-// with fontkit; shaping results and glyph outlines are cached because every label repeats them.
+// Fonts ship with the project (never a system font): DejaVu Sans from the `dejavu-fonts-ttf` package
+// for every script it has, and for the Chinese, Japanese and Korean characters it lacks Noto Sans SC
+// and Noto Sans KR (`@expo-google-fonts/noto-sans-sc`, `-kr`: Google's TrueType builds, OFL). Each is
+// parsed once per process with fontkit, when first needed; shaping results and glyph outlines are
+// cached because every label repeats them.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as fontkit from 'fontkit';
 import type { Font, Glyph } from 'fontkit';
-import { createCache } from '../cache.ts';
+import { createCache, type Cache } from '../cache.ts';
 
 
 const require = createRequire(import.meta.url);
 
-export const FONT_FILES = {
-  regular: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'),
-  bold: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf'),
-} as const;
+/**
+ * A face: DejaVu Sans regular (`r`) and bold (`b`); Noto Sans SC (`c`: Chinese characters, kana) and
+ * Noto Sans KR (`k`: Hangul), regular only, for text of either weight. The letter also prefixes the
+ * glyph names the vector backends define.
+ */
+export type Face = 'r' | 'b' | 'c' | 'k';
+
+export const FONT_FILES: Record<Face, string> = {
+  r: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'),
+  b: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf'),
+  c: require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'),
+  k: require.resolve('@expo-google-fonts/noto-sans-kr/400Regular/NotoSansKR_400Regular.ttf'),
+};
 
 export interface LoadedFont {
-  bold: boolean;
+  face: Face;
   bytes: Buffer;
   font: Font;
   unitsPerEm: number;
@@ -24,18 +36,21 @@ export interface LoadedFont {
   descent: number;
 }
 
-const loaded: { regular?: LoadedFont; bold?: LoadedFont } = {};
+const loaded: Partial<Record<Face, LoadedFont>> = {};
 
-export function dejaVu(bold = false): LoadedFont {
-  const key = bold ? 'bold' : 'regular';
-  let f = loaded[key];
+export function loadFace(face: Face): LoadedFont {
+  let f = loaded[face];
   if (!f) {
-    const bytes = readFileSync(FONT_FILES[key]);
+    const bytes = readFileSync(FONT_FILES[face]);
     const font = fontkit.create(bytes);
-    f = { bold, bytes, font, unitsPerEm: font.unitsPerEm, ascent: font.ascent, descent: font.descent };
-    loaded[key] = f;
+    f = { face, bytes, font, unitsPerEm: font.unitsPerEm, ascent: font.ascent, descent: font.descent };
+    loaded[face] = f;
   }
   return f;
+}
+
+export function dejaVu(bold = false): LoadedFont {
+  return loadFace(bold ? 'b' : 'r');
 }
 
 /** A shaped run in font units: glyph ids with their pen positions (x grows right, y up). */
@@ -56,15 +71,28 @@ export interface ShapedText {
   codePoints: number[];
 }
 
-const SHAPE_CACHE_LIMIT = 4000;
-const shapeCache = [createCache<string, ShapedText>({ max: SHAPE_CACHE_LIMIT }), createCache<string, ShapedText>({ max: SHAPE_CACHE_LIMIT })];
+/** A bounded cache for each face, made when the face is first used. */
+function perFace<K extends {}, V extends {}>(max: number): (face: Face) => Cache<K, V> {
+  const caches = new Map<Face, Cache<K, V>>();
+  return (face) => {
+    let cache = caches.get(face);
+    if (!cache) {
+      cache = createCache<K, V>({ max });
+      caches.set(face, cache);
+    }
+    return cache;
+  };
+}
 
-/** Shapes `text` with DejaVu Sans (kerning, ligatures, Arabic joining), cached per process. */
-export function shape(text: string, bold = false): ShapedText {
-  const cache = shapeCache[bold ? 1 : 0]!;
+const SHAPE_CACHE_LIMIT = 4000;
+const shapeCache = perFace<string, ShapedText>(SHAPE_CACHE_LIMIT);
+
+/** Shapes `text` with one face (kerning, ligatures, Arabic joining), cached per process. */
+export function shape(text: string, face: Face): ShapedText {
+  const cache = shapeCache(face);
   let s = cache.get(text);
   if (s) return s;
-  const f = dejaVu(bold);
+  const f = loadFace(face);
   const run = f.font.layout(text);
   const glyphs: number[] = [];
   const xs: number[] = [];
@@ -89,40 +117,99 @@ export function shape(text: string, bold = false): ShapedText {
   return s;
 }
 
-/** A text primitive shaped and placed: its left edge from the anchor, and font units per point. */
-export interface PlacedText {
+/** The face that draws `codePoint` in a text of this weight: DejaVu where it has the character, else the first CJK face that does. */
+function faceOf(codePoint: number, bold: boolean): Face | undefined {
+  const dejavu: Face = bold ? 'b' : 'r';
+  if (has(dejavu, codePoint)) return dejavu;
+  if (codePoint < 0x2e80) return undefined; // no CJK face holds what comes before the CJK radicals
+  if (has('c', codePoint)) return 'c';
+  if (has('k', codePoint)) return 'k';
+  return undefined;
+}
+
+/** A character at or beyond the CJK radicals (U+2E80), where only the CJK faces may have it. */
+const BEYOND_DEJAVU = /[\u2e80-\uffff\u{10000}-\u{10ffff}]/u;
+
+/** A text's runs of one face each: DejaVu's, and the CJK faces' for what DejaVu lacks. */
+export function faceRuns(text: string, bold = false): { face: Face; text: string }[] {
+  const dejavu: Face = bold ? 'b' : 'r';
+  // Nothing from the CJK radicals on: all DejaVu's (what it lacks there is `?` already).
+  if (!BEYOND_DEJAVU.test(text)) return [{ face: dejavu, text }];
+  const runs: { face: Face; text: string }[] = [];
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    const last = runs.at(-1);
+    // A space or a mark goes on with the run it is in, so a CJK line is not cut at every space.
+    const face = last && (cp === 0x20 || /\p{M}/u.test(ch)) ? last.face : (faceOf(cp, bold) ?? dejavu);
+    if (last?.face === face) last.text += ch;
+    else runs.push({ face, text: ch });
+  }
+  return runs;
+}
+
+/** A run of one face, shaped and placed: its left edge, and points per font unit. */
+export interface PlacedRun {
+  face: Face;
+  text: string;
   shaped: ShapedText;
-  /** Points per font unit at the primitive's size. */
   scale: number;
+  left: number;
+}
+
+/** A text primitive shaped and placed: its runs from its left edge, and its width in points. */
+export interface PlacedText {
+  runs: PlacedRun[];
   width: number;
   left: number;
 }
 
 export function placeText(t: { text: string; size: number; x: number; bold?: boolean; anchor?: 'start' | 'middle' | 'end' }): PlacedText {
-  const shaped = shape(t.text, t.bold ?? false);
-  const scale = t.size / shaped.unitsPerEm;
-  const width = shaped.advance * scale;
+  const runs: PlacedRun[] = [];
+  let width = 0;
+  for (const { face, text } of faceRuns(t.text, t.bold ?? false)) {
+    const shaped = shape(text, face);
+    const scale = t.size / shaped.unitsPerEm;
+    runs.push({ face, text, shaped, scale, left: width });
+    width += shaped.advance * scale;
+  }
   const left = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
-  return { shaped, scale, width, left };
+  for (const r of runs) r.left += left;
+  return { runs, width, left };
 }
 
 /** Width of `text` in points at `size`. */
 export function textWidth(text: string, size: number, bold = false): number {
   if (!text) return 0;
-  const s = shape(text, bold);
-  return (s.advance / s.unitsPerEm) * size;
+  let width = 0;
+  for (const run of faceRuns(text, bold)) {
+    const s = shape(run.text, run.face);
+    width += (s.advance / s.unitsPerEm) * size;
+  }
+  return width;
 }
 
 // Per code point and per glyph: bounded by what the font holds.
 const GLYPH_CACHE_LIMIT = 8192;
-const coverage = createCache<number, boolean>({ max: GLYPH_CACHE_LIMIT });
+const coverage = perFace<number, boolean>(GLYPH_CACHE_LIMIT);
 
-/** Whether both DejaVu Sans faces draw this code point. */
-export function hasGlyph(codePoint: number): boolean {
-  let ok = coverage.get(codePoint);
+function has(face: Face, codePoint: number): boolean {
+  const cache = coverage(face);
+  let ok = cache.get(codePoint);
   if (ok === undefined) {
-    ok = dejaVu(false).font.hasGlyphForCodePoint(codePoint) && dejaVu(true).font.hasGlyphForCodePoint(codePoint);
-    coverage.set(codePoint, ok);
+    ok = loadFace(face).font.hasGlyphForCodePoint(codePoint);
+    cache.set(codePoint, ok);
+  }
+  return ok;
+}
+
+const drawable = createCache<number, boolean>({ max: GLYPH_CACHE_LIMIT });
+
+/** Whether text of either weight can draw this code point: both DejaVu faces have it, or a CJK face does. */
+export function hasGlyph(codePoint: number): boolean {
+  let ok = drawable.get(codePoint);
+  if (ok === undefined) {
+    ok = (has('r', codePoint) && has('b', codePoint)) || (codePoint >= 0x2e80 && (has('c', codePoint) || has('k', codePoint)));
+    drawable.set(codePoint, ok);
   }
   return ok;
 }
@@ -133,14 +220,14 @@ export type PathCommand =
   | { op: 'C'; x1: number; y1: number; x2: number; y2: number; x: number; y: number }
   | { op: 'Z' };
 
-const outlineCache = [createCache<number, PathCommand[]>({ max: GLYPH_CACHE_LIMIT }), createCache<number, PathCommand[]>({ max: GLYPH_CACHE_LIMIT })];
+const outlineCache = perFace<number, PathCommand[]>(GLYPH_CACHE_LIMIT);
 
 /** A glyph's outline in font units with y pointing DOWN (the drawing model's orientation). */
-export function glyphOutline(glyphId: number, bold = false): PathCommand[] {
-  const cache = outlineCache[bold ? 1 : 0]!;
+export function glyphOutline(glyphId: number, face: Face): PathCommand[] {
+  const cache = outlineCache(face);
   let out = cache.get(glyphId);
   if (out) return out;
-  const glyph: Glyph = dejaVu(bold).font.getGlyph(glyphId);
+  const glyph: Glyph = loadFace(face).font.getGlyph(glyphId);
   out = [];
   for (const c of glyph.path.commands) {
     const a = c.args;
@@ -156,15 +243,15 @@ export function glyphOutline(glyphId: number, bold = false): PathCommand[] {
   return out;
 }
 
-const svgPathCache = [createCache<number, string>({ max: GLYPH_CACHE_LIMIT }), createCache<number, string>({ max: GLYPH_CACHE_LIMIT })];
+const svgPathCache = perFace<number, string>(GLYPH_CACHE_LIMIT);
 
 /** SVG path data of a glyph in font units, y down. */
-export function glyphSvgPath(glyphId: number, bold = false): string {
-  const cache = svgPathCache[bold ? 1 : 0]!;
+export function glyphSvgPath(glyphId: number, face: Face): string {
+  const cache = svgPathCache(face);
   let d = cache.get(glyphId);
   if (d !== undefined) return d;
   const parts: string[] = [];
-  for (const c of glyphOutline(glyphId, bold)) {
+  for (const c of glyphOutline(glyphId, face)) {
     switch (c.op) {
       case 'M': case 'L': parts.push(`${c.op}${r(c.x)} ${r(c.y)}`); break;
       case 'Q': parts.push(`Q${r(c.x1)} ${r(c.y1)} ${r(c.x)} ${r(c.y)}`); break;

@@ -1,4 +1,4 @@
-// PDF backend: pdfkit, DejaVu Sans embedded as a subset (CID font, Identity-H, with ToUnicode so
+// PDF backend: pdfkit, each face (DejaVu Sans, and Noto Sans for CJK text) embedded as a subset (CID font, Identity-H, with ToUnicode so
 // text can be searched and copied). pdfkit would parse and subset the font again for every document;
 // instead it gets the fontkit font parsed once per process, with shaping served from our cache and
 // the subset written by our own TrueType subsetter. That leans on how pdfkit's EmbeddedFont uses a
@@ -6,21 +6,20 @@
 // addContent), so pdfkit and fontkit are pinned exactly (docs/decisions.md; test/render/pins.test.ts).
 import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
-import { dejaVu, placeText, shape } from './fonts.ts';
-import type { LoadedFont, ShapedText } from './fonts.ts';
+import { loadFace, placeText, shape } from './fonts.ts';
+import type { Face, LoadedFont, ShapedText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { BarcodePrimitive, Drawing } from './model.ts';
 import { TrueTypeSubset, parseTrueType } from './ttf-subset.ts';
 
-const pdfFonts: { regular?: Font; bold?: Font } = {};
+const pdfFonts: Partial<Record<Face, Font>> = {};
 
-/** The fontkit font as pdfkit sees it, with shaping and subsetting replaced by cached versions. */
-function pdfFont(bold: boolean): Font {
-  const key = bold ? 'bold' : 'regular';
-  let f = pdfFonts[key];
+/** The fontkit font of a face as pdfkit sees it, with shaping and subsetting replaced by cached versions. */
+function pdfFont(face: Face): Font {
+  let f = pdfFonts[face];
   if (!f) {
-    const loaded: LoadedFont = dejaVu(bold);
+    const loaded: LoadedFont = loadFace(face);
     const parsed = parseTrueType(loaded.bytes);
     const font = loaded.font;
     f = Object.create(font) as Font;
@@ -29,7 +28,7 @@ function pdfFont(bold: boolean): Font {
       createSubset: () => new TrueTypeSubset(parsed),
       // pdfkit scales the positions it gets in place, so every call gets fresh objects.
       layout: (text: string) => {
-        const s = shape(text, bold);
+        const s = shape(text, face);
         const glyphs = s.glyphs.map((id, i) => ({ id, advanceWidth: advanceOf(id), codePoints: codePointsOf(s, i, font) }));
         const positions = s.glyphs.map((_, i) => ({ xAdvance: s.xAdvance[i]!, yAdvance: 0, xOffset: s.xOffset[i]!, yOffset: s.y[i]! }));
         return {
@@ -41,7 +40,7 @@ function pdfFont(bold: boolean): Font {
         };
       },
     });
-    pdfFonts[key] = f;
+    pdfFonts[face] = f;
   }
   return f;
 }
@@ -214,8 +213,6 @@ export async function pagesToPdf(pages: Iterable<Drawing>, meta: NonNullable<Dra
     w.catch(() => {});
     pending.catch(() => {});
   });
-  doc.registerFont('R', pdfFont(false) as unknown as string);
-  doc.registerFont('B', pdfFont(true) as unknown as string);
   drawPage(doc, next.value);
   for (next = it.next(); !next.done; next = it.next()) {
     // The finished page goes out now: when the reader is behind, wait for it.
@@ -233,23 +230,33 @@ export async function pagesToPdf(pages: Iterable<Drawing>, meta: NonNullable<Dra
   if (pending) await pending;
 }
 
+/** The faces registered with each document. */
+const facesOf = new WeakMap<Doc, Set<Face>>();
+
 function drawPage(doc: Doc, drawing: Drawing): void {
   // pdfkit's path helpers format every number through several layers; barcodes have hundreds of
   // shapes, so their path operators are written directly (pdfkit's page space is y-down already).
   const raw = doc as unknown as { addContent(s: string): void };
-  let currentFont: boolean | undefined;
+  let currentFont: Face | undefined;
+  const registered = facesOf.get(doc) ?? new Set<Face>();
+  facesOf.set(doc, registered);
   for (const p of drawing.primitives) {
     switch (p.kind) {
       case 'text': {
-        const bold = p.bold ?? false;
-        if (currentFont !== bold) {
-          doc.font(bold ? 'B' : 'R');
-          currentFont = bold;
+        for (const run of placeText(p).runs) {
+          if (currentFont !== run.face) {
+            // A face is registered with the document when it first draws there: a CJK face is parsed only for text that needs it.
+            if (!registered.has(run.face)) {
+              doc.registerFont(run.face, pdfFont(run.face) as unknown as string);
+              registered.add(run.face);
+            }
+            doc.font(run.face);
+            currentFont = run.face;
+          }
+          // `features` makes pdfkit shape the whole run at once (as the other backends do)
+          // instead of word by word.
+          doc.fontSize(p.size).text(run.text, run.left, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);
         }
-        const x = placeText(p).left;
-        // `features` makes pdfkit shape the whole line at once (as the other backends do)
-        // instead of word by word.
-        doc.fontSize(p.size).text(p.text, x, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);
         break;
       }
       case 'line':

@@ -1,8 +1,8 @@
 // PostScript (PS, one page, LanguageLevel 2) and EPS (EPSF-3.0 with BoundingBox) backend. Text is
-// drawn as DejaVu glyph outlines, each glyph a procedure defined once in the prolog, so the file
+// drawn as glyph outlines (DejaVu, and Noto Sans for CJK), each glyph a procedure defined once in the prolog, so the file
 // needs no font on the printer or in the importing application.
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
-import { glyphOutline, placeText } from './fonts.ts';
+import { glyphOutline, placeText, type Face } from './fonts.ts';
 import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { Drawing, TextPrimitive } from './model.ts';
 
@@ -11,11 +11,11 @@ function n(v: number): string {
 }
 
 /** A glyph outline as a PostScript path procedure (font units, y down; quadratics as cubics). */
-function glyphProc(id: number, bold: boolean): string {
+function glyphProc(id: number, face: Face): string {
   const ops: string[] = [];
   let px = 0;
   let py = 0;
-  for (const c of glyphOutline(id, bold)) {
+  for (const c of glyphOutline(id, face)) {
     switch (c.op) {
       case 'M': ops.push(`${n(c.x)} ${n(c.y)} moveto`); px = c.x; py = c.y; break;
       case 'L': ops.push(`${n(c.x)} ${n(c.y)} lineto`); px = c.x; py = c.y; break;
@@ -33,7 +33,7 @@ function glyphProc(id: number, bold: boolean): string {
       case 'Z': ops.push('closepath'); break;
     }
   }
-  return `/${bold ? 'b' : 'r'}${id} {${ops.join(' ')}} bind def`;
+  return `/${face}${id} {${ops.join(' ')}} bind def`;
 }
 
 /** PostScript string literal of ASCII text, for comments and the title. */
@@ -42,16 +42,17 @@ function asciiComment(s: string): string {
 }
 
 function textPs(t: TextPrimitive, used: Set<string>): string {
-  const bold = t.bold ?? false;
-  const { shaped: s, scale: k, left: x } = placeText(t);
-  const prefix = bold ? 'b' : 'r';
-  let glyphs = '';
-  for (let i = 0; i < s.glyphs.length; i++) {
-    const name = prefix + s.glyphs[i];
-    used.add(name);
-    glyphs += ` ${Math.round(s.x[i]!)} ${Math.round(-s.y[i]!)} /${name} G`;
+  let out = `% ${asciiComment(t.text)}`;
+  for (const { face, shaped: s, scale: k, left: x } of placeText(t).runs) {
+    let glyphs = '';
+    for (let i = 0; i < s.glyphs.length; i++) {
+      const name = face + s.glyphs[i];
+      used.add(name);
+      glyphs += ` ${Math.round(s.x[i]!)} ${Math.round(-s.y[i]!)} /${name} G`;
+    }
+    out += `\ngsave ${n(x)} ${n(t.y)} translate ${k.toPrecision(5)} dup scale${glyphs} grestore`;
   }
-  return `% ${asciiComment(t.text)}\ngsave ${n(x)} ${n(t.y)} translate ${k.toPrecision(5)} dup scale${glyphs} grestore`;
+  return out;
 }
 
 const PROLOG = [
@@ -105,7 +106,7 @@ export function drawingToPostScript(drawing: Drawing, kind: 'PS' | 'EPS'): strin
         break;
     }
   }
-  const glyphs = [...used].sort().map((name) => glyphProc(Number(name.slice(1)), name[0] === 'b'));
+  const glyphs = [...used].sort().map((name) => glyphProc(Number(name.slice(1)), name[0] as Face));
   const title = asciiComment(drawing.meta?.title ?? 'Label');
   const created = drawing.meta?.createdAt ? asciiComment(drawing.meta.createdAt) : '2000-01-01T00:00:00Z';
   const header = [

@@ -1,8 +1,8 @@
-// SVG backend. Text is drawn as DejaVu Sans glyph outlines (each glyph defined once, then <use>d),
+// SVG backend. Text is drawn as glyph outlines (DejaVu Sans, and Noto Sans for CJK) (each glyph defined once, then <use>d),
 // so the document looks the same in every viewer and in resvg without any font installed; the
 // text itself is kept in aria-label attributes. With `rasterDpi` the SVG is in pixels and barcode
 // modules are whole pixels: that variant feeds the raster backends.
-import { glyphOutline, glyphSvgPath, placeText } from './fonts.ts';
+import { glyphOutline, glyphSvgPath, placeText, type Face } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
@@ -23,32 +23,33 @@ function escapeXml(s: string): string {
 
 /** Draws `<use>`s of the glyph definitions for one text primitive; records the glyphs used. */
 function textSvg(t: TextPrimitive, used: Set<string>): string {
-  const bold = t.bold ?? false;
-  const { shaped: s, scale: k, left: x } = placeText(t);
-  const prefix = bold ? 'b' : 'r';
-  let uses = '';
-  for (let i = 0; i < s.glyphs.length; i++) {
-    const id = prefix + s.glyphs[i];
-    used.add(id);
-    uses += `<use xlink:href="#${id}" x="${Math.round(s.x[i]!)}"${s.y[i] ? ` y="${Math.round(-s.y[i]!)}"` : ''}/>`;
+  let out = '';
+  for (const { face, shaped: s, scale: k, left: x } of placeText(t).runs) {
+    let uses = '';
+    for (let i = 0; i < s.glyphs.length; i++) {
+      const id = face + s.glyphs[i];
+      used.add(id);
+      uses += `<use xlink:href="#${id}" x="${Math.round(s.x[i]!)}"${s.y[i] ? ` y="${Math.round(-s.y[i]!)}"` : ''}/>`;
+    }
+    out += `<g transform="translate(${n(x)} ${n(t.y)}) scale(${k.toPrecision(5)})">${uses}</g>`;
   }
-  return `<g aria-label="${escapeXml(t.text)}" transform="translate(${n(x)} ${n(t.y)}) scale(${k.toPrecision(5)})">${uses}</g>`;
+  return `<g aria-label="${escapeXml(t.text)}">${out}</g>`;
 }
 
 /** One text primitive as absolute path data (no <use>), in the drawing's units. */
 export function textPathData(t: TextPrimitive): string {
-  const bold = t.bold ?? false;
-  const { shaped: s, scale: k, left: x0 } = placeText(t);
   let d = '';
-  for (let i = 0; i < s.glyphs.length; i++) {
-    const gx = x0 + s.x[i]! * k;
-    const gy = t.y - s.y[i]! * k;
-    for (const c of glyphOutline(s.glyphs[i]!, bold)) {
-      switch (c.op) {
-        case 'M': case 'L': d += `${c.op}${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-        case 'Q': d += `Q${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-        case 'C': d += `C${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x2 * k)} ${n(gy + c.y2 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-        case 'Z': d += 'Z'; break;
+  for (const { face, shaped: s, scale: k, left: x0 } of placeText(t).runs) {
+    for (let i = 0; i < s.glyphs.length; i++) {
+      const gx = x0 + s.x[i]! * k;
+      const gy = t.y - s.y[i]! * k;
+      for (const c of glyphOutline(s.glyphs[i]!, face)) {
+        switch (c.op) {
+          case 'M': case 'L': d += `${c.op}${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+          case 'Q': d += `Q${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+          case 'C': d += `C${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x2 * k)} ${n(gy + c.y2 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
+          case 'Z': d += 'Z'; break;
+        }
       }
     }
   }
@@ -121,7 +122,7 @@ export function drawingToSvg(drawing: Drawing, opts: SvgOptions = {}): string {
         break;
     }
   }
-  const defs = [...used].sort().map((id) => `<path id="${id}" d="${glyphSvgPath(Number(id.slice(1)), id[0] === 'b')}"/>`).join('');
+  const defs = [...used].sort().map((id) => `<path id="${id}" d="${glyphSvgPath(Number(id.slice(1)), id[0] as Face)}"/>`).join('');
   const W = drawing.widthPt;
   const H = drawing.heightPt;
   const title = drawing.meta?.title ? `<title>${escapeXml(drawing.meta.title)}</title>` : '';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { findPackageJSON } from 'node:module';
 
-const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@fragaria/address-formatter'];
+const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@expo-google-fonts/noto-sans-sc', '@expo-google-fonts/noto-sans-kr', '@fragaria/address-formatter'];
 /**
  * Files outside this folder whose code changes what is drawn (country names, postal codes' spelling,
  * customs totals and currency decimals); test/render/renderer.test.ts checks that every such import is here.

@@ -124,6 +124,30 @@ describe('address lines in the destination\'s order', () => {
   }
 });
 
+// Chinese, Japanese and Korean text is drawn with Noto Sans (DejaVu has none of it), and is text in
+// the PDF; a ZPL printer's resident font has none either, so ZPL carries such a line as a graphic.
+describe('addresses in Chinese, Japanese and Korean script', () => {
+  const cases: { to: LabelData['to']; lines: string[] }[] = [
+    { to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '100-0001', country: 'JP' }, lines: ['山田太郎', '千代田1-1', '千代田区, 東京都 100-0001', 'JAPAN'] },
+    { to: { name: '王小明', street1: '建国路88号', city: '北京市', postalCode: '100022', country: 'CN' }, lines: ['王小明', '建国路88号', 'CHINA'] },
+    { to: { name: '김민수', street1: '세종대로 110', city: '서울특별시 중구', postalCode: '04524', country: 'KR' }, lines: ['김민수', '세종대로 110', 'SOUTH KOREA'] },
+  ];
+  for (const c of cases) {
+    it(`${c.to.country}: every line in its script (PDF text; ZPL graphic fields)`, async () => {
+      const data: LabelData = { ...UPS_LABEL, to: c.to, messages: [c.to.name] };
+      const pdf = await pdfLines(data);
+      assert.ok(inOrder(pdf, c.lines), `PDF lines ${JSON.stringify(pdf)} should hold ${JSON.stringify(c.lines)} in order`);
+      assert.ok(!pdf.some((l) => l.includes('?')), JSON.stringify(pdf));
+      assert.ok(pdf.includes(c.to.name), 'the label message too');
+      const zpl = (await renderLabel(data, 'ZPL')).body.toString('utf8');
+      // (The 2D symbol's message is ASCII, as every barcode's: there the script is `?`.)
+      const printed = [...zpl.matchAll(/\^A0N,[^^]*(?:\^FB[^^]*)?\^FH\^FD([^^]*)/g)].map((m) => m[1]!);
+      assert.ok(printed.length > 5 && !printed.some((t) => t.includes('?')), JSON.stringify(printed));
+      assert.ok((zpl.match(/\^GFA/g) ?? []).length >= 3, 'the CJK lines as graphic fields');
+    });
+  }
+});
+
 // A full address on a small label: its lines are made smaller, never left off (the company and the
 // second street line were once dropped from British, Irish and Brazilian labels at 4x6, 6x4 and 8.5x11).
 const FULL: { to: LabelData['to']; lines: string[] }[] = [
@@ -186,6 +210,14 @@ describe('customs documents and manifests print addresses as the labels do', () 
       const lines = await pdfLines({ layout: 'customs', data: { document, label: { ...CUSTOMS_LABEL, customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } } } });
       assert.ok(inOrder(lines, ['Hauptstraße 5', '10115 Berlin', 'GERMANY']), JSON.stringify(lines));
       assert.ok(inOrder(lines, ['10 Downing Street', 'LONDON', 'SW1A 2AA', 'UNITED KINGDOM']), JSON.stringify(lines));
+    });
+
+    it(`${document} to Japan: the addressee and an item's description in Japanese script, as text`, async () => {
+      const item = { ...ITEMS[0]!, description: '緑茶 (green tea)' };
+      const label: LabelData = { ...CUSTOMS_LABEL, to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '100-0001', country: 'JP' }, customs: { ...CUSTOMS_LABEL.customs!, items: [item] } };
+      const lines = await pdfLines({ layout: 'customs', data: { document, label } });
+      assert.ok(inOrder(lines, ['山田太郎', '千代田1-1', '千代田区, 東京都 100-0001', 'JAPAN']), JSON.stringify(lines));
+      assert.ok(lines.some((l) => l.includes('緑茶 (green tea)')), JSON.stringify(lines));
     });
 
     it(`${document} with 50 items: every description whole, on as many pages as it takes, then the totals and the signer`, async () => {

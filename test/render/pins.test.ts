@@ -41,7 +41,7 @@ describe('the glyph → character map of the PDF text layer (public fontkit API)
   });
 
   it('a ligature maps to the character the font gives it (lam-alef → U+FEFB)', () => {
-    const s = shape('\u0644\u0627');
+    const s = shape('\u0644\u0627', 'r');
     assert.equal(s.glyphs.length, 1, 'DejaVu Sans shapes lam-alef as one glyph');
     assert.equal(map.get(s.glyphs[0]!), 0xfefb);
   });

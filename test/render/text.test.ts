@@ -114,13 +114,15 @@ describe('hostile input never throws and never leaves the label', () => {
     }
   }
 
-  it('control characters are gone, missing glyphs become ? and emoji are dropped', () => {
+  it('control characters are gone, CJK is drawn, missing glyphs become ? and emoji are dropped', () => {
     const d = layoutLabel(NASTY_LABEL);
     const texts = d.primitives.flatMap((p) => (p.kind === 'text' ? [p.text] : []));
     for (const t of texts) assert.ok(!/[\u0000-\u001f\u007f-\u009f]/.test(t), JSON.stringify(t));
     assert.ok(texts.some((t) => t.startsWith('ctrl[31mred')), texts.join(' | '));
     assert.ok(texts.some((t) => t.startsWith('Emoji Street')), 'emoji dropped');
-    assert.ok(texts.some((t) => t.startsWith('? 1-1')), 'CJK the font lacks shows as ?');
+    assert.ok(texts.some((t) => t.startsWith('東京都千代田区 1-1')), 'CJK is drawn (Noto Sans), not ?');
+    // What no face has (Devanagari, Thai, a private-use character) is `?`.
+    assert.deepEqual(['नमस्ते', 'ทดสอบ', '\ue000x', '서울 東京 ひらがな、'].map(cleanText), ['?', '?', '?x', '서울 東京 ひらがな、']);
     assert.ok(texts.some((t) => t.endsWith('…')), 'long lines are cut with an ellipsis');
   });
 
