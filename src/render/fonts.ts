@@ -49,10 +49,6 @@ export function loadFace(face: Face): LoadedFont {
   return f;
 }
 
-export function dejaVu(bold = false): LoadedFont {
-  return loadFace(bold ? 'b' : 'r');
-}
-
 /** A shaped run in font units: glyph ids with their pen positions (x grows right, y up). */
 export interface ShapedText {
   glyphs: number[];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { dejaVu, shape } from '../../src/render/fonts.ts';
+import { loadFace, shape } from '../../src/render/fonts.ts';
 import { lowestCodePointOf } from '../../src/render/pdf.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -30,7 +30,7 @@ describe('pinned libraries', () => {
 });
 
 describe('the glyph → character map of the PDF text layer (public fontkit API)', () => {
-  const font = dejaVu(false).font;
+  const font = loadFace('r').font;
   const map = lowestCodePointOf(font);
 
   it('a plain letter maps back to itself', () => {
