@@ -191,6 +191,10 @@ export interface Standardised {
   unchecked: string[];
 }
 
+/** USPS's armed-forces "states" and the "cities" of their addresses (Publication 28, section 225). */
+const MILITARY_STATES = new Set(['AA', 'AE', 'AP']);
+const MILITARY_CITIES = new Set(['APO', 'FPO', 'DPO']);
+
 /** The standardised form of an address that passed the checks. */
 export function standardise(a: Address): Standardised {
   const country = a.country.trim().toUpperCase();
@@ -226,7 +230,9 @@ export function standardise(a: Address): Standardised {
       if (unit && word) out.street2 = `${word} ${unit[2]!.toUpperCase()}`;
     }
     const zip = zipLookup((out.postalCode ?? '').slice(0, 5));
-    if (zip) {
+    // An armed-forces address keeps its APO, FPO or DPO: the ZIP data does not tell them apart reliably.
+    const military = MILITARY_STATES.has(out.state ?? '') && MILITARY_CITIES.has(out.city ?? '');
+    if (zip && !military) {
       const city = zip.city.toUpperCase();
       cityChanged = city !== out.city;
       out.city = city;

@@ -33,6 +33,10 @@ const CASES: { address: Record<string, string>; status: string; matched?: Record
   { address: a({ street1: 'Plaza Mayor 1', city: 'Madrid', postalCode: '28012', country: 'ES' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Bahnhofstrasse 1', city: 'Zürich', postalCode: '8001', country: 'CH' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100-048', country: 'PT' }), status: 'verified', codes: [] },
+  // An armed-forces address keeps the APO, FPO or DPO it was sent with (USPS's own example of an APO
+  // address has a ZIP code the data calls FPO); any other city still becomes the ZIP code's.
+  { address: a({ street1: 'PSC 802 Box 74', city: 'APO', state: 'AE', postalCode: '09499-0074', country: 'US' }), status: 'warning', matched: { city: 'APO', state: 'AE' }, codes: ['street_unchecked', 'standardized'] },
+  { address: a({ street1: 'Unit 8900 Box 4321', city: 'dpo', state: 'AE', postalCode: '09498', country: 'US' }), status: 'warning', matched: { city: 'DPO' }, codes: ['street_unchecked', 'standardized'] },
   // The separator each post writes, put back when it was left out (or sent as the wrong one).
   { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' }), status: 'verified', matched: { postalCode: '100-0005' }, codes: ['standardized'] },
   { address: a({ street1: 'Avenida Paulista 1000', city: 'Sao Paulo', postalCode: '01310100', country: 'BR' }), status: 'verified', matched: { postalCode: '01310-100' }, codes: ['standardized'] },
