@@ -284,11 +284,13 @@ export function countryName(alpha2: string): string {
  * no spaces or hyphens), the place, and the separator. `1000005` in Japan is `100-0005`.
  */
 const SEPARATED: Record<string, { compact: RegExp; at: number; separator: ' ' | '-' }> = {
+  BM: { compact: /^[A-Z]{2}(?:\d{2}|[A-Z]{2})$/, at: 2, separator: ' ' },
   BR: { compact: /^\d{8}$/, at: 5, separator: '-' },
   CZ: { compact: /^\d{5}$/, at: 3, separator: ' ' },
   GR: { compact: /^\d{5}$/, at: 3, separator: ' ' },
   IE: { compact: /^[A-Z0-9]{7}$/, at: 3, separator: ' ' },
   JP: { compact: /^\d{7}$/, at: 3, separator: '-' },
+  MT: { compact: /^[A-Z]{3}\d{4}$/, at: 3, separator: ' ' },
   NL: { compact: /^\d{4}[A-Z]{2}$/, at: 4, separator: ' ' },
   PL: { compact: /^\d{5}$/, at: 2, separator: '-' },
   PT: { compact: /^\d{7}$/, at: 4, separator: '-' },
