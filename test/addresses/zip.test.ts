@@ -24,13 +24,19 @@ test('every five-digit ZIP code of the zipcodes package has its city and state, 
       assert.match(got.state, /^[A-Z]{2}$/, zip);
       added.push(zip);
     }
+    // Every armed-forces ZIP code, whichever data set it came from, has USPS's state for its range.
+    if (got && ['AA', 'AE', 'AP'].includes(got.state)) {
+      const prefix = Number(zip.slice(0, 3));
+      assert.equal(got.state, prefix === 340 ? 'AA' : prefix <= 98 ? 'AE' : 'AP', zip);
+    }
   }
   assert.ok(us > 40_000, `${us} US ZIP codes`);
   // ZIP codes opened since the zipcodes package's data, from GeoNames' file.
   assert.ok(added.length > 100 && added.length < 1000, `${added.length} added`);
   assert.deepEqual(zipLookup('75036'), { city: 'Frisco', state: 'TX' });
   assert.deepEqual(zipLookup('72713'), { city: 'Bentonville', state: 'AR' });
-  assert.deepEqual(zipLookup('09025'), { city: 'APO', state: 'AE' }, 'a military ZIP code: its place is the city and the state');
+  assert.deepEqual(zipLookup('09025'), { city: 'APO', state: 'AE' }, 'a military ZIP code: its place gives the city');
+  assert.deepEqual(zipLookup('96208'), { city: 'APO', state: 'AP' }, "the Pacific's, which GeoNames writes `AA`");
   assert.deepEqual(zipLookup('10118'), { city: 'New York', state: 'NY' });
   for (const notZip of ['', '1011', '101180', 'ABCDE', 'T0A12', '1e4', ' 1011', '-1000']) assert.equal(zipLookup(notZip), undefined, notZip);
 });
