@@ -117,7 +117,8 @@ export function shape(text: string, face: Face): ShapedText {
 function faceOf(codePoint: number, bold: boolean): Face | undefined {
   const dejavu: Face = bold ? 'b' : 'r';
   if (has(dejavu, codePoint)) return dejavu;
-  if (codePoint < 0x2e80) return undefined; // no CJK face holds what comes before the CJK radicals
+  // Before the CJK radicals only DejaVu is asked: the CJK faces' few symbols there (⑪, Ⓐ, 〈) print `?`.
+  if (codePoint < 0x2e80) return undefined;
   if (has('c', codePoint)) return 'c';
   if (has('k', codePoint)) return 'k';
   return undefined;
@@ -135,8 +136,10 @@ export function faceRuns(text: string, bold = false): { face: Face; text: string
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
     const last = runs.at(-1);
-    // A space or a mark goes on with the run it is in, so a CJK line is not cut at every space.
-    const face = last && (cp === 0x20 || /\p{M}/u.test(ch)) ? last.face : (faceOf(cp, bold) ?? dejavu);
+    // A space goes on with the run it is in, so a CJK line is not cut at every space; so does a mark
+    // the run's face has (else DejaVu draws it, which has every mark `cleanText` keeps).
+    const joins = last && (cp === 0x20 || (/\p{M}/u.test(ch) && has(last.face, cp)));
+    const face = joins ? last.face : (faceOf(cp, bold) ?? dejavu);
     if (last?.face === face) last.text += ch;
     else runs.push({ face, text: ch });
   }
@@ -164,9 +167,14 @@ export function placeText(t: { text: string; size: number; x: number; bold?: boo
   let width = 0;
   for (const { face, text } of faceRuns(t.text, t.bold ?? false)) {
     const shaped = shape(text, face);
-    const scale = t.size / shaped.unitsPerEm;
-    runs.push({ face, text, shaped, scale, left: width });
-    width += shaped.advance * scale;
+    runs.push({ face, text, shaped, scale: t.size / shaped.unitsPerEm, left: 0 });
+  }
+  // A line that starts right to left (Hebrew, Arabic) reads its runs from the right, as fontkit
+  // reads the characters inside each run: `שלום 東京` is drawn `東京 םולש`. (No full bidi algorithm.)
+  const visual = runs[0]?.shaped.rtl ? runs.toReversed() : runs;
+  for (const r of visual) {
+    r.left = width;
+    width += r.shaped.advance * r.scale;
   }
   const left = t.anchor === 'middle' ? t.x - width / 2 : t.anchor === 'end' ? t.x - width : t.x;
   for (const r of runs) r.left += left;

@@ -11,7 +11,7 @@ import { Resvg } from '@resvg/resvg-js';
 import fc from 'fast-check';
 import { LABEL_SIZES, SUPPORTED_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
 import type { LabelData } from '../../src/render/index.ts';
-import { textWidth } from '../../src/render/fonts.ts';
+import { faceRuns, placeText, textWidth } from '../../src/render/fonts.ts';
 import { cleanText, fitText } from '../../src/render/text.ts';
 import { NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
 
@@ -101,6 +101,32 @@ describe('non-Latin text', () => {
     let dark = 0;
     for (let y = 0; y < img.height; y++) for (let x = 0; x < img.width; x++) if (isInk(img, x, y)) dark++;
     assert.ok(dark > 300, `${dark} dark pixels`);
+  });
+});
+
+describe('text in runs of one face', () => {
+  it('CJK is drawn with the Noto faces, the rest with DejaVu; spaces stay in their run, a mark only in a face that has it', () => {
+    assert.deepEqual(faceRuns('Müller 東京都 1-1 서울'), [
+      { face: 'r', text: 'Müller ' },
+      { face: 'c', text: '東京都 ' },
+      { face: 'r', text: '1-1 ' },
+      { face: 'k', text: '서울' },
+    ]);
+    assert.deepEqual(faceRuns('Müller', true), [{ face: 'b', text: 'Müller' }]);
+    // Noto Sans SC has no combining dot below: DejaVu draws it, not the CJK face's missing-glyph box.
+    assert.deepEqual(faceRuns('東\u0323'), [{ face: 'c', text: '東' }, { face: 'r', text: '\u0323' }]);
+  });
+
+  it('a line that starts right to left places its runs from the right; the runs together are as wide as measured', () => {
+    const p = placeText({ text: 'שלום 東京', size: 10, x: 100, anchor: 'end' });
+    const [hebrew, cjk] = p.runs;
+    assert.equal(hebrew!.face, 'r');
+    assert.equal(cjk!.face, 'c');
+    assert.ok(cjk!.left < hebrew!.left, 'the CJK run is left of the Hebrew one');
+    assert.ok(Math.abs(p.left + p.width - 100) < 1e-9);
+    assert.ok(Math.abs(p.width - textWidth('שלום 東京', 10)) < 1e-9);
+    const ltr = placeText({ text: 'Tokyo 東京', size: 10, x: 0 });
+    assert.ok(ltr.runs[0]!.left < ltr.runs[1]!.left, 'left to right otherwise');
   });
 });
 
