@@ -278,7 +278,7 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const c = s.customs;
   return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
 <p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
-<section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from, crossesPostalBorder(s.from, s.to))}</div><div><h3>To</h3>${addressBlock(s.to, crossesPostalBorder(s.from, s.to))}</div></div></section>
+<section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from, crossesPostalBorder(s.from, s.to, s.carrier))}</div><div><h3>To</h3>${addressBlock(s.to, crossesPostalBorder(s.from, s.to, s.carrier))}</div></div></section>
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
 ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}

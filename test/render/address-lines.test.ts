@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
-import { ALL_CARRIERS, UPS_LABEL } from './fixtures.ts';
+import { ALL_CARRIERS, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -67,6 +67,17 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     data: { ...UPS_LABEL, to: { name: 'Ana Rivera', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'PR' } },
     lines: ['1 Calle Fortaleza', 'SAN JUAN PR 00901'],
     absent: ['PUERTO RICO', 'UNITED STATES'],
+  },
+  {
+    name: 'Guam, sent as its own country from the US mainland by USPS: domestic mail, no country line',
+    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'GU' } },
+    lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910'],
+    absent: ['GUAM', 'UNITED STATES'],
+  },
+  {
+    name: 'Guam, from the US mainland by UPS: abroad for the carrier (a customs border lies between), so the country line',
+    data: { ...UPS_LABEL, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'GU' } },
+    lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910', 'GUAM'],
   },
   {
     name: 'La Réunion, from France: postal code before the town, then only its own country line',

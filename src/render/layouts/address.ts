@@ -2,6 +2,7 @@
 // labels, customs documents, manifests, and the dashboard's pages.
 import addressFormatter from '@fragaria/address-formatter';
 import { canonicalPostal, countryName } from '../../countries.ts';
+import { crossesCustomsBorder } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { cleanText } from '../text.ts';
 
@@ -45,14 +46,18 @@ export function localityLines(a: Address): string[] {
 }
 
 /**
- * Whether mail from `from` to `to` crosses a postal border, so that the recipient's country is
- * printed: between two countries, except within the US and the places USPS serves as its own
- * (`US` to `PR` is domestic mail, addressed `SAN JUAN PR 00901`).
+ * Whether a parcel from `from` to `to` crosses a postal border, so that the recipient's country is
+ * printed: between two countries, except where the US's mail is domestic. For USPS that is the US and
+ * every place it serves as its own (`US` to `PR` or `GU` is addressed `SAN JUAN PR 00901`, no country
+ * line); for the other carriers only where no customs border lies between (Puerto Rico), since they
+ * carry to the other territories, Micronesia and the Marshall Islands as abroad.
  */
-export function crossesPostalBorder(from: Pick<Address, 'country'>, to: Pick<Address, 'country'>): boolean {
+export function crossesPostalBorder(from: Pick<Address, 'country'>, to: Pick<Address, 'country'>, carrier: string): boolean {
   const a = cleanText(from.country).toUpperCase();
   const b = cleanText(to.country).toUpperCase();
-  return a !== b && !(USPS_ADDRESSED.has(a) && USPS_ADDRESSED.has(b));
+  if (a === b) return false;
+  if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return true;
+  return carrier !== 'USPS' && crossesCustomsBorder({ country: a }, { country: b });
 }
 
 /**

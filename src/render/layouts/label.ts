@@ -124,7 +124,7 @@ function dimsText(d: LabelData): string {
 }
 
 function international(d: LabelData): boolean {
-  return crossesPostalBorder(d.from, d.to);
+  return crossesPostalBorder(d.from, d.to, d.carrier);
 }
 
 /** The 2D symbol for the carrier, fitted in `area`. */
