@@ -65,11 +65,11 @@ interface StreetLine {
 }
 
 /** Initials written with full stops, `N.W.` or `P.O.`: one word (`NW`, `PO`), not a word per letter. */
-const DOTTED_INITIALS = /(?<![A-Z0-9])(?:[A-Z]\.){2,}(?![A-Z0-9])/g;
+const DOTTED_INITIALS = /(?<![A-Z0-9])(?:[A-Z]\.){2,}/g;
 
-/** `text` in capitals, its dotted initials closed up. */
+/** `text` in capitals, its dotted initials closed up and ended as a word (`P.O.Box` is `PO Box`). */
 function capitals(text: string): string {
-  return text.toUpperCase().replace(DOTTED_INITIALS, (initials) => initials.replaceAll('.', ''));
+  return text.toUpperCase().replace(DOTTED_INITIALS, (initials) => `${initials.replaceAll('.', '')} `);
 }
 
 /** The words of a line: capitals, `#` a word of its own, punctuation dropped (`OFARRELL`) but a fraction's `/`. */

@@ -104,6 +104,8 @@ describe('US street lines in USPS form (uspsLine)', () => {
       ['100 N. Main St.', '100 N MAIN ST', true],
       ['100 Main St.Apt 5', '100 MAIN ST APT 5', true],
       ['P.O. Box 123', 'PO BOX 123', false],
+      ['P.O.Box 12', 'PO BOX 12', false],
+      ['100 N.W.23rd Ave', '100 NW 23RD AVE', true],
     ];
     for (const [text, line, parsed] of cases) assert.deepEqual(uspsLine(text), { line, parsed }, text);
   });
