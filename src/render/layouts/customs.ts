@@ -43,6 +43,17 @@ function money(amount: number, currency: string): string {
   return `${amount.toFixed(currencyDigits(currency))} ${currency}`;
 }
 
+/**
+ * A line's value per unit: in the currency's decimals when that multiplies back to the line's value,
+ * else with two more (45.50 USD for 3 is 15.1667, not 15.17, which makes 45.51).
+ */
+function unitMoney(lineAmount: number, quantity: number, currency: string): string {
+  const digits = currencyDigits(currency);
+  const unit = lineAmount / quantity;
+  const exact = Math.abs(Number(unit.toFixed(digits)) * quantity - lineAmount) < 10 ** -(digits + 3);
+  return `${unit.toFixed(exact ? digits : digits + 2)} ${currency}`;
+}
+
 function weightText(w: { value: number; unit: string }): string {
   return `${Math.round(w.value * 1000) / 1000} ${w.unit}`;
 }
@@ -248,7 +259,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
     { title: 'Origin', w: 45, value: (i) => i.originCountry },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
     { title: 'Net weight', w: 55, align: 'end', value: (i) => weightText(i.netWeight) },
-    { title: 'Unit value', w: 70, align: 'end', value: (i) => money(i.value.amount / i.quantity, i.value.currency) },
+    { title: 'Unit value', w: 70, align: 'end', value: (i) => unitMoney(i.value.amount, i.quantity, i.value.currency) },
     { title: 'Total value', w: W - 2 * M - 435, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
   ]);
   const total = totalValue(c);
