@@ -54,6 +54,12 @@ export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; st
 }
 
 /** Records (or clears, with null) the shipment's active label. */
+/**
+ * Sets the shipment's active label, or clears it (invalidation, which leaves the status as it was). A
+ * new label speaks for the shipment from the start: its status is `created` again, until that label's
+ * tracking moves it.
+ */
 export async function setShipmentLabel(tx: Tx | Db, id: string, label: { id: string; trackingNumber: string } | null, at: string): Promise<void> {
-  await tx.updateTable('shipments').set({ label_id: label?.id ?? null, tracking_number: label?.trackingNumber ?? null, updated_at: at }).where('id', '=', id).execute();
+  const set = label ? { label_id: label.id, tracking_number: label.trackingNumber, status: 'created', updated_at: at } : { label_id: null, tracking_number: null, updated_at: at };
+  await tx.updateTable('shipments').set(set).where('id', '=', id).execute();
 }

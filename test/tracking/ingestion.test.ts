@@ -251,6 +251,23 @@ forEachDatabase((database) => {
       assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created']);
     });
 
+    it('a new label after an invalidated one speaks for the shipment from the start: its status is created again until the new label moves', async () => {
+      const label = await createLabel(t);
+      await postEvents(t, [ev(label, 'in_transit', '2026-03-02T08:00:00Z')]);
+      assert.equal((await shipmentOf(label)).status, 'in_transit');
+      assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${label.id}/invalidate` })).statusCode, 204);
+      assert.equal((await shipmentOf(label)).status, 'in_transit', 'invalidating alone changes no status');
+      const res = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: label.shipmentId } });
+      assert.equal(res.statusCode, 201, res.body);
+      const next = { ...label, id: res.json().id, trackingNumber: res.json().trackingNumber };
+      const shipment = await shipmentOf(label);
+      assert.equal(shipment.status, 'created');
+      assert.equal(shipment.label.id, next.id);
+      await postEvents(t, [ev(next, 'in_transit', '2026-03-03T08:00:00Z')]);
+      assert.equal((await shipmentOf(label)).status, 'in_transit');
+      assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit', 'shipment.in_transit']);
+    });
+
     it('a batch over several labels updates each of them', async () => {
       const a = await createLabel(t);
       const b = await createLabel(t, { carrier: 'USPS', service: 'priority_mail' });
