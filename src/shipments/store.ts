@@ -53,7 +53,6 @@ export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; st
     .execute();
 }
 
-/** Records (or clears, with null) the shipment's active label. */
 /**
  * Sets the shipment's active label, or clears it (invalidation, which leaves the status as it was). A
  * new label speaks for the shipment from the start: its status is `created` again, until that label's
