@@ -177,10 +177,9 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
   },
 ];
 const FIELD_NAMES = GROUPS.flatMap((g) => g.fields.map((f) => f.name));
-/** What a person reads for a field or a group in the error summary. */
 /** Labels that more than one group has (the addresses' Name, Street, …). */
 const SHARED_LABELS = new Set(GROUPS.flatMap((g) => g.fields.map((f) => f.label)).filter((label, i, all) => all.indexOf(label) !== i));
-/** Each field's name in the error summary: its label, with its group's where the label alone is ambiguous (`Postal code, To (recipient)`). */
+/** What a person reads for a field or a group in the error summary: a field's label, with its group's where the label alone is ambiguous (`Postal code, To (recipient)`). */
 const LABELS = new Map<string, string>(
   GROUPS.flatMap((g) => [[g.name, g.legend] as const, ...g.fields.map((f) => [f.name, SHARED_LABELS.has(f.label) ? `${f.label}, ${g.legend}` : f.label] as const)]),
 );
