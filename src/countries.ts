@@ -308,6 +308,8 @@ const SEPARATED: Record<string, { compact: RegExp; at: number; separator: ' ' | 
 export function canonicalPostal(country: string, code: string): string {
   const compact = code.trim().toUpperCase().replace(/\s+/g, '');
   if ((country === 'GB' || country === 'CA') && compact.length > 3) return `${compact.slice(0, -3)} ${compact.slice(-3)}`;
+  // Latvia's post writes its codes with the country's prefix: `LV-1050`, also when sent as `1050`.
+  if (country === 'LV' && /^(?:LV-?)?\d{4}$/.test(compact)) return `LV-${compact.slice(-4)}`;
   const separated = SEPARATED[country];
   const bare = compact.replace(/-/g, '');
   if (separated?.compact.test(bare)) return `${bare.slice(0, separated.at)}${separated.separator}${bare.slice(separated.at)}`;
