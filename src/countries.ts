@@ -303,7 +303,8 @@ const SEPARATED: Record<string, { compact: RegExp; at: number; separator: ' ' | 
  * A postal code in its country's canonical spelling: capitals, single spaces, the space the post
  * writes before the inward part (GB, CA: `SW1A 2AA`, `K1A 0B1`), and the separator of the countries
  * above, whether it was sent or left out (`1012js` is `1012 JS`, `1000005` is `100-0005`, `01310100`
- * is `01310-100`). Anything else is kept as sent, but for capitals and spacing.
+ * is `01310-100`), and Latvia's prefix (`1050` is `LV-1050`). Anything else is kept as sent, but for
+ * capitals and spacing.
  */
 export function canonicalPostal(country: string, code: string): string {
   const compact = code.trim().toUpperCase().replace(/\s+/g, '');
