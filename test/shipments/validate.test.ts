@@ -43,6 +43,8 @@ const CASES: { address: Record<string, string>; status: string; matched?: Record
   { address: a({ street1: 'ul. Marszałkowska 1', city: 'Warszawa', postalCode: '00950', country: 'PL' }), status: 'verified', matched: { postalCode: '00-950' }, codes: ['standardized'] },
   { address: a({ street1: '1 Republic St', city: 'Valletta', postalCode: 'vlt1117', country: 'MT' }), status: 'verified', matched: { postalCode: 'VLT 1117' }, codes: ['standardized'] },
   { address: a({ street1: '1 Front St', city: 'Hamilton', postalCode: 'hm12', country: 'BM' }), status: 'verified', matched: { postalCode: 'HM 12' }, codes: ['standardized'] },
+  { address: a({ street1: 'Bridle Road', city: 'Bootle', postalCode: 'gir0aa', country: 'GB' }), status: 'verified', matched: { postalCode: 'GIR 0AA' }, codes: ['standardized'] },
+  { address: a({ street1: 'Dam 1', city: 'Amsterdam', postalCode: '0012 AB', country: 'NL' }), status: 'error', codes: ['postal_code_invalid'] },
   { address: a({ street1: 'Brīvības iela 1', city: 'Rīga', postalCode: '1050', country: 'LV' }), status: 'verified', matched: { postalCode: 'LV-1050' }, codes: ['standardized'] },
   { address: a({ street1: 'Brīvības iela 1', city: 'Rīga', postalCode: 'lv1050', country: 'LV' }), status: 'verified', matched: { postalCode: 'LV-1050' }, codes: ['standardized'] },
   { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100048', country: 'PT' }), status: 'verified', matched: { postalCode: '1100-048' }, codes: ['standardized'] },
