@@ -57,12 +57,18 @@ describe('npm start on an empty data directory', () => {
   });
 });
 
+/** `npm start` in a folder of its own on a free port, with a BOOTSTRAP_API_KEY; `env` adds settings. */
+async function startWithKey(prefix: string, env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const port = await freePort();
+  const key = `sk_test_${randomToken(32)}`;
+  const server = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, PORT: String(port), HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', ...env });
+  return { dir, port, key, server };
+}
+
 describe('graceful shutdown', () => {
   it('SIGTERM: a request in flight completes with 201, then the process exits 0', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'shutdown-'));
-    const port = await freePort();
-    const key = `sk_test_${randomToken(32)}`;
-    const server = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, PORT: String(port), HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', LOG_LEVEL: 'info' });
+    const { dir, port, key, server } = await startWithKey('shutdown-', { LOG_LEVEL: 'info' });
     try {
       await server.waitFor(/is serving/);
       const body = Buffer.from(JSON.stringify(sampleShipment));
@@ -119,10 +125,7 @@ describe('an address the service cannot listen on', () => {
   });
 
   it('BOOTSTRAP_API_KEY opens the API from the first answer on: the key works as soon as the health check does', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bootstrap-key-'));
-    const port = await freePort();
-    const key = `sk_test_${randomToken(32)}`;
-    const server = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: `sqlite:${join(dir, 'shipping.db')}`, PORT: String(port), HOST: '127.0.0.1', APP_ENV: 'development', PUBLIC_BASE_URL: '', BOOTSTRAP_API_KEY: key, SANDBOX_TRACKING: '0', METRICS_PORT: '0' });
+    const { dir, port, key, server } = await startWithKey('bootstrap-key-', { METRICS_PORT: '0' });
     try {
       let healthy = false;
       for (let i = 0; i < 6000 && !healthy; i++) {
