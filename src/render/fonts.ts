@@ -124,14 +124,9 @@ function faceOf(codePoint: number, bold: boolean): Face | undefined {
   return undefined;
 }
 
-/** A character at or beyond the CJK radicals (U+2E80), where only the CJK faces may have it. */
-const BEYOND_DEJAVU = /[\u2e80-\uffff\u{10000}-\u{10ffff}]/u;
-
 /** A text's runs of one face each: DejaVu's, and the CJK faces' for what DejaVu lacks. */
 export function faceRuns(text: string, bold = false): { face: Face; text: string }[] {
   const dejavu: Face = bold ? 'b' : 'r';
-  // Nothing from the CJK radicals on: all DejaVu's (what it lacks there is `?` already).
-  if (!BEYOND_DEJAVU.test(text)) return [{ face: dejavu, text }];
   const runs: { face: Face; text: string }[] = [];
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
