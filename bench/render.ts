@@ -18,7 +18,7 @@ import { Resvg } from '@resvg/resvg-js';
 import bwipjs from 'bwip-js';
 import { FONT_FILES } from '../src/render/fonts.ts';
 import { barcodeShapes } from '../src/render/geometry.ts';
-import { SUPPORTED_FORMATS, LABEL_SIZES, layoutLabel, renderDrawing, renderLabel } from '../src/render/index.ts';
+import { LABEL_FORMATS, LABEL_SIZES, layoutLabel, renderDrawing, renderLabel } from '../src/render/index.ts';
 import { CARRIERS, SERVICES, trackingNumberFor } from '../src/carriers/index.ts';
 import type { Drawing, LabelData } from '../src/render/index.ts';
 import { drawingToSvg } from '../src/render/svg.ts';
@@ -299,7 +299,7 @@ async function memoryChild(): Promise<MemoryResult> {
   let bytesOut = 0;
   const t0 = performance.now();
   for (let i = 0; i < MEMORY_LABELS; i++) {
-    const format = SUPPORTED_FORMATS[i % SUPPORTED_FORMATS.length]!;
+    const format = LABEL_FORMATS[i % LABEL_FORMATS.length]!;
     const doc = await renderLabel(variedLabel(i), format, { dpi: i % 10 === 9 ? 300 : 203 });
     bytesOut += doc.body.length;
     rssPeak = Math.max(rssPeak, mb(process.memoryUsage.rss()));
@@ -310,12 +310,12 @@ async function memoryChild(): Promise<MemoryResult> {
       if (i % 1000 === 0) process.stderr.write(`  · memory run: ${i} labels, rss ${mb(m.rss).toFixed(0)} MB (peak ${rssPeak.toFixed(0)} MB)\n`);
     }
   }
-  return { labels: MEMORY_LABELS, formats: SUPPORTED_FORMATS.length, seconds: (performance.now() - t0) / 1000, bytesOut, rssStart, rssPeak, rssEnd: mb(process.memoryUsage.rss()), heapPeak, externalPeak };
+  return { labels: MEMORY_LABELS, formats: LABEL_FORMATS.length, seconds: (performance.now() - t0) / 1000, bytesOut, rssStart, rssPeak, rssEnd: mb(process.memoryUsage.rss()), heapPeak, externalPeak };
 }
 
 /** Runs memoryChild in a fresh process (this file, BENCH_RENDER_MEMORY_CHILD=1), so its memory is the renderer's alone. */
 function memoryRun(): Promise<MemoryResult> {
-  progress(`memory: ${fmtRate(MEMORY_LABELS)} labels of varying data, all ${SUPPORTED_FORMATS.length} formats in turn, in a fresh process${MEMORY_TUNED ? ' (tuned)' : ''}`);
+  progress(`memory: ${fmtRate(MEMORY_LABELS)} labels of varying data, all ${LABEL_FORMATS.length} formats in turn, in a fresh process${MEMORY_TUNED ? ' (tuned)' : ''}`);
   return new Promise((resolve, reject) => {
     const child = fork(new URL(import.meta.url).pathname, [], {
       env: { ...process.env, BENCH_RENDER_MEMORY_CHILD: '1', ...(MEMORY_TUNED ? TUNED_ENV : {}) },
@@ -339,7 +339,7 @@ export async function run(): Promise<string> {
     { name: 'layoutLabel (same label)', fn: () => layoutLabel(LABEL) },
     { name: 'layoutLabel (new recipient every run)', fn: () => layoutLabel({ ...LABEL, to: { ...LABEL.to, name: `Recipient ${n++}`, street1: `${n} Fifth Avenue` } }) },
     { name: 'rasterize 203 dpi (1-bit bitmap, the floor of every raster format)', fn: () => rasterize(drawing, 203) },
-    ...SUPPORTED_FORMATS.map((format) => ({ name: `renderDrawing ${format}`, fn: () => renderDrawing(drawing, format) })),
+    ...LABEL_FORMATS.map((format) => ({ name: `renderDrawing ${format}`, fn: () => renderDrawing(drawing, format) })),
     { name: 'renderDrawing PNG 300 dpi', fn: () => renderDrawing(drawing, 'PNG', { dpi: 300 }) },
     { name: 'renderDrawing ZPL 300 dpi', fn: () => renderDrawing(drawing, 'ZPL', { dpi: 300 }) },
     { name: 'renderLabel PDF (layout + render)', fn: () => renderLabel(LABEL, 'PDF') },

@@ -43,11 +43,4 @@ export const dhl: CarrierRules = {
     exception: { code: 'NH', description: 'Delivery attempted, consignee not at home' },
     returned: { code: 'RT', description: 'Returned to shipper' },
   },
-  statusAliases: {
-    AF: 'in_transit', // Arrived at DHL facility
-    DF: 'in_transit', // Departed facility
-    CA: 'exception', // Closed on arrival
-    BA: 'exception', // Bad address
-    OH: 'exception', // On hold
-  },
 };

@@ -47,10 +47,4 @@ export const fedex: CarrierRules = {
     exception: { code: 'DE', description: 'Delivery exception' },
     returned: { code: 'RS', description: 'Return to shipper' },
   },
-  statusAliases: {
-    PU: 'in_transit', // Picked up
-    AR: 'in_transit', // Arrived at FedEx location
-    DP: 'in_transit', // Left FedEx origin facility
-    SE: 'exception', // Shipment exception
-  },
 };

@@ -5,8 +5,7 @@ import type { Carrier } from './services.ts';
 import type { CarrierStatusCode, TrackingStatus } from './status.ts';
 import { dhl } from './dhl.ts';
 import { fedex } from './fedex.ts';
-import { CARRIERS, findService } from './services.ts';
-import { TRACKING_STATUSES } from './status.ts';
+import { findService } from './services.ts';
 import { ups } from './ups.ts';
 import { usps } from './usps.ts';
 
@@ -23,19 +22,6 @@ const RULES: Readonly<Record<Carrier, CarrierRules>> = {
   USPS: usps,
   FedEx: fedex,
   DHL: dhl,
-};
-
-function statusByCode(rules: CarrierRules): ReadonlyMap<string, TrackingStatus> {
-  const byCode = new Map(Object.entries(rules.statusAliases));
-  for (const status of TRACKING_STATUSES) byCode.set(rules.statusCodes[status].code, status);
-  return byCode;
-}
-
-const STATUS_BY_CODE: Readonly<Record<Carrier, ReadonlyMap<string, TrackingStatus>>> = {
-  UPS: statusByCode(ups),
-  USPS: statusByCode(usps),
-  FedEx: statusByCode(fedex),
-  DHL: statusByCode(dhl),
 };
 
 function rulesFor(carrier: Carrier): CarrierRules {
@@ -69,12 +55,6 @@ export function isValidTrackingNumber(carrier: Carrier, trackingNumber: string):
   return typeof trackingNumber === 'string' && rulesFor(carrier).isValid(trackingNumber);
 }
 
-/** The carrier whose format and check digit the number satisfies (lengths never overlap), or null. */
-export function detectCarrier(trackingNumber: string): Carrier | null {
-  if (typeof trackingNumber !== 'string') return null;
-  return CARRIERS.find((carrier) => RULES[carrier].isValid(trackingNumber)) ?? null;
-}
-
 /** The canonical form of a number a person typed or copied: no spaces or hyphens, upper case. */
 export function normalizeTrackingNumber(text: string): string {
   return text.replace(/[\s-]+/g, '').toUpperCase();
@@ -106,10 +86,4 @@ export function carrierStatusCode(carrier: Carrier, status: TrackingStatus): Car
   }
   const { code, description } = rules.statusCodes[status];
   return { code, description };
-}
-
-/** Our status for a carrier code (case-insensitive), or null for a code we do not know. */
-export function statusFromCarrierCode(carrier: Carrier, code: string): TrackingStatus | null {
-  rulesFor(carrier); // throws for an unknown carrier
-  return STATUS_BY_CODE[carrier].get(code.trim().toUpperCase()) ?? null;
 }

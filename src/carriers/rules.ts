@@ -15,8 +15,6 @@ export interface CarrierRules {
   url(trackingNumber: string): string;
   /** The code reported for each of our statuses. */
   statusCodes: Readonly<Record<TrackingStatus, CarrierStatusCode>>;
-  /** Further carrier codes that map onto one of our statuses (read only, never reported). */
-  statusAliases: Readonly<Record<string, TrackingStatus>>;
 }
 
 /** The serial as a zero-padded decimal string of `width` digits. */

@@ -59,8 +59,4 @@ export const ups: CarrierRules = {
     exception: { code: 'X', description: 'Exception' },
     returned: { code: 'RS', description: 'Returned to Shipper' },
   },
-  statusAliases: {
-    P: 'in_transit', // Pickup
-    MV: 'pre_transit', // Manifest voided, label reissued
-  },
 };

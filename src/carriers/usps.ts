@@ -49,12 +49,4 @@ export const usps: CarrierRules = {
     exception: { code: '05', description: 'Undeliverable as Addressed' },
     returned: { code: '31', description: 'Return to Sender Processed' },
   },
-  statusAliases: {
-    GX: 'pre_transit', // Shipping Label Created, USPS Awaiting Item
-    '03': 'in_transit', // Accepted at USPS Origin Facility
-    '07': 'in_transit', // Arrived at Unit
-    '02': 'exception', // Notice Left (No Authorized Recipient Available)
-    '04': 'exception', // Refused
-    '21': 'returned', // No Such Number, Return to Sender
-  },
 };

@@ -60,4 +60,3 @@ export function errors(...statuses: number[]): Record<number, unknown> {
   return out;
 }
 
-export const authErrors = [400, 401, 403] as const;

@@ -1,4 +1,5 @@
 // What each carrier prints: tracking number groups, routing code, and the messages in the barcodes.
+import { formatTrackingNumber, isValidTrackingNumber } from '../carriers/index.ts';
 import { countryNumeric } from '../countries.ts';
 import { asciiText } from './text.ts';
 import type { LabelData } from './label.ts';
@@ -7,26 +8,14 @@ const GS = '\x1d';
 const RS = '\x1e';
 const EOT = '\x04';
 
-/** The tracking number as printed: UPS `1Z 5R8 939 03 5756 712 7`, USPS groups of four, FedEx 4-4-4, DHL 2-4-4. */
+/**
+ * The tracking number as printed, in the carrier's groups (src/carriers); a number that is not valid
+ * for the carrier (only drawings made outside the service have one) in groups of four.
+ */
 export function groupTrackingNumber(carrier: LabelData['carrier'], trackingNumber: string): string {
   const t = trackingNumber.replace(/\s+/g, '');
-  const groups = (sizes: number[]): string => {
-    const out: string[] = [];
-    let i = 0;
-    for (const n of sizes) {
-      if (i >= t.length) break;
-      out.push(t.slice(i, i + n));
-      i += n;
-    }
-    if (i < t.length) out.push(t.slice(i));
-    return out.join(' ');
-  };
-  switch (carrier) {
-    case 'UPS': return t.length === 18 ? groups([2, 3, 3, 2, 4, 3, 1]) : groups(Array(9).fill(4));
-    case 'USPS': return groups(Array(9).fill(4));
-    case 'FedEx': return t.length === 12 ? groups([4, 4, 4]) : groups(Array(9).fill(4));
-    case 'DHL': return t.length === 10 ? groups([2, 4, 4]) : groups(Array(9).fill(4));
-  }
+  if (isValidTrackingNumber(carrier, t)) return formatTrackingNumber(carrier, t);
+  return t.replace(/(.{4})(?=.)/g, '$1 ');
 }
 
 /** Postal code in capitals without spaces or punctuation. */

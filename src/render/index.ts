@@ -1,5 +1,5 @@
-// The label renderer: `layoutLabel` lays a label out once as primitives in points, and
-// `renderDrawing` hands that drawing to the backend of the requested format.
+// Drawing documents: a layout (label, stamp, customs form, manifest) lays a document out once as
+// primitives in points, and `renderDrawing` hands that drawing to the backend of the requested format.
 import { layoutLabel } from './layouts/label.ts';
 import { layoutStamp, type StampFace } from './layouts/stamp.ts';
 import { layoutCustomsDocument, type CustomsDocumentData } from './layouts/customs.ts';
@@ -26,9 +26,6 @@ export { routingCodeFor, groupTrackingNumber } from './content.ts';
 export const LABEL_FORMATS = ['PDF', 'PNG', 'ZPL', 'JPEG', 'TIFF', 'SVG', 'EPS', 'BMP', 'GIF', 'WEBP', 'PCX', 'EMF', 'PS'] as const;
 export type LabelFormat = (typeof LABEL_FORMATS)[number];
 
-/** The formats that have a backend (all of them). */
-export const SUPPORTED_FORMATS: readonly LabelFormat[] = ['PDF', 'PNG', 'ZPL', 'SVG', 'JPEG', 'TIFF', 'GIF', 'WEBP', 'BMP', 'PCX', 'PS', 'EPS', 'EMF'];
-
 const MEDIA_TYPES: Record<LabelFormat, { mediaType: string; extension: string }> = {
   PDF: { mediaType: 'application/pdf', extension: 'pdf' },
   PNG: { mediaType: 'image/png', extension: 'png' },
@@ -47,6 +44,11 @@ const MEDIA_TYPES: Record<LabelFormat, { mediaType: string; extension: string }>
 
 export function mediaTypeOf(format: LabelFormat): string {
   return MEDIA_TYPES[format].mediaType;
+}
+
+/** The file name extension of `format`'s documents. */
+export function extensionOf(format: LabelFormat): string {
+  return MEDIA_TYPES[format].extension;
 }
 
 /** Formats drawn as vectors: the same bytes at every resolution. */
@@ -68,18 +70,9 @@ export interface RenderedDocument {
   extension: string;
 }
 
-export class UnsupportedFormatError extends Error {
-  readonly format: string;
-  constructor(format: string) {
-    super(`label format ${format} has no renderer yet; supported: ${SUPPORTED_FORMATS.join(', ')}`);
-    this.name = 'UnsupportedFormatError';
-    this.format = format;
-  }
-}
-
 export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts: RenderOptions = {}): Promise<RenderedDocument> {
   const dpi = opts.dpi === 300 ? 300 : 203;
-  const { mediaType, extension } = MEDIA_TYPES[format] ?? { mediaType: '', extension: '' };
+  const { mediaType, extension } = MEDIA_TYPES[format];
   let body: Buffer;
   switch (format) {
     case 'PDF': body = await drawingToPdf(drawing); break;
@@ -92,7 +85,6 @@ export async function renderDrawing(drawing: Drawing, format: LabelFormat, opts:
     case 'PCX': body = encodePcx(rasterize(drawing, dpi)); break;
     case 'EMF': body = encodeEmf(rasterize(drawing, dpi), drawing.meta?.title); break;
     case 'PS': case 'EPS': body = Buffer.from(drawingToPostScript(drawing, format), 'latin1'); break;
-    default: throw new UnsupportedFormatError(format);
   }
   return { body, mediaType, extension };
 }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { cachesEnabled, createCache, type Cache } from '../cache.ts';
-import { effectiveDpi, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
+import { effectiveDpi, extensionOf, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
 import { MessageChannel } from 'node:worker_threads';
 import { Readable } from 'node:stream';
 import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
@@ -40,11 +40,6 @@ export interface Document extends RenderedDocument {
   /** Names the document: a strong ETag is made from it. */
   key: string;
 }
-
-const EXTENSIONS: Record<LabelFormat, string> = {
-  PDF: 'pdf', PNG: 'png', ZPL: 'zpl', JPEG: 'jpg', TIFF: 'tiff', SVG: 'svg', EPS: 'eps',
-  BMP: 'bmp', GIF: 'gif', WEBP: 'webp', PCX: 'pcx', EMF: 'emf', PS: 'ps',
-};
 
 /** The key of the document `source` gives in `format` at `dpi`, under this renderer's version. */
 export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 203 | 300): string {
@@ -96,7 +91,7 @@ export class Renderer {
       }
       body = await pending;
     }
-    return { key, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), mediaType: mediaTypeOf(format), extension: EXTENSIONS[format] };
+    return { key, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), mediaType: mediaTypeOf(format), extension: extensionOf(format) };
   }
 
   async #fetchOrDraw(key: string, task: RenderTask): Promise<Uint8Array> {

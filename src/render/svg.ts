@@ -2,7 +2,7 @@
 // so the document looks the same in every viewer and in resvg without any font installed; the
 // text itself is kept in aria-label attributes. With `rasterDpi` the SVG is in pixels and barcode
 // modules are whole pixels: that variant feeds the raster backends.
-import { glyphOutline, glyphSvgPath, placeText, type Face } from './fonts.ts';
+import { glyphSvgPath, placeText, type Face } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
 import type { BarcodeShapes } from './geometry.ts';
@@ -34,26 +34,6 @@ function textSvg(t: TextPrimitive, used: Set<string>): string {
     out += `<g transform="translate(${n(x)} ${n(t.y)}) scale(${k.toPrecision(5)})">${uses}</g>`;
   }
   return `<g aria-label="${escapeXml(t.text)}">${out}</g>`;
-}
-
-/** One text primitive as absolute path data (no <use>), in the drawing's units. */
-export function textPathData(t: TextPrimitive): string {
-  let d = '';
-  for (const { face, shaped: s, scale: k, left: x0 } of placeText(t).runs) {
-    for (let i = 0; i < s.glyphs.length; i++) {
-      const gx = x0 + s.x[i]! * k;
-      const gy = t.y - s.y[i]! * k;
-      for (const c of glyphOutline(s.glyphs[i]!, face)) {
-        switch (c.op) {
-          case 'M': case 'L': d += `${c.op}${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-          case 'Q': d += `Q${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-          case 'C': d += `C${n(gx + c.x1 * k)} ${n(gy + c.y1 * k)} ${n(gx + c.x2 * k)} ${n(gy + c.y2 * k)} ${n(gx + c.x * k)} ${n(gy + c.y * k)}`; break;
-          case 'Z': d += 'Z'; break;
-        }
-      }
-    }
-  }
-  return d;
 }
 
 function shapesSvg(sh: BarcodeShapes): string {

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import sharp from 'sharp';
 import { createShipment, forEachDatabase, sampleShipment, type TestApp, withTestApp } from '../helpers.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
-import { SUPPORTED_FORMATS, mediaTypeOf } from '../../src/render/index.ts';
+import { LABEL_FORMATS, mediaTypeOf } from '../../src/render/index.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
 
 async function createLabel(t: TestApp, shipmentId: string, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
@@ -52,7 +52,7 @@ forEachDatabase((database) => {
         ZPL: { type: 'application/zpl', ext: 'zpl', magic: (b) => b.toString().startsWith('^XA') && b.toString().includes('^CI28') },
         SVG: { type: 'image/svg+xml', ext: 'svg', magic: (b) => b.toString().includes('<svg') },
       };
-      for (const format of SUPPORTED_FORMATS) {
+      for (const format of LABEL_FORMATS) {
         const res = await fetchLink(t, await labelUrl(t, label.id, format));
         assert.equal(res.statusCode, 200, `${format}: ${res.body.slice(0, 200)}`);
         assert.equal(res.headers['content-type'], mediaTypeOf(format));
@@ -217,7 +217,7 @@ forEachDatabase((database) => {
       it(`renders a label for addresses with ${name} in every supported format (no 500)`, async () => {
         const s = await createShipment(t, { to: { ...sampleShipment.to, ...to }, reference: 'R'.repeat(100) });
         const label = await createLabel(t, s.id);
-        for (const format of SUPPORTED_FORMATS) {
+        for (const format of LABEL_FORMATS) {
           const res = await fetchLink(t, await labelUrl(t, label.id, format));
           assert.equal(res.statusCode, 200, `${format}: ${res.body.slice(0, 200)}`);
           assert.ok(res.rawPayload.length > 100);

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { Resvg } from '@resvg/resvg-js';
 import fc from 'fast-check';
-import { LABEL_SIZES, SUPPORTED_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
+import { LABEL_SIZES, LABEL_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
 import type { LabelData } from '../../src/render/index.ts';
 import { faceRuns, placeText, textWidth } from '../../src/render/fonts.ts';
 import { cleanText, fitText } from '../../src/render/text.ts';
@@ -132,7 +132,7 @@ describe('text in runs of one face', () => {
 
 describe('hostile input never throws and never leaves the label', () => {
   for (const size of LABEL_SIZES) {
-    for (const format of SUPPORTED_FORMATS) {
+    for (const format of LABEL_FORMATS) {
       it(`${size} ${format}`, async () => {
         const doc = await renderLabel({ ...NASTY_LABEL, size }, format);
         assert.ok(doc.body.length > 100);

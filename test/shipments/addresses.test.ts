@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
-import { SUPPORTED_FORMATS } from '../../src/render/index.ts';
+import { LABEL_FORMATS } from '../../src/render/index.ts';
 
 const US = { name: 'A B', street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' };
 
@@ -46,7 +46,7 @@ forEachDatabase((database) => {
       // Its label draws in every format, and its stamp verifies (the country code stands in for the postal code).
       const label = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: shipment.id, format: 'PDF' } });
       assert.equal(label.statusCode, 201, label.body);
-      for (const format of SUPPORTED_FORMATS) {
+      for (const format of LABEL_FORMATS) {
         const link = await t.request({ method: 'GET', url: `/v1/labels/${label.json().id}?format=${format}` });
         const u = new URL(link.json().url);
         assert.equal((await t.app.inject({ method: 'GET', url: `${u.pathname}${u.search}` })).statusCode, 200, format);
