@@ -24,7 +24,7 @@ export interface ClientOptions {
   baseUrl: string;
   /** An API key (`sk_test_…`), sent as `X-API-Key`. */
   apiKey?: string;
-  /** Or an OAuth 2.0 access token, sent as `Authorization: Bearer`. */
+  /** Or an OAuth 2.0 access token, sent as `Authorization: Bearer` (not both: the service refuses two credentials). */
   accessToken?: string;
   /** Another fetch (a test's, or one with a proxy). */
   fetch?: typeof globalThis.fetch;
@@ -33,6 +33,7 @@ export interface ClientOptions {
 export type ShippingClient = Client<paths>;
 
 export function createShippingClient(options: ClientOptions): ShippingClient {
+  if (options.apiKey && options.accessToken) throw new TypeError('give apiKey or accessToken, not both: the service refuses a request with two credentials');
   const headers: Record<string, string> = {};
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.accessToken) headers.authorization = `Bearer ${options.accessToken}`;

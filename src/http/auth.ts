@@ -84,6 +84,10 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
         const apiKey = request.headers['x-api-key'];
         const authorization = request.headers.authorization;
         if (typeof apiKey === 'string' && apiKey !== '') {
+          // Two credentials are refused, not one of them picked: a bad one must not pass unseen (§2).
+          if (typeof authorization === 'string' && BEARER.test(authorization)) {
+            throw new Unauthorized('send one credential: an API key in X-API-Key or a bearer token in Authorization, not both');
+          }
           const principal = cachedPrincipalForApiKey(db, apiKey);
           if (principal) {
             admit(request, principal);

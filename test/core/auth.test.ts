@@ -100,6 +100,23 @@ forEachDatabase((database) => {
       assert.equal(lower.statusCode, 200);
     });
 
+    it('a key and a bearer token together are 401, whichever of them is bad, and change nothing', async () => {
+      const token = await accessToken(t, t.accountId);
+      const before = (await t.request({ method: 'GET', url: '/v1/shipments' })).json().length;
+      const pairs = [
+        { 'x-api-key': t.apiKey, authorization: `Bearer ${token}` },
+        { 'x-api-key': t.apiKey, authorization: 'Bearer garbage' },
+        { 'x-api-key': 'sk_test_doesnotexist0000000000000000', authorization: `bearer ${token}` },
+      ];
+      for (const headers of pairs) {
+        assertUnauthorized(await t.app.inject({ method: 'GET', url: '/v1/shipments', headers }));
+        const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers, payload: {} });
+        assertUnauthorized(res);
+        assert.match(res.json().message, /not both/);
+      }
+      assert.equal((await t.request({ method: 'GET', url: '/v1/shipments' })).json().length, before);
+    });
+
     it('a token forged here with the service key and the service\'s claims is accepted (the baseline for the cases below)', async () => {
       const token = await signWithServiceKey(t, t.accountId);
       const res = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } });
