@@ -10,6 +10,7 @@ import type { AppContext } from './context.ts';
 import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
 import { installIdempotency } from './http/idempotency.ts';
+import { installLocations } from './http/location.ts';
 import { installInputChecks } from './http/input.ts';
 import { decimalNumbersOnly, everyProblem, inputValidator } from './http/validators.ts';
 import { installRateLimits, memoryLimiter, type RateLimiter, sharedLimiter } from './http/rate-limit.ts';
@@ -163,6 +164,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // After installAuth, so each route's limit runs once its caller is known.
   if (limiter) installRateLimits(app, limiter);
   installIdempotency(app, ctx);
+  installLocations(app, ctx.config.publicBaseUrl);
   installInputChecks(app);
   await installOpenApi(app, ctx);
 

@@ -2576,6 +2576,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/batches/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -3982,6 +3984,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/labels/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -4817,6 +4821,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/manifests/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -5615,6 +5621,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/shipments/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -5969,6 +5977,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/shipments/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -6198,6 +6208,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/stamps/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */
@@ -7331,6 +7343,8 @@ export interface operations {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: "true";
+                    /** @description The new resource's address: `{PUBLIC_BASE_URL}/v1/webhooks/{id}`. */
+                    location?: string;
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
                     "ratelimit-limit"?: string;
                     /** @description Requests the caller may still send at once. */

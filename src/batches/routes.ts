@@ -14,7 +14,7 @@ const binary = { type: 'string', format: 'binary' } as const;
 
 export function batchRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewBatch }>('/batches', {
-    config: { scope: 'write:labels' },
+    config: { scope: 'write:labels', creates: 'batches' },
     // 1,000 inline shipments are more than the usual 1 MiB.
     bodyLimit: 8 * 1024 * 1024,
     schema: {

@@ -21,6 +21,8 @@ declare module 'fastify' {
     readOnly?: boolean;
     /** Every field of the body is optional, and so is the body (the OpenAPI document says so). */
     optionalBody?: boolean;
+    /** The collection (`labels`) a 201 or 202 adds to: its answer's `Location` (src/http/location.ts). */
+    creates?: string;
   }
   interface FastifyRequest {
     principal?: Principal;

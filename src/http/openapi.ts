@@ -69,7 +69,7 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; limitedByAddress?: boolean; bodyTypes?: string[]; optionalBody?: boolean };
+      const cfg = (route.config ?? {}) as { public?: boolean; scope?: string | null; oauth?: boolean; limitedByAddress?: boolean; bodyTypes?: string[]; optionalBody?: boolean; creates?: string };
       const out = { ...(schema as Record<string, unknown>) };
       if (cfg.optionalBody && typeof out.operationId === 'string') optionalBodies.add(out.operationId);
       // A body that is not JSON (a logo's image) is described here; the route reads it as bytes.
@@ -97,7 +97,7 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // service's own pages (this document, its reference) never touch it, and the health check has its own 503.
       const service = (out.tags as string[] | undefined)?.includes('service');
       if (out.response && !service && !(out.response as Record<string, unknown>)['503']) out.response = { ...(out.response as object), ...errors(503) };
-      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited, oauth: Boolean(cfg.oauth), scope: cfg.scope });
+      if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited, oauth: Boolean(cfg.oauth), scope: cfg.scope, creates: cfg.creates });
       return { schema: out as typeof schema, url };
     },
   });
@@ -132,7 +132,7 @@ const challenge403 = (scope: string) => ({ type: 'string', description: `When th
 
 function withHeaders(
   responses: Record<string, Record<string, unknown>>,
-  route: { idempotent: boolean; list: boolean; limited: boolean; oauth: boolean; scope: string | null | undefined },
+  route: { idempotent: boolean; list: boolean; limited: boolean; oauth: boolean; scope: string | null | undefined; creates: string | undefined },
 ): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [status, response] of Object.entries(responses)) {
@@ -143,6 +143,7 @@ function withHeaders(
     if (route.limited) Object.assign(headers, RATE_LIMIT_HEADERS);
     if (route.limited && status === '429') headers['retry-after'] = { type: 'string', description: 'Seconds until the next request may be sent.' };
     if (status === '503' && response.$ref === 'Error#') headers['retry-after'] = { type: 'string', description: 'Seconds after which the request may be sent again.' };
+    if (route.creates && (status === '201' || status === '202')) headers.location = { type: 'string', format: 'uri', description: `The new resource's address: \`{PUBLIC_BASE_URL}/v1/${route.creates}/{id}\`.` };
     if (route.list && status === '200') headers.link = { type: 'string', description: 'The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page.' };
     out[status] = { ...response, headers };
   }

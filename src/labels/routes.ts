@@ -18,7 +18,7 @@ const documentContent = Object.fromEntries([...new Set(LABEL_FORMATS.map(mediaTy
 
 export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewLabel }>('/labels', {
-    config: { scope: 'write:labels' },
+    config: { scope: 'write:labels', creates: 'labels' },
     schema: {
       tags: ['labels'],
       operationId: 'createLabel', summary: 'Create a label for a shipment',

@@ -28,7 +28,7 @@ export const manifestSchemas = [manifestSchema];
 
 export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewManifest }>('/manifests', {
-    config: { scope: 'write:labels' },
+    config: { scope: 'write:labels', creates: 'manifests' },
     schema: {
       tags: ['manifests'],
       operationId: 'createManifest',

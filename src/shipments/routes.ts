@@ -11,7 +11,7 @@ export const shipmentSchemas = [addressSchema, parcelSchema, customsSchema, ship
 
 export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewShipment }>('/shipments', {
-    config: { scope: 'write:shipments' },
+    config: { scope: 'write:shipments', creates: 'shipments' },
     schema: {
       tags: ['shipments'],
       operationId: 'createShipment', summary: 'Create a shipment',
@@ -26,7 +26,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.post<{ Params: { id: string }; Body: NewReturn }>('/shipments/:id/returns', {
-    config: { scope: 'write:shipments', optionalBody: true },
+    config: { scope: 'write:shipments', optionalBody: true, creates: 'shipments' },
     schema: {
       tags: ['shipments'],
       operationId: 'createReturn',

@@ -14,7 +14,7 @@ const documentContent = { 'application/pdf': { schema: binary }, 'image/png': { 
 
 export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewStamp }>('/stamps', {
-    config: { scope: 'write:stamps' },
+    config: { scope: 'write:stamps', creates: 'stamps' },
     schema: {
       tags: ['stamps'],
       operationId: 'createStamp', summary: 'Create a postage stamp for a shipment',

@@ -10,7 +10,7 @@ export const webhookSchemas = [webhookSchema, webhookDeliverySchema];
 
 export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: service.NewWebhook }>('/webhooks', {
-    config: { scope: 'write:webhooks' },
+    config: { scope: 'write:webhooks', creates: 'webhooks' },
     schema: {
       tags: ['webhooks'],
       operationId: 'createWebhook', summary: 'Subscribe to shipment events',
