@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { InvalidInput } from '../errors.ts';
 import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { downloadQuery } from '../http/signed-links.ts';
@@ -64,11 +65,13 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
       querystring: invalidQuery,
       response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404) },
     },
-    // Form style without explode: `ids=a,b,c` arrives as one string; a repeated `ids` is accepted too.
+    // Form style without explode, as the spec has it: `ids=a,b,c` arrives as one string. One
+    // parameter per value (`ids=a&ids=b`) is the other style, which the spec rules out.
     preValidation: async (request) => {
       const query = request.query as { ids?: unknown };
       if (query.ids === undefined) return;
-      const parts = (Array.isArray(query.ids) ? query.ids : [query.ids]).flatMap((v) => String(v).split(','));
+      if (Array.isArray(query.ids)) throw new InvalidInput('ids must be given once, its values joined by commas (ids=a,b), not one parameter per value', [{ field: 'ids', message: 'must be given once, its values joined by commas' }]);
+      const parts = String(query.ids).split(',');
       query.ids = parts.length === 1 && parts[0] === '' ? [] : parts;
     },
     handler: async (request, reply) => {
