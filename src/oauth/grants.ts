@@ -74,6 +74,10 @@ async function authorizationCodeGrant(ctx: AppContext, client: OAuthClient, form
   if (!VERIFIER.test(verifier) || !constantTimeEqual(s256(verifier), row.code_challenge)) {
     throw new OAuthError('invalid_grant', 'PKCE verification failed: code_verifier does not match the code_challenge');
   }
+  // RFC 6749 §4.1.3: required when the authorization request had one; a missing parameter is invalid_request.
+  if (row.redirect_uri_explicit === 1 && (form.redirect_uri === undefined || form.redirect_uri === '')) {
+    throw new OAuthError('invalid_request', 'redirect_uri is required: the authorization request gave one');
+  }
   if (form.redirect_uri !== row.redirect_uri && (row.redirect_uri_explicit === 1 || form.redirect_uri !== undefined)) {
     throw new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request');
   }

@@ -102,11 +102,15 @@ forEachDatabase((database) => {
       assertInvalidGrant(await exchangeCode(t, setup, code, verifier), /expired/);
     });
 
-    it('refuses a redirect_uri other than the one of the authorization request, and a missing one', async () => {
+    it('refuses a redirect_uri other than the one of the authorization request (invalid_grant), and a missing one (invalid_request)', async () => {
       const other = await setupOAuth(t, ['read:labels'], [REDIRECT_URI, 'https://app.example/other']);
       const { code, verifier } = await authorize(t, other, { scope: 'read:labels' });
       assertInvalidGrant(await exchangeCode(t, other, code, verifier, 'https://app.example/other'), /redirect_uri does not match/);
-      assertInvalidGrant(await exchangeCode(t, other, code, verifier, null), /redirect_uri does not match/);
+      // Missing where the authorization request had one: a required parameter (RFC 6749 §4.1.3, §5.2).
+      const missing = await exchangeCode(t, other, code, verifier, null);
+      assert.equal(missing.statusCode, 400);
+      assert.equal(missing.json().error, 'invalid_request');
+      assert.match(missing.json().error_description, /redirect_uri is required/);
       assert.equal((await exchangeCode(t, other, code, verifier)).statusCode, 200);
     });
 
