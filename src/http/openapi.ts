@@ -89,10 +89,11 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       // A repeat while the first request with its Idempotency-Key is still being handled, or one whose answer was lost (409),
       // and the key reused with another body (422).
       if (out.response && idempotent) out.response = { ...errors(409, 422), ...(out.response as object) };
-      // A method that may carry a body answers a body it does not take (415) or one too large (413),
-      // whether or not it takes one; the token endpoint words these as RFC 6749's invalid_request.
+      // A method that may carry a body answers a body that is not valid JSON (400), one it does not
+      // take (415) or one too large (413), whether or not it takes one; the token endpoint words these
+      // as RFC 6749's invalid_request.
       const bodied = [route.method].flat().some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m));
-      if (out.response && bodied && !cfg.oauth) out.response = { ...errors(413, 415), ...(out.response as object) };
+      if (out.response && bodied && !cfg.oauth) out.response = { ...errors(400, 413, 415), ...(out.response as object) };
       // Any route that reads or writes may find the database unavailable (src/http/errors.ts); the
       // service's own pages (this document, its reference) never touch it, and the health check has its own 503.
       const service = (out.tags as string[] | undefined)?.includes('service');

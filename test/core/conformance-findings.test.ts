@@ -143,6 +143,22 @@ describe('the document declares what the service does', () => {
     assert.ok(posts >= 7, `${posts} authenticated POSTs`);
   });
 
+  it('a body that is not JSON gets a status every bodied operation declares (400)', async () => {
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const method of ['post', 'put', 'patch', 'delete']) {
+        const operation = item[method];
+        if (!operation || operation.security?.length === 0) continue;
+        const url = path.replace(/\{[^}]+\}/g, () => crypto.randomUUID());
+        const res = await t.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' }, payload: '{' });
+        assert.equal(res.statusCode, 400, `${method.toUpperCase()} ${path}: ${res.body}`);
+        assert.ok(operation.responses['400'], `${method.toUpperCase()} ${path} declares 400`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 15, `${checked} operations`);
+  });
+
   it('each carrier\'s services', () => {
     const body = op('post', '/v1/shipments').requestBody.content['application/json'].schema;
     assert.deepEqual(body.properties.service['x-services-by-carrier'].UPS, ['ground', '3_day_select', '2nd_day_air', 'next_day_air', 'return']);
