@@ -7,6 +7,12 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 export type KeyPurpose = 'access_token' | 'stamp';
 export const SIGNING_ALG = 'ES256';
 
+/**
+ * How old the ring's copy of the keys may be when it signs: a key rotated elsewhere (the admin
+ * command, another process) signs here too within this time.
+ */
+export const SIGNING_KEYS_FRESH_MS = 5_000;
+
 interface LoadedKey {
   kid: string;
   purpose: KeyPurpose;
@@ -23,6 +29,7 @@ export class KeyRing {
   readonly #db: Db;
   #keys = new Map<string, LoadedKey>();
   #lastReload = 0;
+  #reloading: Promise<void> | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -81,8 +88,17 @@ export class KeyRing {
     this.#lastReload = Date.now();
   }
 
-  /** The key that signs now: the oldest unretired key of the purpose, so racing processes agree. */
-  signingKey(purpose: KeyPurpose): { kid: string; privateKey: CryptoKey } {
+  /**
+   * The key that signs now: the oldest unretired key of the purpose, so racing processes agree. The
+   * ring is read again first when it is older than SIGNING_KEYS_FRESH_MS (one read for all who wait).
+   */
+  async signingKey(purpose: KeyPurpose): Promise<{ kid: string; privateKey: CryptoKey }> {
+    if (Date.now() - this.#lastReload > SIGNING_KEYS_FRESH_MS) {
+      this.#reloading ??= this.reload().finally(() => {
+        this.#reloading = undefined;
+      });
+      await this.#reloading;
+    }
     for (const key of this.#keys.values()) {
       if (key.purpose === purpose && !key.retired) return key;
     }

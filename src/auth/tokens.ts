@@ -24,7 +24,7 @@ export async function issueAccessToken(
   settings: TokenSettings,
   claims: { accountId: string; subject: string; clientId: string; scopes: readonly string[]; family?: string },
 ): Promise<IssuedToken> {
-  const { kid, privateKey } = keys.signingKey('access_token');
+  const { kid, privateKey } = await keys.signingKey('access_token');
   const scope = claims.scopes.join(' ');
   // `fam`: the authorization-code grant the token came from, so revoking the grant revokes the token.
   const extra = claims.family ? { fam: claims.family } : {};

@@ -90,7 +90,7 @@ const signers = createCache<string, IndiciumSigner>({ max: 100 });
 
 /** The current stamp key, ready for synchronous signing. */
 export async function currentSigner(keys: KeyRing): Promise<IndiciumSigner> {
-  const { kid } = keys.signingKey('stamp');
+  const { kid } = await keys.signingKey('stamp');
   let signer = signers.get(kid);
   if (!signer) {
     const jwk = await keys.privateJwk(kid, 'stamp');

@@ -1,7 +1,8 @@
 // Contract §2: credentials on every /v1 route, bad and forged bearer tokens, scopes per route, tenants.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { SignJWT, decodeProtectedHeader, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { KeyRing, SIGNING_KEYS_FRESH_MS } from '../../src/auth/keyring.ts';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
 import { API_KEY_CACHE_MS, rememberedApiKeys, revokeApiKey } from '../../src/auth/credentials.ts';
 import { buildApp } from '../../src/app.ts';
@@ -100,6 +101,21 @@ forEachDatabase((database) => {
       assert.equal(lower.statusCode, 200);
     });
 
+    it('after another process rotates the signing key (the admin command), new tokens carry it within SIGNING_KEYS_FRESH_MS; old ones still work', async (tc) => {
+      const clock = fakeClock(tc);
+      const before = await accessToken(t, t.accountId);
+      const other = new KeyRing(t.ctx.db);
+      await other.init();
+      const kid = await other.rotate('access_token');
+      clock.tick(SIGNING_KEYS_FRESH_MS + 100);
+      const after = await accessToken(t, t.accountId);
+      assert.equal(decodeProtectedHeader(after).kid, kid);
+      assert.notEqual(decodeProtectedHeader(before).kid, kid);
+      for (const token of [before, after]) {
+        assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } })).statusCode, 200);
+      }
+    });
+
     it('a key and a bearer token together are 401, whichever of them is bad, and change nothing', async () => {
       const token = await accessToken(t, t.accountId);
       const before = (await t.request({ method: 'GET', url: '/v1/shipments' })).json().length;
@@ -151,7 +167,7 @@ forEachDatabase((database) => {
       [
         'with alg "none"',
         async (t) => {
-          const { kid } = t.ctx.keys.signingKey('access_token');
+          const { kid } = await t.ctx.keys.signingKey('access_token');
           const good = (await signWithServiceKey(t, t.accountId)).split('.')[1];
           return `${b64url(JSON.stringify({ alg: 'none', kid, typ: 'at+jwt' }))}.${good}.`;
         },
@@ -159,7 +175,7 @@ forEachDatabase((database) => {
       [
         'HS256-signed with the public key (PEM) as the HMAC secret',
         async (t) => {
-          const { kid } = t.ctx.keys.signingKey('access_token');
+          const { kid } = await t.ctx.keys.signingKey('access_token');
           const jwk = t.ctx.keys.jwks().keys.find((k) => k.kid === kid)!;
           const { importJWK } = await import('jose');
           const pem = await exportSPKI((await importJWK(jwk, 'ES256', { extractable: true })) as CryptoKey);
@@ -170,7 +186,7 @@ forEachDatabase((database) => {
       [
         'HS256-signed with the public JWK (as published) as the HMAC secret',
         async (t) => {
-          const { kid } = t.ctx.keys.signingKey('access_token');
+          const { kid } = await t.ctx.keys.signingKey('access_token');
           const jwk = t.ctx.keys.jwks().keys.find((k) => k.kid === kid)!;
           const claims = JSON.parse(Buffer.from((await signWithServiceKey(t, t.accountId)).split('.')[1]!, 'base64url').toString());
           return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid, typ: 'at+jwt' }).sign(new TextEncoder().encode(JSON.stringify(jwk)));
@@ -179,7 +195,7 @@ forEachDatabase((database) => {
       [
         'signed by a foreign ES256 key that claims the service\'s kid',
         async (t) => {
-          const { kid } = t.ctx.keys.signingKey('access_token');
+          const { kid } = await t.ctx.keys.signingKey('access_token');
           const { privateKey } = await generateKeyPair('ES256');
           const claims = JSON.parse(Buffer.from((await signWithServiceKey(t, t.accountId)).split('.')[1]!, 'base64url').toString());
           return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' }).sign(privateKey);
@@ -197,7 +213,7 @@ forEachDatabase((database) => {
       [
         'signed with the service\'s stamp key instead of its access-token key',
         async (t) => {
-          const { kid, privateKey } = t.ctx.keys.signingKey('stamp');
+          const { kid, privateKey } = await t.ctx.keys.signingKey('stamp');
           const claims = JSON.parse(Buffer.from((await signWithServiceKey(t, t.accountId)).split('.')[1]!, 'base64url').toString());
           return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' }).sign(privateKey);
         },

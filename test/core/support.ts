@@ -79,7 +79,7 @@ export async function accessToken(t: TestApp, accountId: string, scopes?: Parame
  * `claims` and `header`. With no changes it is a token the service accepts.
  */
 export async function signWithServiceKey(t: TestApp, accountId: string, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
-  const { kid, privateKey } = t.ctx.keys.signingKey('access_token');
+  const { kid, privateKey } = await t.ctx.keys.signingKey('access_token');
   const now = Math.floor(Date.now() / 1000);
   const payload = {
     iss: t.ctx.config.authBaseUrl,

@@ -95,7 +95,7 @@ forEachDatabase((database) => {
     it('rejects tokens signed with our access-token key, HS256 with the public key, alg none, and our stamp key without the indicium type', async () => {
       const s = await createStamp(t);
       const claims = claimsOf(s.indicium);
-      const access = t.ctx.keys.signingKey('access_token');
+      const access = await t.ctx.keys.signingKey('access_token');
       await expectVerdict(await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: access.kid, typ: 'indicium+jwt' }).sign(access.privateKey), NOT_GENUINE);
       const { kid } = decodeProtectedHeader(s.indicium);
       const publicJwk = t.ctx.keys.jwks().keys.find((k) => k.kid === kid)!;
@@ -103,7 +103,7 @@ forEachDatabase((database) => {
       await expectVerdict(await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: kid!, typ: 'indicium+jwt' }).sign(hmacSecret), NOT_GENUINE);
       const none = `${Buffer.from(JSON.stringify({ alg: 'none', kid, typ: 'indicium+jwt' })).toString('base64url')}.${segments(s.indicium)[1]}.`;
       await expectVerdict(none, NOT_GENUINE);
-      const stamp = t.ctx.keys.signingKey('stamp');
+      const stamp = await t.ctx.keys.signingKey('stamp');
       await expectVerdict(await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: stamp.kid, typ: 'JWT' }).sign(stamp.privateKey), NOT_GENUINE);
       await expectVerdict(await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: stamp.kid }).sign(stamp.privateKey), NOT_GENUINE);
     });
@@ -112,7 +112,7 @@ forEachDatabase((database) => {
       const s = await createStamp(t);
       const claims = claimsOf(s.indicium) as { jti: string; sn: string; sub: string; car: string; org: string; dst: string; iat: number };
       const { sn: _sn, ...withoutSerial } = claims;
-      const stamp = t.ctx.keys.signingKey('stamp');
+      const stamp = await t.ctx.keys.signingKey('stamp');
       const sign = (c: Record<string, unknown>) => new SignJWT(c).setProtectedHeader({ alg: 'ES256', kid: stamp.kid, typ: 'indicium+jwt' }).sign(stamp.privateKey);
       await expectVerdict(await sign(withoutSerial), NOT_GENUINE);
       await expectVerdict(await sign({ ...claims, car: 'TNT' }), NOT_GENUINE);
