@@ -71,6 +71,7 @@ function rateLimiterOf(app: FastifyInstance, ctx: AppContext): RateLimiter | nul
 }
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const checkEvery = Math.min(1000, Math.ceil(ctx.config.requestTimeoutMs / 2));
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
@@ -85,9 +86,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     // Slow clients: the whole request within REQUEST_TIMEOUT_MS (408), checked every second or sooner.
+    // A silent socket is cut only after that check has had its turn, so a stalled body gets its 408;
+    // an idle kept-alive connection closes after REQUEST_TIMEOUT_MS.
     requestTimeout: ctx.config.requestTimeoutMs,
-    connectionTimeout: ctx.config.requestTimeoutMs,
-    http: { headersTimeout: Math.min(ctx.config.requestTimeoutMs, 60_000), connectionsCheckingInterval: Math.min(1000, Math.ceil(ctx.config.requestTimeoutMs / 2)) },
+    connectionTimeout: ctx.config.requestTimeoutMs + 2 * checkEvery + 1000,
+    keepAliveTimeout: ctx.config.requestTimeoutMs,
+    http: { headersTimeout: Math.min(ctx.config.requestTimeoutMs, 60_000), connectionsCheckingInterval: checkEvery },
     trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
 

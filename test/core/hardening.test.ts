@@ -67,6 +67,24 @@ forEachDatabase((database) => {
       assert.deepEqual(bodyOf(result.data), { code: 'INVALID_INPUT', message: 'the request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed' });
     });
 
+    it('a body that stops arriving on an authenticated route is answered 408, not cut unanswered', async () => {
+      const socket = await open(port);
+      socket.write(`POST /v1/shipments HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+      const result = await collect(socket, 5000);
+      assert.ok(result.closed, 'the connection was closed');
+      assert.match(result.data, /^HTTP\/1\.1 408/);
+      assert.deepEqual(bodyOf(result.data), { code: 'INVALID_INPUT', message: 'the request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed' });
+    });
+
+    it('an idle kept-alive connection is closed after REQUEST_TIMEOUT_MS', async () => {
+      const socket = await open(port);
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      const result = await collect(socket, 5000);
+      assert.match(result.data, /^HTTP\/1\.1 200/);
+      assert.ok(result.closed, 'the idle connection was closed');
+      assert.ok(result.after < 2600, `closed after ${result.after} ms`);
+    });
+
     // §9: every error body is {code, message}, also for what Node's HTTP parser refuses before routing.
     const refusals: [string, string, number, string][] = [
       ['a Content-Length that is no number', 'GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'the request is not valid HTTP/1.1'],
