@@ -144,6 +144,9 @@ export function parseCidrList(name: string, value: string | undefined): string[]
  * SQLite's in-memory database, however spelled (`sqlite::memory:`, `sqlite:`, and the URI forms
  * `sqlite:file::memory:`, `sqlite:file:x?mode=memory`); `sqlite:file:` is SQLite's private temporary one.
  */
+/** The embedded database of `npm start` without settings. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/shipping.db';
+
 export function inMemoryDatabase(databaseUrl: string): boolean {
   if (!databaseUrl.startsWith('sqlite:')) return false;
   const path = databaseUrl.slice('sqlite:'.length);
@@ -235,7 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('PUBLIC_BASE_URL and AUTH_BASE_URL must be https in production');
   }
 
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/shipping.db';
+  const databaseUrl = env.DATABASE_URL || DEFAULT_DATABASE_URL;
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   }

@@ -49,6 +49,12 @@ describe('npm start on an empty data directory', () => {
       await again.waitFor(/is serving/);
       await again.waitFor(/Try it: curl .*<your key>/);
       assert.doesNotMatch(again.stdout(), /sk_test_/);
+      // The hint for a new key names this database, so the key it makes works here.
+      const [, hint] = await again.waitFor(/\(new key: (.+)\)\n/);
+      assert.match(hint!, /^DATABASE_URL='sqlite:.+' npm run admin -- key create --account default$/);
+      const made = (await exec('sh', ['-c', hint!])).stdout.match(/sk_test_[A-Za-z0-9]+/)?.[0];
+      assert.ok(made, 'the command printed a key');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/v1/shipments`, { headers: { 'x-api-key': made } })).status, 200);
       again.process.kill('SIGTERM');
       assert.deepEqual(await again.exited, { code: 0, signal: null });
     } finally {
