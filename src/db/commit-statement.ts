@@ -4,15 +4,23 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CompiledQuery, DatabaseConnection } from 'kysely';
 
-const statement = new AsyncLocalStorage<CompiledQuery>();
-
-/** Runs `fn` (and everything it starts) with `query` added to the end of each transaction it commits. */
-export function withCommitStatement<T>(query: CompiledQuery, fn: () => T): T {
-  return statement.run(query, fn);
+export interface CommitStatement {
+  query: CompiledQuery;
+  /** Thrown, so that the transaction rolls back, when the statement changes no row. */
+  refusal: Error;
 }
 
-/** Both drivers call this right before `COMMIT`, on the transaction's connection. */
+const statement = new AsyncLocalStorage<CommitStatement>();
+
+/** Runs `fn` (and everything it starts) with the statement added to the end of each transaction it commits. */
+export function withCommitStatement<T>(commit: CommitStatement, fn: () => T): T {
+  return statement.run(commit, fn);
+}
+
+/** Both drivers call this right before `COMMIT`, on the transaction's connection; a refusal makes Kysely roll back. */
 export async function runCommitStatement(connection: DatabaseConnection): Promise<void> {
-  const query = statement.getStore();
-  if (query) await connection.executeQuery(query);
+  const commit = statement.getStore();
+  if (!commit) return;
+  const { numAffectedRows } = await connection.executeQuery(commit.query);
+  if (numAffectedRows === 0n) throw commit.refusal;
 }

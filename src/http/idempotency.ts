@@ -16,7 +16,8 @@ const ABANDONED_MS = 60 * 1000;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyKey?: string;
+    /** The key this request claimed, and when: a retry that takes an abandoned claim over makes a new row. */
+    idempotency?: { key: string; claimedAt: string };
   }
 }
 
@@ -33,14 +34,15 @@ function requestHash(request: FastifyRequest): string {
  */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
   const { db } = ctx;
-  /** Claims the key (the work goes on), or answers the request itself (a replay or an error). */
-  const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<'claimed' | 'answered'> => {
+  /** Claims the key (the work goes on: when it was claimed), or answers the request itself (a replay or an error: null). */
+  const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<string | null> => {
     const accountId = request.principal!.accountId;
     const hash = requestHash(request);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: hash, status_code: null, content_type: null, response_body: null, created_at: isoNow() }).execute();
-        return 'claimed';
+        const claimedAt = isoNow();
+        await db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: hash, status_code: null, content_type: null, response_body: null, created_at: claimedAt }).execute();
+        return claimedAt;
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
@@ -67,34 +69,42 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
         .header('idempotent-replayed', 'true')
         .type(row.content_type ?? JSON_UTF8)
         .send(row.response_body ?? '');
-      return 'answered';
+      return null;
     }
     throw new Conflict(`Idempotency-Key ${key} is contended; retry shortly`);
   };
 
   // Callback style, so that the rest of the request (the handler and its transactions) runs inside
-  // `withCommitStatement`: each transaction it commits marks the key's row as "work committed".
+  // `withCommitStatement`: each transaction it commits marks the key's row as "work committed". A
+  // request so slow that a retry took its claim over (ABANDONED_MS) finds no row of its own to mark,
+  // and its transaction does not commit: the retry's work is the one that counts.
   const preHandler: preHandlerHookHandler = (request, reply, done) => {
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.principal) return done();
-    const key = Array.isArray(header) ? header[0]! : header;
+    // Node joins a repeated header with ", " (rawHeaders keeps them apart): two keys are not one.
+    if (Array.isArray(header) || (header.includes(',') && sentTwice(request.raw.rawHeaders, 'idempotency-key'))) {
+      return done(new InvalidInput('send one Idempotency-Key header, not several'));
+    }
+    const key = header;
     if (key.length < 1 || key.length > 255) return done(new InvalidInput('Idempotency-Key must be 1 to 255 characters'));
     claim(request, reply, key).then(
-      (outcome) => {
-        if (outcome === 'answered') return;
-        request.idempotencyKey = key;
-        const mark = db.updateTable('idempotency_keys').set({ work_committed: 1 }).where('account_id', '=', request.principal!.accountId).where('key', '=', key).compile();
-        withCommitStatement(mark, done);
+      (claimedAt) => {
+        if (claimedAt === null) return;
+        request.idempotency = { key, claimedAt };
+        const mark = db.updateTable('idempotency_keys').set({ work_committed: 1 }).where('account_id', '=', request.principal!.accountId).where('key', '=', key).where('created_at', '=', claimedAt).compile();
+        const takenOver = new Conflict(`the request with Idempotency-Key ${key} ran so long that a retry with the key took it over; nothing it did was kept`);
+        withCommitStatement({ query: mark, refusal: takenOver }, done);
       },
       (err: Error) => done(err),
     );
   };
 
   const onSend: onSendHookHandler = async (request, reply, payload) => {
-    const key = request.idempotencyKey;
-    if (!key || !request.principal) return payload;
-    request.idempotencyKey = undefined;
-    const row = db.updateTable('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key);
+    const claim = request.idempotency;
+    if (!claim || !request.principal) return payload;
+    request.idempotency = undefined;
+    const { key, claimedAt } = claim;
+    const row = db.updateTable('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('created_at', '=', claimedAt);
     // The answer goes out whatever happens here: a database that fails now (a 503 because it is down,
     // or gone right after the request committed) must not turn it into another error. The key then
     // stays "in progress", and a retry with it is 409 until it counts as abandoned (ABANDONED_MS),
@@ -103,7 +113,7 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       // A server error is not a result worth replaying: if none of the work committed, the key is
       // freed so the client may retry with it; if some did, the key stays without an answer.
       if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
-        await db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('work_committed', '=', 0).execute();
+        await db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('created_at', '=', claimedAt).where('work_committed', '=', 0).execute();
         return payload;
       }
       await row.set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() }).execute();
@@ -121,6 +131,13 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     route.preHandler = route.preHandler === undefined ? [preHandler] : [preHandler, ...[route.preHandler].flat()];
     route.onSend = route.onSend === undefined ? [onSend] : [onSend, ...[route.onSend].flat()];
   });
+}
+
+/** Whether a header came more than once (`rawHeaders` alternates names and values). */
+function sentTwice(rawHeaders: string[], name: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) seen++;
+  return seen > 1;
 }
 
 /** Forgets keys older than 24 hours; the worker calls this now and then. */

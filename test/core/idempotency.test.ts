@@ -1,6 +1,9 @@
 // Contract §9: Idempotency-Key on POST, stored in the database, per account, 24 hours.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { withCommitStatement } from '../../src/db/commit-statement.ts';
+import { nextCounter } from '../../src/db/index.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
@@ -169,6 +172,57 @@ forEachDatabase((database) => {
       assert.equal(again.statusCode, 200, again.body);
       assert.equal(again.headers['idempotent-replayed'], undefined, 'done again, not replayed');
       assert.deepEqual(again.json(), first.json());
+    });
+
+    it('a transaction whose key mark changes no row (its claim taken over) rolls back with the refusal', async () => {
+      const mark = t.ctx.db.updateTable('idempotency_keys').set({ work_committed: 1 }).where('key', '=', 'no-such-key').compile();
+      const work = () => t.ctx.db.transaction().execute((tx) => nextCounter(tx, 'refused-commit'));
+      await assert.rejects(withCommitStatement({ query: mark, refusal: new Error('taken over') }, work), /taken over/);
+      assert.equal(await t.ctx.db.selectFrom('counters').selectAll().where('name', '=', 'refused-commit').executeTakeFirst(), undefined);
+    });
+
+    if (database.name === 'postgres') {
+      it('a request so slow that a retry took its key over commits nothing: one shipment, the retry\'s', async () => {
+        const acct = await t.newAccount();
+        let release!: () => void;
+        let locked!: () => void;
+        const releasing = new Promise<void>((resolve) => (release = resolve));
+        const holding = new Promise<void>((resolve) => (locked = resolve));
+        // Another session holds the shipments table, so the first request waits inside its transaction.
+        const holder = t.ctx.db.connection().execute(async (conn) => {
+          await sql`begin`.execute(conn);
+          await sql`lock table shipments in exclusive mode`.execute(conn);
+          locked();
+          await releasing;
+          await sql`commit`.execute(conn);
+        });
+        await holding;
+        const body = { ...sampleShipment, reference: 'SLOW-1' };
+        const first = post('k-slow', body, acct.apiKey);
+        while (!(await t.ctx.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', acct.accountId).where('key', '=', 'k-slow').executeTakeFirst())) {
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        // Past ABANDONED_MS with nothing committed: a retry takes the key over and waits for the table too.
+        await t.ctx.db.updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - 120_000).toISOString() }).where('account_id', '=', acct.accountId).where('key', '=', 'k-slow').execute();
+        const retry = post('k-slow', body, acct.apiKey);
+        while ((await rowOf(acct.accountId, 'k-slow')).created_at < new Date(Date.now() - 60_000).toISOString()) await new Promise((r) => setTimeout(r, 10));
+        release();
+        await holder;
+        const [a, b] = await Promise.all([first, retry]);
+        assert.equal(a.statusCode, 409, a.body);
+        assert.match(a.json().message, /took it over; nothing it did was kept/);
+        assert.equal(b.statusCode, 201, b.body);
+        assert.equal(await shipmentsOf(acct.accountId), 1);
+        assert.equal((await post('k-slow', body, acct.apiKey)).json().id, b.json().id, 'the key replays the retry\'s answer');
+      });
+    }
+
+    it('two Idempotency-Key headers are 400, not one key joined from both', async () => {
+      const acct = await t.newAccount();
+      const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey, 'idempotency-key': ['k1', 'k2'] }, payload: sampleShipment });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.json().message, /one Idempotency-Key/);
+      assert.equal(await shipmentsOf(acct.accountId), 0);
     });
 
     it('a webhook and a print file, each one statement, mark their key too', async () => {
