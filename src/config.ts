@@ -261,7 +261,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // A guessable bootstrap credential is an open door anywhere reachable: staging included.
     for (const [name, value] of [['BOOTSTRAP_API_KEY', bootstrapApiKey?.replace(/^sk_(live|test)_/, '')], ['BOOTSTRAP_CLIENT_SECRET', bootstrapClientSecret]] as const) {
       if (value !== undefined && (weakSecret(value) || KNOWN_DEV_SECRETS.has(value.toLowerCase()))) {
-        throw new ConfigError(`${name} is too easy to guess for ${appEnv}: use ${MIN_SECRET_LENGTH} or more random characters, e.g. $(openssl rand -base64 32)`);
+        // The example is one the checks below take as it is: an API key keeps its prefix.
+        const example = name === 'BOOTSTRAP_API_KEY' ? `${production ? 'sk_live_' : 'sk_test_'}$(openssl rand -hex 24)` : '$(openssl rand -base64 32)';
+        throw new ConfigError(`${name} is too easy to guess for ${appEnv}: use ${MIN_SECRET_LENGTH} or more random characters, e.g. ${example}`);
       }
     }
   }

@@ -194,6 +194,19 @@ describe('settings (README, Configuration)', () => {
         assert.throws(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: weak }), /BOOTSTRAP_CLIENT_SECRET is too easy to guess/, `${appEnv} ${weak}`);
         assert.throws(() => loadConfig({ ...base, BOOTSTRAP_API_KEY: `sk_live_${weak}` }), /BOOTSTRAP_API_KEY is too easy to guess/, `${appEnv} ${weak}`);
       }
+      // The message's example, run as a shell would, is taken.
+      const message = (() => {
+        try {
+          loadConfig({ ...base, BOOTSTRAP_API_KEY: 'sk_live_abc' });
+        } catch (err) {
+          return (err as Error).message;
+        }
+        return '';
+      })();
+      const example = /e\.g\. (.+)$/.exec(message)?.[1];
+      assert.ok(example?.endsWith('$(openssl rand -hex 24)'), message);
+      const key = example!.replace('$(openssl rand -hex 24)', randomBytes(24).toString('hex'));
+      assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_API_KEY: key }), `${appEnv}: ${key}`);
       assert.doesNotThrow(() => loadConfig({ ...base, BOOTSTRAP_CLIENT_ID: 'ops', BOOTSTRAP_CLIENT_SECRET: randomToken(43), BOOTSTRAP_API_KEY: `sk_live_${randomToken(43)}` }));
       // What the README suggests: openssl rand -base64 32 (44 characters) and -hex 24 (48).
       for (let i = 0; i < 50; i++) {
