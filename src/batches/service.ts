@@ -12,7 +12,7 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
 import { AppError, Gone, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import type { Download } from '../http/downloads.ts';
-import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
+import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { DOWNLOAD_VALIDITY_MS, insertLabelFor, labelsForPrint } from '../labels/service.ts';
 import type { LabelData, LabelFormat, LabelSize } from '../render/index.ts';
 import { pageCount, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
@@ -286,7 +286,7 @@ export async function openPrintFileDownload(ctx: AppContext, req: { id: string; 
   const row = await store.findPrintFileForDownload(ctx.db, req.id);
   if (!row) throw new NotFound('print file', req.id);
   const now = Date.now();
-  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  const until = linkDeadline(expires, row.expires_at);
   if (now >= until) throw new Gone(`the download link of print file ${row.id} expired at ${row.expires_at}`);
   const ids = JSON.parse(row.label_ids) as string[];
   const labels = new Map((await labelsForPrint(ctx.db, row.account_id, ids)).map((r) => [r.id, r]));
@@ -296,7 +296,7 @@ export async function openPrintFileDownload(ctx: AppContext, req: { id: string; 
   const format = row.format as PrintFileFormat;
   return {
     etag: `"${row.id}"`,
-    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    cacheControl: cacheableUntil(until, now),
     filename: `print-file-${row.id}`,
     render: async () => ({
       body: format === 'PDF'

@@ -60,6 +60,19 @@ export function verifiedLinkExpiry(key: Buffer, kind: LinkKind, req: { id: strin
   return expires;
 }
 
+/**
+ * When a link stops working: its record's expiry. The link's `expires` is that time rounded down to
+ * whole seconds, so the link counts up to a second past it, and the record's millisecond decides.
+ */
+export function linkDeadline(expires: number, expiresAt: string): number {
+  return Math.min(Date.parse(expiresAt), (expires + 1) * 1000);
+}
+
+/** The `Cache-Control` of a download whose link works until `until` (ms since the epoch). */
+export function cacheableUntil(until: number, now: number): string {
+  return `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`;
+}
+
 /** The query of a signed download link of `what`, for the OpenAPI document and validation. */
 export function signedLinkQuery(what: string, formats: string) {
   return {

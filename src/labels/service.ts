@@ -7,7 +7,7 @@ import { isoNow, parseRfc3339, storedBound, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
-import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
+import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
@@ -218,7 +218,7 @@ async function linkedLabel(ctx: AppContext, kind: 'labels' | 'label-documents', 
   if (!row) throw new NotFound('label', req.id);
   if (row.status !== 'active') throw new Gone(`label ${row.id} was invalidated and can no longer be downloaded`);
   const now = Date.now();
-  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  const until = linkDeadline(expires, row.expires_at);
   if (now >= until) throw new Gone(`the download link of label ${row.id} expired at ${row.expires_at}`);
   return { row, until, now };
 }
@@ -232,7 +232,7 @@ export async function openDocumentDownload(ctx: AppContext, req: Omit<DownloadRe
   const source: DocumentSource = { layout: 'customs', data: { document, label: data } };
   return {
     ...ctx.renderer.prepare(source, 'PDF'),
-    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    cacheControl: cacheableUntil(until, now),
     filename: `${document}-${row.tracking_number}`,
   };
 }
@@ -245,7 +245,7 @@ export async function openDownload(ctx: AppContext, req: DownloadRequest): Promi
   const source: DocumentSource = { layout: 'label', data: JSON.parse(row.label_data) as LabelData };
   return {
     ...ctx.renderer.prepare(source, format, req.dpi),
-    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    cacheControl: cacheableUntil(until, now),
     filename: `label-${row.tracking_number}`,
   };
 }

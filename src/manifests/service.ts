@@ -9,7 +9,7 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
 import { AppError, Gone, NotFound } from '../errors.ts';
 import type { Download } from '../http/downloads.ts';
-import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
+import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
 import { DOWNLOAD_VALIDITY_MS, claimForManifest, type ManifestedLabel } from '../labels/service.ts';
@@ -120,12 +120,12 @@ export async function openManifestDownload(ctx: AppContext, req: { id: string; f
   const row = await store.findManifestForDownload(ctx.db, req.id);
   if (!row) throw new NotFound('manifest', req.id);
   const now = Date.now();
-  const until = Math.min(Date.parse(row.expires_at), (expires + 1) * 1000);
+  const until = linkDeadline(expires, row.expires_at);
   if (now >= until) throw new Gone(`the download link of manifest ${row.id} expired at ${row.expires_at}`);
   const source: DocumentSource = { layout: 'manifest', data: JSON.parse(row.document) as ManifestData };
   return {
     ...ctx.renderer.prepare(source, 'PDF'),
-    cacheControl: `private, max-age=${Math.max(0, Math.floor((until - now) / 1000))}`,
+    cacheControl: cacheableUntil(until, now),
     filename: `manifest-${row.number}`,
   };
 }

@@ -4,7 +4,7 @@ import type { Db } from '../db/index.ts';
 import { isUniqueViolation } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, NotFound } from '../errors.ts';
-import { signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
+import { linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import type { Download } from '../http/downloads.ts';
 import type { DocumentSource } from '../render/index.ts';
 import { getShipment } from '../shipments/service.ts';
@@ -199,7 +199,7 @@ export async function openStampDownload(ctx: AppContext, req: DownloadRequest): 
   const row = await store.findStampById(ctx.db, req.id);
   if (!row) throw new NotFound('stamp', req.id);
   if (row.status !== 'active') throw new Gone(`stamp ${row.id} was invalidated and can no longer be downloaded`);
-  const until = Math.min(expires * 1000, Date.parse(row.expires_at));
+  const until = linkDeadline(expires, row.expires_at);
   if (now >= until) throw new Gone(`the download link of stamp ${row.id} expired at ${new Date(until).toISOString()}`);
   const claims = readIndicium(row.indicium);
   const source: DocumentSource = { layout: 'stamp', data: { serial: row.serial, carrier: row.carrier, originPostalCode: claims.org, issuedAt: row.created_at, indicium: row.indicium } };

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countRows, createShipment, forEachDatabase, withTestApp } from '../helpers.ts';
+import { countRows, createShipment, fakeClock, forEachDatabase, withTestApp } from '../helpers.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
 import { createStamp, fetchLink } from './support.ts';
 
@@ -283,6 +283,19 @@ forEachDatabase((database) => {
       const res = await fetchLink(t, s.url);
       assert.equal(res.statusCode, 410);
       assert.equal(res.json().code, 'GONE');
+    });
+
+    it('a link works until its stamp\'s expiresAt to the millisecond, as every download link does', async (tc) => {
+      const s = await createStamp(t);
+      const second = Math.floor(Date.now() / 1000) + 5;
+      const expiresAt = new Date(second * 1000 + 900).toISOString();
+      await t.ctx.db.updateTable('stamps').set({ expires_at: expiresAt }).where('id', '=', s.id).execute();
+      const link = signedLink(t.ctx.urlKey, t.ctx.config.baseUrl, 'stamps', s.id, 'PDF', expiresAt);
+      const clock = fakeClock(tc);
+      clock.tick(second * 1000 + 500 - Date.now());
+      assert.equal((await fetchLink(t, link)).statusCode, 200, 'past the whole second the link names, before the stamp expires');
+      clock.tick(400);
+      assert.equal((await fetchLink(t, link)).statusCode, 410);
     });
 
     it('answers 410 GONE after expiry, whether the link or the stamp ran out', async () => {
