@@ -14,9 +14,14 @@ export function estimateDelivery(carrier: Carrier, serviceCode: string, from: Da
   const service = findService(carrier, serviceCode);
   if (!service) throw new RangeError(`${carrier} has no service "${serviceCode}"`);
   if (Number.isNaN(from.getTime())) throw new RangeError('estimateDelivery needs a valid date');
+  return addBusinessDays(from, service.transitDays);
+}
+
+/** `n` business days (Monday to Friday, UTC) after `from`, at the delivery hour; with 0, `from`'s own day. */
+export function addBusinessDays(from: Date, n: number): Date {
   const day = new Date(from.getTime());
   day.setUTCHours(DELIVERY_HOUR_UTC, 0, 0, 0);
-  let left = service.transitDays;
+  let left = n;
   while (left > 0) {
     day.setUTCDate(day.getUTCDate() + 1);
     const weekday = day.getUTCDay();

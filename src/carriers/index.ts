@@ -13,7 +13,7 @@ export { CARRIERS, SERVICES, findService } from './services.ts';
 export type { Carrier, CarrierService } from './services.ts';
 export { TRACKING_STATUSES } from './status.ts';
 export type { CarrierStatusCode, TrackingStatus } from './status.ts';
-export { estimateDelivery, DELIVERY_HOUR_UTC } from './delivery.ts';
+export { addBusinessDays, estimateDelivery, DELIVERY_HOUR_UTC } from './delivery.ts';
 export { UPS_SHIPPER_ACCOUNT } from './ups.ts';
 export { USPS_MAILER_ID } from './usps.ts';
 

@@ -4,7 +4,7 @@ import { isoNow, parseRfc3339, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvents, type EventType, type NewDomainEvent } from '../db/events.ts';
 import { InvalidInput, NotFound } from '../errors.ts';
 import {
-  DELIVERY_HOUR_UTC, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
+  addBusinessDays, carrierStatusCode, estimateDelivery, normalizeTrackingNumber, trackingUrl, type Carrier, type CarrierStatusCode, type TrackingStatus,
 } from '../carriers/index.ts';
 import { recordShipmentStatuses } from '../shipments/service.ts';
 import { labelRecord, labelsByTrackingNumbers, type LabelRecord } from '../labels/service.ts';
@@ -53,27 +53,11 @@ export interface TrackingInfo {
 /** Where the sandbox carrier's events come from; events from the API take a label over from it. */
 export type EventSource = 'api' | 'sandbox';
 
-// ---- time ----
-
-/** The stored form: UTC with milliseconds, which sorts as text. */
-function utc(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 // ---- delivery estimate ----
-
-function deliveryDay(ms: number): Date {
-  const d = new Date(ms);
-  d.setUTCHours(DELIVERY_HOUR_UTC, 0, 0, 0);
-  return d;
-}
 
 /** The next business day (Monday to Friday, UTC) after `ms`, at the delivery hour. */
 export function nextBusinessDay(ms: number): string {
-  const d = deliveryDay(ms);
-  do d.setUTCDate(d.getUTCDate() + 1);
-  while (d.getUTCDay() === 0 || d.getUTCDay() === 6);
-  return d.toISOString();
+  return addBusinessDays(new Date(ms), 1).toISOString();
 }
 
 /** Before any event: the service's transit time in business days from label creation. */
@@ -100,7 +84,7 @@ export function reviseEstimate(current: string | null, status: TrackingStatus, t
     case 'exception':
       return nextBusinessDay(Math.max(current === null ? at : Date.parse(current), at));
     case 'out_for_delivery':
-      return utc(Math.max(deliveryDay(at).getTime(), at));
+      return isoNow(Math.max(addBusinessDays(new Date(at), 0).getTime(), at));
     default:
       return current;
   }
@@ -133,7 +117,7 @@ function prepare(events: IncomingEvent[]): PreparedEvent[] {
   const latest = Date.now() + FUTURE_TOLERANCE_MS;
   return events.map((e, i) => {
     const ms = parseRfc3339(e.timestamp);
-    const timestamp = ms === null ? '' : utc(ms);
+    const timestamp = ms === null ? '' : isoNow(ms);
     // Also rejects instants past year 9999 in UTC, whose ISO form would not sort as text.
     if (!/^\d{4}-/.test(timestamp)) {
       throw new InvalidInput(`events[${i}].timestamp must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00+02:00`, [
@@ -141,7 +125,7 @@ function prepare(events: IncomingEvent[]): PreparedEvent[] {
       ]);
     }
     if (ms !== null && ms > latest) {
-      throw new InvalidInput(`events[${i}].timestamp is more than 24 hours ahead of the service's clock (${utc(Date.now())}); an event is reported once it has happened`, [
+      throw new InvalidInput(`events[${i}].timestamp is more than 24 hours ahead of the service's clock (${isoNow()}); an event is reported once it has happened`, [
         { field: `events[${i}].timestamp`, message: "is more than 24 hours ahead of the service's clock" },
       ]);
     }
@@ -291,7 +275,7 @@ function sinceOf(text: string | undefined): string | undefined {
       { field: 'events_since', message: 'is not an RFC 3339 date-time with an offset' },
     ]);
   }
-  return utc(ms);
+  return isoNow(ms);
 }
 
 /** `GET /v1/labels/{id}/trackingnumber`: basic, detailed or carrier-specific. */
