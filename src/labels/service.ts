@@ -45,7 +45,8 @@ function documentsOf(data: Pick<LabelData, 'customs' | 'customsForm'>): CustomsD
 
 /** The label as the API shows it, with a download link signed for `format`. */
 export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelFormat): Label {
-  // Parsed only when it holds customs (a cheap look first: most labels have none).
+  // Parsed only when it holds customs: most labels have none, and the snapshot may carry the
+  // account's logo, far larger than the rest of the read.
   const documents = row.label_data.includes('"customsForm"') ? documentsOf(JSON.parse(row.label_data) as LabelData) : [];
   return {
     id: row.id,
