@@ -28,6 +28,8 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
   // Operations whose body may be left out (config.optionalBody): @fastify/swagger marks every body required.
   const optionalBodies = new Set<string>();
   await app.register(swagger, {
+    // Every GET answers HEAD too (Fastify adds the route): the document says so.
+    exposeHeadRoutes: true,
     transformObject: (document) => {
       const doc = (document as { openapiObject: { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>> } }).openapiObject;
       for (const path of Object.values(doc.paths ?? {})) {
@@ -99,9 +101,21 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       const service = (out.tags as string[] | undefined)?.includes('service');
       if (out.response && !service && !(out.response as Record<string, unknown>)['503']) out.response = { ...(out.response as object), ...errors(503) };
       if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited, oauth: Boolean(cfg.oauth), scope: cfg.scope, creates: cfg.creates });
+      if (route.method === 'HEAD') headOnly(out);
       return { schema: out as typeof schema, url };
     },
   });
+}
+
+/** A GET's HEAD: its own operation id, the same answers and headers without a body. */
+function headOnly(schema: Record<string, unknown>): void {
+  if (typeof schema.operationId === 'string') schema.operationId = schema.operationId.replace(/-head$/, 'Head');
+  if (typeof schema.summary === 'string') schema.summary = `${schema.summary}: headers only (HEAD)`;
+  const responses = schema.response as Record<string, Record<string, unknown>> | undefined;
+  if (!responses) return;
+  schema.response = Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [status, { description: typeof r.description === 'string' ? r.description : 'As the GET answers, without the body', type: 'null', ...(r.headers ? { headers: r.headers } : {}) }]),
+  );
 }
 
 const IDEMPOTENCY_KEY = {

@@ -159,6 +159,27 @@ describe('the document declares what the service does', () => {
     assert.ok(checked >= 15, `${checked} operations`);
   });
 
+  it('every GET has its HEAD: the same answers and headers, no body, an operation id of its own', async () => {
+    let gets = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      if (!item.get) continue;
+      gets++;
+      const head = item.head;
+      assert.ok(head, `HEAD ${path}`);
+      assert.equal(head.operationId, `${item.get.operationId}Head`);
+      assert.deepEqual(Object.keys(head.responses).sort(), Object.keys(item.get.responses).sort(), path);
+      for (const [status, response] of Object.entries(head.responses as Record<string, any>)) {
+        assert.equal(response.content, undefined, `HEAD ${path} ${status} has no body`);
+        assert.deepEqual(Object.keys(response.headers ?? {}).sort(), Object.keys(item.get.responses[status].headers ?? {}).sort(), `HEAD ${path} ${status}`);
+      }
+    }
+    assert.ok(gets >= 15, `${gets} GETs`);
+    const res = await t.app.inject({ method: 'HEAD', url: '/v1/shipments', headers: { 'x-api-key': t.apiKey } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '');
+    assert.ok(res.headers['x-request-id'], 'the headers the document declares');
+  });
+
   it('each carrier\'s services', () => {
     const body = op('post', '/v1/shipments').requestBody.content['application/json'].schema;
     assert.deepEqual(body.properties.service['x-services-by-carrier'].UPS, ['ground', '3_day_select', '2nd_day_air', 'next_day_air', 'return']);
