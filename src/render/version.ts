@@ -8,9 +8,10 @@ import { findPackageJSON } from 'node:module';
 const LIBRARIES = ['bwip-js', 'pdfkit', 'fontkit', 'sharp', 'dejavu-fonts-ttf', '@expo-google-fonts/noto-sans-sc', '@expo-google-fonts/noto-sans-kr', '@fragaria/address-formatter'];
 /**
  * Files outside this folder whose code changes what is drawn (country names, postal codes' spelling,
- * customs totals and currency decimals); test/render/renderer.test.ts checks that every such import is here.
+ * customs totals and currency decimals, tracking numbers' groups: carriers/index.ts and the carrier
+ * files behind it); test/render/renderer.test.ts checks that every such import is here.
  */
-export const SHARED = ['../countries.ts', '../carriers/customs.ts'];
+export const SHARED = ['../countries.ts', '../carriers/customs.ts', '../carriers/index.ts', '../carriers/rules.ts', '../carriers/ups.ts', '../carriers/usps.ts', '../carriers/fedex.ts', '../carriers/dhl.ts'];
 
 /** The version of the renderer whose code is in `dir` (this folder). */
 export function rendererVersion(dir: URL = new URL('./', import.meta.url)): string {
