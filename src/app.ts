@@ -86,11 +86,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     // Slow clients: the whole request within REQUEST_TIMEOUT_MS (408), checked every second or sooner.
-    // A silent socket is cut only after that check has had its turn, so a stalled body gets its 408;
-    // an idle kept-alive connection closes after REQUEST_TIMEOUT_MS.
+    // A silent socket is cut only after that check has had its turn, so a stalled body gets its 408.
+    // An idle kept-alive connection stays Fastify's 72 s, longer than common proxies keep theirs (60 s),
+    // so a proxy never sends on a connection the service is closing.
     requestTimeout: ctx.config.requestTimeoutMs,
     connectionTimeout: ctx.config.requestTimeoutMs + 2 * checkEvery + 1000,
-    keepAliveTimeout: ctx.config.requestTimeoutMs,
     http: { headersTimeout: Math.min(ctx.config.requestTimeoutMs, 60_000), connectionsCheckingInterval: checkEvery },
     trustProxy: trustProxyOf(ctx.config.trustProxy),
   });
@@ -168,7 +168,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // After installAuth, so each route's limit runs once its caller is known.
   if (limiter) installRateLimits(app, limiter);
   installIdempotency(app, ctx);
-  installLocations(app, ctx.config.publicBaseUrl);
+  installLocations(app, ctx.config.baseUrl);
   installInputChecks(app);
   await installOpenApi(app, ctx);
 

@@ -140,13 +140,13 @@ export function parseCidrList(name: string, value: string | undefined): string[]
   return list;
 }
 
+/** The embedded database of `npm start` without settings. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/shipping.db';
+
 /**
  * SQLite's in-memory database, however spelled (`sqlite::memory:`, `sqlite:`, and the URI forms
  * `sqlite:file::memory:`, `sqlite:file:x?mode=memory`); `sqlite:file:` is SQLite's private temporary one.
  */
-/** The embedded database of `npm start` without settings. */
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/shipping.db';
-
 export function inMemoryDatabase(databaseUrl: string): boolean {
   if (!databaseUrl.startsWith('sqlite:')) return false;
   const path = databaseUrl.slice('sqlite:'.length);
@@ -154,6 +154,24 @@ export function inMemoryDatabase(databaseUrl: string): boolean {
   if (!path.startsWith('file:')) return false;
   const [name, query = ''] = path.slice('file:'.length).split('?', 2) as [string, string?];
   return name === '' || name === ':memory:' || new URLSearchParams(query).get('mode') === 'memory';
+}
+
+/**
+ * What the admin command needs in front of it to reach this process's database: nothing on the default
+ * file, else the same DATABASE_URL with every password left for the operator to fill in (the banner
+ * is on standard output, with the logs). Null for an in-memory database, which no other process reaches.
+ */
+export function adminDatabase(databaseUrl: string): string | null {
+  if (inMemoryDatabase(databaseUrl)) return null;
+  if (databaseUrl === DEFAULT_DATABASE_URL) return '';
+  let shown = databaseUrl;
+  if (!databaseUrl.startsWith('sqlite:')) {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = 'PASSWORD';
+    for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, 'PASSWORD');
+    shown = url.href;
+  }
+  return `DATABASE_URL='${shown}' `;
 }
 
 function looksLikeDevSecret(value: string): boolean {

@@ -3,7 +3,7 @@ import { stopTracing } from './tracing.ts';
 import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
 import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
-import { ConfigError, DEFAULT_DATABASE_URL, inMemoryDatabase, loadConfig, type Config } from './config.ts';
+import { ConfigError, adminDatabase, inMemoryDatabase, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
@@ -111,11 +111,12 @@ async function main(): Promise<void> {
   }
   if (app) {
     const say = (s: string) => process.stdout.write(`${s}\n`);
-    const admin = `${adminDatabase(config.databaseUrl)}npm run admin --`;
+    const database = adminDatabase(config.databaseUrl);
+    const admin = database === null ? null : `${database}npm run admin --`;
     say('');
     say(`Shipping API ${version} (${config.env}) is serving ${config.baseUrl} on ${config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'PostgreSQL'}`);
     say(`  API reference: ${config.baseUrl}/docs   OpenAPI: ${config.baseUrl}/openapi.json`);
-    say(`  Dashboard: ${config.publicBaseUrl}/dashboard (a user to sign in with: echo '<password>' | ${admin} user create --account default --email <you@example.com>)`);
+    say(`  Dashboard: ${config.publicBaseUrl}/dashboard${admin ? ` (a user to sign in with: echo '<password>' | ${admin} user create --account default --email <you@example.com>)` : ''}`);
     if (createdKey) {
       say('');
       say(`  An API key was created for account "default". It is shown this once; keep it:`);
@@ -124,27 +125,12 @@ async function main(): Promise<void> {
       say(`    curl -s -H 'X-API-Key: ${createdKey}' ${config.baseUrl}/shipments`);
     } else {
       say(`  Try it: curl -s -H 'X-API-Key: <your key>' ${config.baseUrl}/shipments`);
-      say(`  (new key: ${admin} key create --account default)`);
+      if (admin) say(`  (new key: ${admin} key create --account default)`);
     }
     say('');
   } else {
     log.info('worker started');
   }
-}
-
-/**
- * What the admin command needs in front of it to reach this process's database: nothing on the default
- * file, else the same DATABASE_URL, with any password left for the operator to fill in.
- */
-function adminDatabase(databaseUrl: string): string {
-  if (databaseUrl === DEFAULT_DATABASE_URL) return '';
-  let shown = databaseUrl;
-  if (!databaseUrl.startsWith('sqlite:')) {
-    const url = new URL(databaseUrl);
-    if (url.password) url.password = 'PASSWORD';
-    shown = url.href;
-  }
-  return `DATABASE_URL='${shown}' `;
 }
 
 main().catch((err) => {

@@ -37,5 +37,11 @@ export function createShippingClient(options: ClientOptions): ShippingClient {
   const headers: Record<string, string> = {};
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.accessToken) headers.authorization = `Bearer ${options.accessToken}`;
-  return createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), headers, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  return createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers,
+    // Arrays as the document declares them (style form, explode false): `ids=a,b`, not `ids=a&ids=b`.
+    querySerializer: { array: { style: 'form', explode: false } },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
 }

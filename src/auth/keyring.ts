@@ -56,6 +56,14 @@ export class KeyRing {
     return kid;
   }
 
+  /** One reload for everyone who asks while it runs, so a slower one never replaces a newer map. */
+  #reloadOnce(): Promise<void> {
+    this.#reloading ??= this.reload().finally(() => {
+      this.#reloading = undefined;
+    });
+    return this.#reloading;
+  }
+
   /** Starts signing with a new key; the old one stays published so what it signed still verifies. */
   async rotate(purpose: KeyPurpose): Promise<string> {
     const kid = await this.#insertKey(purpose);
@@ -93,12 +101,7 @@ export class KeyRing {
    * ring is read again first when it is older than SIGNING_KEYS_FRESH_MS (one read for all who wait).
    */
   async signingKey(purpose: KeyPurpose): Promise<{ kid: string; privateKey: CryptoKey }> {
-    if (Date.now() - this.#lastReload > SIGNING_KEYS_FRESH_MS) {
-      this.#reloading ??= this.reload().finally(() => {
-        this.#reloading = undefined;
-      });
-      await this.#reloading;
-    }
+    if (Date.now() - this.#lastReload > SIGNING_KEYS_FRESH_MS) await this.#reloadOnce();
     for (const key of this.#keys.values()) {
       if (key.purpose === purpose && !key.retired) return key;
     }
@@ -114,7 +117,7 @@ export class KeyRing {
     let key = this.#keys.get(kid);
     // Unknown ids trigger at most one reload a second, so forged tokens cannot hammer the database.
     if (!key && Date.now() - this.#lastReload > 1000) {
-      await this.reload();
+      await this.#reloadOnce();
       key = this.#keys.get(kid);
     }
     if (!key || key.purpose !== purpose) return null;

@@ -87,15 +87,17 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
         const authorization = request.headers.authorization;
         if (typeof apiKey === 'string' && apiKey !== '') {
           // Two credentials are refused, not one of them picked: a bad one must not pass unseen (§2).
+          // Refused like a wrong credential: charged to the client address, with its RateLimit fields.
           if (typeof authorization === 'string' && BEARER.test(authorization)) {
-            throw new Unauthorized('send one credential: an API key in X-API-Key or a bearer token in Authorization, not both');
+            check = () => Promise.reject(new Unauthorized('send one credential: an API key in X-API-Key or a bearer token in Authorization, not both'));
+          } else {
+            const principal = cachedPrincipalForApiKey(db, apiKey);
+            if (principal) {
+              admit(request, principal);
+              return done();
+            }
+            check = () => withKey(request, apiKey);
           }
-          const principal = cachedPrincipalForApiKey(db, apiKey);
-          if (principal) {
-            admit(request, principal);
-            return done();
-          }
-          check = () => withKey(request, apiKey);
         } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
           const token = authorization.slice(7).trim();
           const known = verifiedTokens.cached(token);

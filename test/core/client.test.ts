@@ -100,7 +100,8 @@ forEachDatabase((database) => {
       assert.ok(stamp);
       assert.equal((await download(stamp.url)).subarray(1, 4).toString('latin1'), 'PNG');
       assert.deepEqual((await api.POST('/v1/stamps/verify', { body: { indicium: stamp.indicium } })).data, { genuine: true, status: 'active', stampId: stamp.id });
-      const invalidated = await api.PUT('/v1/stamps/{id}/invalid', { params: { path: { id: stamp.id }, query: { ids: [stamp.id] } } });
+      // Two ids (a duplicate is fine) go as one comma-joined parameter, as the document's explode: false says.
+      const invalidated = await api.PUT('/v1/stamps/{id}/invalid', { params: { path: { id: stamp.id }, query: { ids: [stamp.id, stamp.id] } } });
       assert.equal(invalidated.response.status, 204);
       assert.equal((await api.POST('/v1/stamps/verify', { body: { indicium: stamp.indicium } })).data?.status, 'invalidated');
 

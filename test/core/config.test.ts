@@ -1,7 +1,7 @@
 // Contract §1: settings, their defaults, production's refusals, and the BOOTSTRAP_* credentials.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, adminDatabase, loadConfig } from '../../src/config.ts';
 import { outboundPolicy } from '../../src/webhooks/outbound.ts';
 import Fastify from 'fastify';
 import fc from 'fast-check';
@@ -185,6 +185,18 @@ describe('settings (README, Configuration)', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('the banner\'s admin hint names the database without any password, and none for an in-memory one', () => {
+    assert.equal(adminDatabase('sqlite:./data/shipping.db'), '');
+    assert.equal(adminDatabase('sqlite:/srv/ship.db'), "DATABASE_URL='sqlite:/srv/ship.db' ");
+    assert.equal(adminDatabase('postgres://postgres@127.0.0.1:5432/shipping'), "DATABASE_URL='postgres://postgres@127.0.0.1:5432/shipping' ");
+    for (const url of ['postgres://ops:s3cret@db:5432/shipping', 'postgres://ops@db/shipping?password=s3cret', 'postgres://ops@db/shipping?sslpassword=s3cret&sslmode=require']) {
+      const hint = adminDatabase(url)!;
+      assert.doesNotMatch(hint, /s3cret/, url);
+      assert.match(hint, /PASSWORD/, url);
+    }
+    assert.equal(adminDatabase('sqlite::memory:'), null);
   });
 
   it('outside development, weak bootstrap secrets stop the start with a message; random ones pass', () => {

@@ -199,13 +199,20 @@ forEachDatabase((database) => {
         await holding;
         const body = { ...sampleShipment, reference: 'SLOW-1' };
         const first = post('k-slow', body, acct.apiKey);
-        while (!(await t.ctx.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', acct.accountId).where('key', '=', 'k-slow').executeTakeFirst())) {
-          await new Promise((r) => setTimeout(r, 10));
-        }
+        /** Waits until `met` holds, failing the test after 10 s rather than hanging. */
+        const until = async (what: string, met: () => Promise<boolean>) => {
+          const deadline = Date.now() + 10_000;
+          while (!(await met())) {
+            assert.ok(Date.now() < deadline, `waited 10 s for ${what}`);
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        };
+        const row = () => t.ctx.db.selectFrom('idempotency_keys').select('created_at').where('account_id', '=', acct.accountId).where('key', '=', 'k-slow').executeTakeFirst();
+        await until('the first request to claim its key', async () => (await row()) !== undefined);
         // Past ABANDONED_MS with nothing committed: a retry takes the key over and waits for the table too.
         await t.ctx.db.updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - 120_000).toISOString() }).where('account_id', '=', acct.accountId).where('key', '=', 'k-slow').execute();
         const retry = post('k-slow', body, acct.apiKey);
-        while ((await rowOf(acct.accountId, 'k-slow')).created_at < new Date(Date.now() - 60_000).toISOString()) await new Promise((r) => setTimeout(r, 10));
+        await until('the retry to take the key over', async () => ((await row())?.created_at ?? '') > new Date(Date.now() - 60_000).toISOString());
         release();
         await holder;
         const [a, b] = await Promise.all([first, retry]);

@@ -112,6 +112,14 @@ forEachDatabase((database) => {
       const more = [];
       for (let i = 0; i < 3; i++) more.push((await bare()).statusCode);
       assert.deepEqual(more, [401, 401, 429]);
+      // Two credentials at once are refused the same way (§2), whatever each is worth.
+      const both = () => t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.5', headers: { 'x-api-key': 'sk_test_nope', authorization: 'Bearer x' } });
+      const twice = await both();
+      assert.equal(twice.statusCode, 401);
+      assert.equal(twice.headers['ratelimit-remaining'], '2');
+      const again = [];
+      for (let i = 0; i < 3; i++) again.push((await both()).statusCode);
+      assert.deepEqual(again, [401, 401, 429]);
       // A valid key from another address is not affected.
       const other = await t.newAccount();
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', remoteAddress: '10.60.0.2', headers: { 'x-api-key': other.apiKey } })).statusCode, 200);
