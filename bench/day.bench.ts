@@ -20,7 +20,8 @@
 //     (20) measured seconds. Latency runs from the moment a request was due, not when it was sent, so a
 //     stall cannot hide behind requests the client did not send (coordinated omission). R is
 //     BENCH_DAY_RATE, or else half the closed-loop ops/s of the against revision's first day on that
-//     database (it runs first in each round), or without --against half of this checkout's own; then
+//     database (it runs first in odd rounds, this one in even rounds), or without --against half of
+//     this checkout's own; then
 //     GET /v1/shipments/{id} by itself, open loop at its share of R (25 %), the "same read alone" of
 //     target (2), which is read from this phase; then (this side only) the very same arrivals to a bare
 //     node:http server in the receiver's process: the machine's floor, which no service can beat;
@@ -1399,8 +1400,11 @@ export async function run(): Promise<string> {
     if (THIS_REV) thisRev = prepareRevision(THIS_REV, 'this');
     const ours: Revision = thisRev ? thisRev.revision : { role: 'this', title: thisTitle(), root: ROOT };
     if (AGAINST) against = prepareRevision(AGAINST, 'against');
-    // The against revision first in each round: its first closed loop sets the rate both carry.
-    const revisions = against ? [against.revision, ours] : [ours];
+    // The against revision first in odd rounds (its first closed loop sets the rate both carry), this
+    // one first in even rounds: on a shared two-core machine the side that runs second in a round has
+    // lost a tenth to a quarter of its capacity to its place alone, so over an even number of rounds
+    // each side has it as often.
+    const order = (round: number): Revision[] => (!against ? [ours] : round % 2 === 1 ? [against.revision, ours] : [ours, against.revision]);
     if (FIXED_RATE !== undefined && !(FIXED_RATE > 0)) throw new Error(`BENCH_DAY_RATE must be a positive number of ops/s, not ${env.BENCH_DAY_RATE}`);
     for (const database of DATABASES) {
       if (!DB_TITLES[database]) throw new Error(`unknown database ${database} in BENCH_DAY_DATABASES (sqlite, postgres)`);
@@ -1432,7 +1436,7 @@ export async function run(): Promise<string> {
         return rate;
       };
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const revision of revisions) {
+        for (const revision of order(round)) {
           if (ROUNDS > 1) progress(`round ${round} of ${ROUNDS}`);
           days[revision.role].push(await runDay(revision, database, receiver, pgAdmin, chooseRate(revision.role)));
         }
@@ -1455,14 +1459,14 @@ export async function run(): Promise<string> {
         `downloads fetch the signed \`url\` (no key, as a printer does) of ${num(DOWNLOAD_LABELS)} labels × PDF, PNG and ZPL, so repeats happen. An operation fails on any unexpected status or socket error; latency is to the end of the body. ` +
         `Then the same mix at a steady rate R, for latency (open loop): requests arrive as a Poisson process (exponential gaps from a seeded PRNG; the same weights, bodies and choices), each sent when it is due whatever is still in flight, on up to ${RATE_CONNECTIONS} keep-alive connections (beyond that a request waits for a connection, and the wait counts), ${WARMUP_SECONDS} s warm-up then ${RATE_SECONDS} s measured; ` +
         `latency runs from the moment a request was due, not from when it was sent, so a stall counts for every request that arrived during it (no coordinated omission), and "new shipment + label" runs to the end of its second answer. ` +
-        `R is ${FIXED_RATE !== undefined ? 'set by BENCH_DAY_RATE' : AGAINST ? "half the against revision's closed-loop ops/s in the first round on that database (the against revision runs first in each round), so every revision carries the very same day, one the old service carries at half its capacity" : "half this checkout's own closed-loop ops/s in the first round on that database (no --against)"}. ` +
+        `R is ${FIXED_RATE !== undefined ? 'set by BENCH_DAY_RATE' : AGAINST ? "half the against revision's closed-loop ops/s in the first round on that database (the against revision runs first in odd rounds and this one in even rounds), so every revision carries the very same day, one the old service carries at half its capacity" : "half this checkout's own closed-loop ops/s in the first round on that database (no --against)"}. ` +
         `Then ${GET_SHIPMENT} alone, open loop at its share of R (25 %), the same way: the "same read alone" of target (2). ` +
         `Why two phases: at saturation a closed loop always has ${CONNECTIONS} requests in the system, so by Little's law its median latency is about ${CONNECTIONS} ÷ ops/s (${CONNECTIONS} ms at 1,000 ops/s) whatever the service does; it measures capacity (target 1), and whether rendering, webhooks and writes make reads wait is read from the open loop (target 2). ` +
         `After each mix every delivery must be listed as succeeded by GET /v1/webhooks/{id}/deliveries (all pages) and seen by the receiver, within ${WEBHOOK_WAIT_MS / 1000} s. ` +
         `"Alone" runs each operation by itself in a closed loop for ${ALONE_SECONDS} s; "download, repeat" fetches ${REPEAT_LABELS * 3} documents again and again, "download, first render" only documents nobody fetched before (other labels; PDF, PNG, ZPL, then PNG and ZPL at 300 dpi). ` +
         'Server CPU is the service process\'s user + system time (all its threads, from /proc) over the measured window divided by the answered operations, so it includes the webhook deliveries its worker sends meanwhile; on a shared 2-core machine it moves less than ops/s. The cores busy are also split by kind of thread (from /proc/<pid>/task): the main thread (the API), the render threads (piscina\'s), the jobs thread, SQLite\'s checkpointer, V8\'s helpers (garbage collection, compilation) and the rest. Beside them: the load generator\'s cores, PostgreSQL\'s (every process named postgres, reaped backends included) and the whole machine\'s busy cores (/proc/stat).',
       '',
-      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.${against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate, against first (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), same seed, same day.` : ' No --against revision.'}`,
+      `This: ${ours.title}${thisRev ? ' (BENCH_DAY_THIS), extracted into a temporary folder' : ''}.${against ? ` Against: ${against.revision.title}, extracted into a temporary folder; the two alternate (${ROUNDS} round${ROUNDS > 1 ? 's' : ''} each), against first in odd rounds and this first in even ones, same seed, same day.` : ' No --against revision.'}`,
       ...(notes.length ? ['', ...notes] : []),
       '',
       ...sections,
