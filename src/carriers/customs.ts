@@ -50,9 +50,25 @@ export function customsTerritory(country: string): string {
   return PART_OF[c] ?? c;
 }
 
-/** Whether a parcel from one country to another crosses a customs border (and needs `customs`). */
-export function crossesCustomsBorder(from: Pick<Address, 'country'>, to: Pick<Address, 'country'>): boolean {
-  return customsTerritory(from.country) !== customsTerritory(to.country);
+/**
+ * The places with an ISO 3166-1 code of their own that a US address may name as its state, as USPS
+ * addresses them (`HAGATNA GU 96910`): the territories and the freely associated states.
+ */
+const US_STATE_PLACES = new Set(['PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH', 'PW']);
+
+/**
+ * The country code of the place an address is in: its `country`, except that a US address whose
+ * state is one of those places is in that place, so `US` with state `GU` is Guam, however written.
+ */
+export function placeOf(address: Pick<Address, 'country' | 'state'>): string {
+  const country = address.country.trim().toUpperCase();
+  const state = address.state?.trim().toUpperCase();
+  return country === 'US' && state !== undefined && US_STATE_PLACES.has(state) ? state : country;
+}
+
+/** Whether a parcel from one place to another crosses a customs border (and needs `customs`). */
+export function crossesCustomsBorder(from: Pick<Address, 'country' | 'state'>, to: Pick<Address, 'country' | 'state'>): boolean {
+  return customsTerritory(placeOf(from)) !== customsTerritory(placeOf(to));
 }
 
 /** ISO 4217 currency codes, from the ICU data Node carries. */

@@ -13,8 +13,7 @@ import { createLabel, getLabel, invalidateLabel, manifestOfLabel, type Label } f
 import { getManifest } from '../manifests/service.ts';
 import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { LABEL_SIZES } from '../render/label.ts';
-import { crossesPostalBorder, localityLines } from '../render/layouts/address.ts';
-import { countryName } from '../countries.ts';
+import { countryLine, crossesPostalBorder, localityLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
@@ -211,7 +210,7 @@ ${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initi
 
 /** An address as the destination's post reads it (the labels' own lines), the country's name across a border. */
 function addressBlock(a: Address, showCountry: boolean): Html {
-  const lines = [a.name, a.company, a.street1, a.street2, ...localityLines(a), showCountry ? countryName(a.country) : undefined, a.phone, a.email];
+  const lines = [a.name, a.company, a.street1, a.street2, ...localityLines(a), showCountry ? countryLine(a) : undefined, a.phone, a.email];
   return html`<address>${lines.filter(Boolean).join('\n')}</address>`;
 }
 

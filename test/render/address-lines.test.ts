@@ -80,6 +80,17 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910', 'GUAM'],
   },
   {
+    name: 'Guam, written as a US state, from the US mainland by UPS: the same place, so the same country line',
+    data: { ...UPS_LABEL, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' } },
+    lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910', 'GUAM'],
+  },
+  {
+    name: 'Guam, written as a US state, by USPS: domestic mail, no country line',
+    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' } },
+    lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910'],
+    absent: ['GUAM', 'UNITED STATES'],
+  },
+  {
     name: 'La Réunion, from France: postal code before the town, then only its own country line',
     data: { ...UPS_LABEL, from: { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'RE' } },
     lines: ['2 Rue de Paris', '97400 Saint-Denis', 'RÉUNION'],

@@ -2,7 +2,7 @@
 // labels, customs documents, manifests, and the dashboard's pages.
 import addressFormatter from '@fragaria/address-formatter';
 import { canonicalPostal, countryName } from '../../countries.ts';
-import { crossesCustomsBorder } from '../../carriers/customs.ts';
+import { crossesCustomsBorder, placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { cleanText } from '../text.ts';
 
@@ -52,19 +52,27 @@ export function localityLines(a: Address): string[] {
  * line); for the other carriers only where no customs border lies between (Puerto Rico), since they
  * carry to the other territories, Micronesia and the Marshall Islands as abroad.
  */
-export function crossesPostalBorder(from: Pick<Address, 'country'>, to: Pick<Address, 'country'>, carrier: string): boolean {
-  const a = cleanText(from.country).toUpperCase();
-  const b = cleanText(to.country).toUpperCase();
+export function crossesPostalBorder(from: Pick<Address, 'country' | 'state'>, to: Pick<Address, 'country' | 'state'>, carrier: string): boolean {
+  const a = placeOf(from);
+  const b = placeOf(to);
   if (a === b) return false;
   if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return true;
   return carrier !== 'USPS' && crossesCustomsBorder({ country: a }, { country: b });
 }
 
 /**
+ * An address's country line: the English name in capitals of the place it is in, so a US address in
+ * Guam prints `GUAM`, as one written with country `GU` does.
+ */
+export function countryLine(a: Pick<Address, 'country' | 'state'>): string {
+  return countryName(placeOf({ country: cleanText(a.country), state: a.state }));
+}
+
+/**
  * The postal lines of an address: name, company, street lines, locality lines, and, when the
- * document crosses a border (`showCountry`), the country's English name in capitals as the last line.
+ * document crosses a border (`showCountry`), its country line last.
  */
 export function postalLines(a: Address, showCountry: boolean): string[] {
-  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a), showCountry ? countryName(cleanText(a.country)) : ''];
+  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a), showCountry ? countryLine(a) : ''];
   return lines.map((l) => cleanText(l)).filter(Boolean);
 }

@@ -7,12 +7,12 @@ import {
   dhlDataMatrixMessage, fedexPdf417Message, groupTrackingNumber, maxiCodeMessage, normalPostalCode,
   printedDate, routingCodeFor, uspsImpbElementString,
 } from '../content.ts';
-import { countryName, countryNumeric } from '../../countries.ts';
+import { countryNumeric } from '../../countries.ts';
 import type { Address } from '../../carriers/types.ts';
 import type { LabelData, LabelSize, Logo } from '../label.ts';
 import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
-import { crossesPostalBorder, localityLines } from './address.ts';
+import { countryLine, crossesPostalBorder, localityLines } from './address.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
   '4x6': { w: 288, h: 432 },
@@ -76,7 +76,7 @@ function addressLines(a: Address, recipient: boolean, showCountry: boolean): Lin
     { text: a.street1, size: big, keep: 8 },
     { text: a.street2 ?? '', size: big, keep: 4 },
     ...localityLines(a).map((text) => ({ text, size: recipient ? 12 : 7.5, bold: true, keep: 9 })),
-    { text: showCountry ? countryName(cleanText(a.country)) : '', size: recipient ? 11 : 7, bold: recipient, keep: 7 },
+    { text: showCountry ? countryLine(a) : '', size: recipient ? 11 : 7, bold: recipient, keep: 7 },
     { text: a.phone ? `TEL ${a.phone}` : '', size: recipient ? 8 : 7, keep: 1 },
   ];
   return lines.filter((l) => cleanText(l.text));
