@@ -3,8 +3,9 @@
 // the others corrupt printed labels and logs. It refuses unpaired UTF-16 surrogates (`"\ud800"` in
 // JSON) too: they are no character, cannot be written as UTF-8, and print as `?`. Headers need no
 // check: Node's HTTP parser refuses them.
-import type { FastifyInstance, preParsingHookHandler, preValidationHookHandler } from 'fastify';
-import { InvalidInput, UnsupportedMediaType } from '../errors.ts';
+import type { FastifyInstance, FastifyRequest, preParsingHookHandler, preValidationHookHandler } from 'fastify';
+import { InvalidInput, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { MAX_DETAILS, validationProblems } from './errors.ts';
 import { CONTROL } from './schemas.ts';
 
 const CONTROL_CHARACTER = new RegExp(`[${CONTROL}]`);
@@ -22,52 +23,49 @@ export function flaw(text: string): string | null {
 }
 
 /**
- * The field path of the first string under `value` holding a control character or an unpaired
- * surrogate, with what is wrong, or null; throws TooDeep past MAX_DEPTH (so the walk's own recursion
- * stays shallow). The path is only written out for a finding: a body of 250 addresses is walked
- * without building a string per field.
+ * Every string under `value` (keys and values, depth first in field order, an object's keys before
+ * its values) holding a control character or an unpaired surrogate, as field paths with what is
+ * wrong, at most `limit` of them; throws TooDeep past MAX_DEPTH (so the walk's own recursion stays
+ * shallow). A path is only written out for a finding: a body of 250 addresses is walked without
+ * building a string per field.
  */
-export function badStringAt(value: unknown, path: string): { field: string; message: string } | null {
-  const trail: (string | number)[] = [];
-  const found = { message: '' };
-  return holdsBadString(value, trail, path, found) ? { field: pathOf(path, trail), message: found.message } : null;
+export function badStrings(value: unknown, path: string, limit = MAX_DETAILS): FieldProblem[] {
+  const found: FieldProblem[] = [];
+  collectBadStrings(value, [], path, found, limit);
+  return found;
 }
 
-/** Depth first in field order, an object's keys before its values; `trail` ends where it stops. */
-function holdsBadString(value: unknown, trail: (string | number)[], path: string, found: { message: string }): boolean {
+function collectBadStrings(value: unknown, trail: (string | number)[], path: string, found: FieldProblem[], limit: number): void {
+  if (found.length >= limit) return;
   if (typeof value === 'string') {
     const message = flaw(value);
-    if (message) found.message = message;
-    return message !== null;
+    if (message) found.push({ field: pathOf(path, trail), message });
+    return;
   }
   // A binary body (the logo) holds no text: walking its bytes one key at a time held the event loop
   // for a tenth of a second per 256 KiB.
-  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return false;
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return;
   if (trail.length >= MAX_DEPTH) throw new TooDeep(pathOf(path, trail));
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       trail.push(i);
-      if (holdsBadString(value[i], trail, path, found)) return true;
+      collectBadStrings(value[i], trail, path, found, limit);
       trail.pop();
     }
-    return false;
+    return;
   }
   const keys = Object.keys(value);
-  // Of several bad keys the last is named, as the walk has always done.
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const message = flaw(keys[i]!);
-    if (message) {
-      found.message = message;
-      trail.push(keys[i]!);
-      return true;
-    }
-  }
+  const good: string[] = [];
   for (const key of keys) {
+    const message = flaw(key);
+    if (message && found.length < limit) found.push({ field: pathOf(path, [...trail, key]), message });
+    else if (!message) good.push(key);
+  }
+  for (const key of good) {
     trail.push(key);
-    if (holdsBadString((value as Record<string, unknown>)[key], trail, path, found)) return true;
+    collectBadStrings((value as Record<string, unknown>)[key], trail, path, found, limit);
     trail.pop();
   }
-  return false;
 }
 
 /** A JavaScript path, as validation errors name fields: `items[7].shipment.to.name`. */
@@ -77,23 +75,42 @@ function pathOf(path: string, trail: (string | number)[]): string {
   return where;
 }
 
+const PARTS = ['body', 'querystring', 'params'] as const;
+type Part = (typeof PARTS)[number];
+
+function inputOf(request: FastifyRequest, part: Part): unknown {
+  return part === 'body' ? request.body : part === 'querystring' ? request.query : request.params;
+}
+
+/**
+ * Refuses a request with a bad string before its schema is checked, and, so that a client fixes
+ * everything in one go, names in the same 400 every bad string and every problem the schema finds.
+ */
 const refuseControlCharacters: preValidationHookHandler = (request, _reply, done) => {
-  for (const [where, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
-    let found: { field: string; message: string } | null;
+  const flaws: (FieldProblem & { part: Part })[] = [];
+  for (const part of PARTS) {
     try {
-      found = badStringAt(value, '');
+      for (const f of badStrings(inputOf(request, part), '', MAX_DETAILS - flaws.length)) flaws.push({ part, field: f.field || part, message: f.message });
     } catch (err) {
       if (!(err instanceof TooDeep)) throw err;
-      done(new InvalidInput(`${where} is nested more than ${MAX_DEPTH} levels deep`, [{ field: err.message || where, message: `is nested more than ${MAX_DEPTH} levels deep` }]));
-      return;
-    }
-    if (found !== null) {
-      const name = found.field || where;
-      done(new InvalidInput(`${where === 'body' ? '' : `${where} `}${name} ${found.message}`.trim(), [{ field: name, message: found.message }]));
+      done(new InvalidInput(`${part} is nested more than ${MAX_DEPTH} levels deep`, [{ field: err.message || part, message: `is nested more than ${MAX_DEPTH} levels deep` }]));
       return;
     }
   }
-  done();
+  if (flaws.length === 0) return done();
+  const first = flaws[0]!;
+  const details: FieldProblem[] = flaws.map(({ field, message }) => ({ field, message }));
+  const named = new Set(details.map((d) => d.field));
+  for (const part of PARTS) {
+    const validate = request.getValidationFunction(part);
+    if (!validate || validate(inputOf(request, part))) continue;
+    for (const problem of validationProblems(validate.errors ?? [], part)) {
+      if (details.length >= MAX_DETAILS) break;
+      if (!named.has(problem.field)) details.push(problem);
+      named.add(problem.field);
+    }
+  }
+  done(new InvalidInput(`${first.part === 'body' ? '' : `${first.part} `}${first.field} ${first.message}`.trim(), details));
 };
 
 /**

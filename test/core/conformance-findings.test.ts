@@ -64,6 +64,22 @@ forEachDatabase((database) => {
       assert.equal((await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, messages: [' Fragile ', '東京都'] } })).statusCode, 201);
     });
 
+    it('names every bad string and every problem the schema finds in the same 400, and stores nothing', async () => {
+      const before = (await t.request({ method: 'GET', url: '/v1/shipments?limit=100' })).json().length;
+      const { carrier: _carrier, ...noCarrier } = sampleShipment;
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/shipments',
+        payload: { ...noCarrier, from: { ...sampleShipment.from, name: 'A\u0007' }, parcel: { ...sampleShipment.parcel, weight: { value: 1, unit: 'st' } }, messages: ['x'.repeat(36), 'a\u0007'] },
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      const fields = res.json().details.map((d: { field: string }) => d.field);
+      for (const field of ['from.name', 'messages[1]', 'carrier', 'parcel.weight.unit', 'messages[0]']) assert.ok(fields.includes(field), `${field} in ${res.body}`);
+      assert.equal(new Set(fields).size, fields.length, res.body);
+      assert.equal(res.json().message, 'from.name must not contain control characters');
+      assert.equal((await t.request({ method: 'GET', url: '/v1/shipments?limit=100' })).json().length, before);
+    });
+
     it('and in a key of a JSON object', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
       assert.equal(res.statusCode, 400);
