@@ -248,13 +248,24 @@ describe('customs documents and manifests print addresses as the labels do', () 
       for (const item of ITEMS) assert.ok(text.includes(item.description.replace(/\s+/g, '')), `${item.description} is printed whole`);
       const last = lines.findIndex((l) => l.includes('Item 50'));
       const total = lines.findIndex((l) => l.includes(document === 'cn23' ? 'Total value: 75.00 EUR' : 'Invoice total: 75.00 EUR'));
-      const net = lines.findIndex((l) => l.includes('Total net weight: 500 g'));
+      // Both totals in the parcel's unit, so that they compare: 50 items of 10 g in a parcel of 2 kg.
+      const net = lines.findIndex((l) => l.includes('Total net weight: 0.5 kg'));
+      assert.ok(lines.some((l) => /(Total gross|Gross) weight: 2 kg/.test(l)), JSON.stringify(lines.slice(-30)));
       const signer = lines.findIndex((l) => l.includes('Signature of the sender: Jürgen Müller'));
       assert.ok(last >= 0 && total > last && net > last && signer > total, JSON.stringify(lines.slice(-30)));
       const pages = lines.filter((l) => /^Page \d of \d$/.test(l));
       assert.ok(pages.length >= 2 && pages.at(-1) === `Page ${pages.length} of ${pages.length}`, JSON.stringify(pages));
     });
   }
+
+  it('a declaration in pounds totals in pounds: net and gross weight in one unit', async () => {
+    const label: LabelData = { ...CUSTOMS_LABEL, parcel: { weight: { value: 5, unit: 'lb' } }, customs: { ...CUSTOMS_LABEL.customs!, items: [{ ...ITEMS[0]!, netWeight: { value: 4, unit: 'lb' } }] } };
+    for (const document of ['cn23', 'commercial_invoice'] as const) {
+      const text = (await pdfLines({ layout: 'customs', data: { document, label } })).join('\n');
+      assert.match(text, /Total net weight: 4 lb/, document);
+      assert.match(text, /Gross weight: 5 lb/i, document);
+    }
+  });
 
   it('the manifest: the shipper as its post reads it, no country line at home', async () => {
     const lines = await pdfLines({ layout: 'manifest', data: { number: 'MNF-1', carrier: 'USPS', createdAt: '2026-11-28T00:00:00.000Z', shipper: FROM_US, services: [{ name: 'Priority Mail', count: 1, grams: 500 }], trackingNumbers: ['9405511899223197428490'] } });

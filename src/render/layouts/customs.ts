@@ -224,7 +224,7 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
     { title: 'Country of origin', w: W - 2 * M - 435, value: (i) => `${i.originCountry} ${countryName(i.originCountry)}` },
   ]);
   keepTogether(f, (s, y) => {
-    s.text(M, y + 14, `Total net weight: ${netGrams(c)} g`, 9, { bold: true });
+    s.text(M, y + 14, `Total net weight: ${totalNet(c, d.parcel.weight)}`, 9, { bold: true });
     s.text(M + 170, y + 14, `Total gross weight: ${weightText(d.parcel.weight)}`, 9, { bold: true });
     s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
     s.text(M, y + 28, `Currency: ${total.currency}`, 9);
@@ -266,7 +266,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   keepTogether(f, (s, y) => {
     s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
     s.text(M, y + 14, `Currency: ${total.currency}`, 9);
-    s.text(M, y + 28, `Total net weight: ${netGrams(c)} g   Gross weight: ${weightText(d.parcel.weight)}   Packages: 1`, 9);
+    s.text(M, y + 28, `Total net weight: ${totalNet(c, d.parcel.weight)}   Gross weight: ${weightText(d.parcel.weight)}   Packages: 1`, 9);
     y += 44;
     for (const line of references(c, d).slice(2)) {
       s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
@@ -278,8 +278,10 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
 }
 
 /** The items' net weight together, in whole grams. */
-function netGrams(c: Customs): number {
-  return Math.round(c.items.reduce((sum, i) => sum + grams(i.netWeight), 0));
+/** The items' net weights added up, in the unit of the parcel's (gross) weight, so the two compare. */
+function totalNet(c: Customs, gross: LabelData['parcel']['weight']): string {
+  const total = c.items.reduce((sum, i) => sum + grams(i.netWeight), 0);
+  return weightText({ value: total / grams({ value: 1, unit: gross.unit }), unit: gross.unit });
 }
 
 /** The document's pages: one, or more when its items do not fit on one. */
