@@ -44,6 +44,7 @@ const SPECIAL: Range[] = [
   { net: '::', prefix: 128, reason: 'the unspecified address' },
   { net: '::1', prefix: 128, reason: 'a loopback address' },
   { net: '::', prefix: 96, reason: 'an IPv4-compatible (deprecated) address' },
+  { net: '::ffff:0:0:0', prefix: 96, reason: 'an IPv4-translated address' },
   { net: '64:ff9b::', prefix: 96, reason: 'a NAT64 address' },
   { net: '64:ff9b:1::', prefix: 48, reason: 'a local NAT64 address' },
   { net: '100::', prefix: 64, reason: 'a discard-only address' },
@@ -104,12 +105,48 @@ export function mappedIPv4(address: string): string | null {
   return null;
 }
 
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail and a zone allowed), else null. */
+function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let a = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(a);
+  if (dotted) {
+    const [p, q, r, t] = dotted.slice(1).map(Number) as [number, number, number, number];
+    a = `${a.slice(0, dotted.index)}${((p << 8) | q).toString(16)}:${((r << 8) | t).toString(16)}`;
+  }
+  const [head, tail] = a.split('::') as [string, string | undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return groups.length === 8 ? groups.map((g) => parseInt(g, 16)) : null;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries in its last 32 bits by a standard translation: IPv4-mapped
+ * (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`) or the
+ * well-known NAT64 prefix (`64:ff9b::a.b.c.d`); else null. A network that routes one of them
+ * reaches that IPv4 address, so a metadata address is refused in every such spelling.
+ */
+export function embeddedIPv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const carries =
+    (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) || (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) || (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6));
+  return carries ? `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}` : null;
+}
+
 /** Why this address may not be contacted under the policy, or null when it may. */
 export function refusalReason(address: string, policy: OutboundPolicy): string | null {
   const family = familyOf(address);
   if (metadataAll.check(address, family)) {
     const metadata = metadataList.find((r) => r.list.check(address, family))!;
     return `${address} is ${metadata.reason}`;
+  }
+  const inner = embeddedIPv4(address);
+  if (inner && metadataAll.check(inner, 'ipv4')) {
+    const metadata = metadataList.find((r) => r.list.check(inner, 'ipv4'))!;
+    return `${address} (carrying ${inner}) is ${metadata.reason}`;
   }
   const v4 = mappedIPv4(address);
   // IPv4-mapped IPv6 (::ffff:0:0/96) is refused like the other special ranges, whatever IPv4 address it carries.

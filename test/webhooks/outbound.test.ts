@@ -45,6 +45,8 @@ const REFUSED: [string, RegExp][] = [
   ['fe80::1', /link-local/],
   ['ff02::1', /multicast/],
   ['64:ff9b::7f00:1', /NAT64/],
+  ['::ffff:0:7f00:1', /IPv4-translated/],
+  ['::ffff:0:a9fe:a9fe', /metadata/],
   ['2002:7f00:1::', /6to4/],
   ['2001:db8::1', /documentation/],
 ];
@@ -71,6 +73,13 @@ describe('refusalReason', () => {
   it('allows private ranges in development but never a metadata address', () => {
     for (const a of ['127.0.0.1', '10.1.2.3', '::1', 'fd12::1', '::ffff:192.168.0.1']) assert.equal(refusalReason(a, development), null, a);
     for (const a of ['169.254.169.254', 'fd00:ec2::254', '::ffff:169.254.169.254']) assert.match(String(refusalReason(a, development)), /metadata/, a);
+    // The metadata address in every IPv6 spelling that carries an IPv4 address: compatible,
+    // translated, NAT64, with a dotted tail or a zone.
+    for (const a of ['::a9fe:a9fe', '::169.254.169.254', '::ffff:0:a9fe:a9fe', '::ffff:0:169.254.169.254', '64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '0:0:0:0:0:ffff:a9fe:a9fe', '::a9fe:a9fe%eth0', '::ffff:0:6464:64c8']) {
+      assert.match(String(refusalReason(a, development)), /metadata|platform/, a);
+    }
+    // Not a translation: the same low bits under another prefix are an ordinary address.
+    assert.equal(refusalReason('2606:4700::a9fe:a9fe', development), null);
   });
   it('allows exactly the ranges of WEBHOOK_ALLOWED_CIDRS, IPv4-mapped forms included', () => {
     const policy = outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['10.20.0.0/16', 'fd00:1::/32'], webhookAllowedPorts: [] });
