@@ -91,6 +91,11 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     absent: ['GUAM', 'UNITED STATES'],
   },
   {
+    name: 'Australia, from the US: the locality line in capitals, as Australia Post reads it',
+    data: { ...UPS_LABEL, to: { name: 'Jane Citizen', street1: '1 George St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' } },
+    lines: ['1 George St', 'SYDNEY NSW 2000', 'AUSTRALIA'],
+  },
+  {
     name: 'La Réunion, from France: postal code before the town, then only its own country line',
     data: { ...UPS_LABEL, from: { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'RE' } },
     lines: ['2 Rue de Paris', '97400 Saint-Denis', 'RÉUNION'],

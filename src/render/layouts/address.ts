@@ -39,8 +39,9 @@ export function localityLines(a: Address): string[] {
   // A template that loses a part of what was sent (some drop the city beside a state) is not used.
   const joined = lines.join(' ');
   if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return [[city, state, postcode].filter(Boolean).join(' ')];
-  // Canada Post reads its line as USPS does its own: capitals, no punctuation (`OTTAWA ON K1A 0B1`).
-  if (USPS_ADDRESSED.has(country) || country === 'CA') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
+  // Canada Post and Australia Post read their line as USPS does its own: capitals, no punctuation
+  // (`OTTAWA ON K1A 0B1`, `SYDNEY NSW 2000`).
+  if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
   if (country === 'GB') return lines.map((l) => (l === city ? l.toUpperCase() : l));
   return lines;
 }
