@@ -260,6 +260,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   }
+  // The URL itself is not repeated: it may hold a password.
+  if (!databaseUrl.startsWith('sqlite:') && !URL.canParse(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL is not a valid URL; write it postgres://user:password@host:port/database');
+  }
   if (inMemoryDatabase(databaseUrl)) {
     if (production) throw new ConfigError('an in-memory database is not allowed in production');
     // The service opens more than one connection, and each URI-form in-memory database is a connection's own.
@@ -294,11 +298,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
 
+  // Each pause in plain decimal seconds, at most a week: a larger one is no retry (and past the
+  // dates a timestamp can hold, none at all).
   const schedule = (env.WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE).split(',').map((s) => s.trim());
   const webhookRetrySchedule = schedule.map((s) => {
-    const n = Number(s);
-    if (s === '' || !Number.isFinite(n) || n < 0) throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${s}"`);
-    return n;
+    if (s === '') throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got an empty entry');
+    return parseNumber('WEBHOOK_RETRY_SCHEDULE: each pause', s, 0, 0, 604_800);
   });
 
   return {
@@ -338,12 +343,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsPort: parseInteger('METRICS_PORT', env.METRICS_PORT, 9464, 0, 65535),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     tracing: {
-      endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
-      protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || undefined,
+      endpoint: otlpEndpoint(env),
+      protocol: otlpProtocol(env),
       serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform',
     },
     version,
   };
+}
+
+/** The OTLP endpoint of traces, an http(s) URL (the traces setting over the general one), or none. */
+function otlpEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const value = env[name];
+  return value ? parseUrl(name, value) : undefined;
+}
+
+/** OTLP over HTTP, in protobuf (the default) or JSON; gRPC is not spoken here. */
+function otlpProtocol(env: NodeJS.ProcessEnv): string | undefined {
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = env[name];
+  if (!value) return undefined;
+  if (value !== 'http/protobuf' && value !== 'http/json') throw new ConfigError(`${name} must be http/protobuf or http/json (gRPC is not supported), got "${value}"`);
+  return value;
 }
 
 /** `USD=0.74,EUR=0.85`: SDR per unit of each currency named, over the defaults. */

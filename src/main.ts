@@ -35,6 +35,27 @@ function listenRefusal(err: unknown, host: string, port: number): string | null 
   return hostRefusal(err, 'HOST', host);
 }
 
+// The database is down or out of reach: worth starting again later (69, EX_UNAVAILABLE).
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', '57P03']);
+// What DATABASE_URL is to blame for: no such host, database, user or password, or a file SQLite cannot open.
+const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01', 'ENOENT', 'EACCES', 'ERR_SQLITE_ERROR']);
+
+/**
+ * Stops a start whose database cannot be opened with one line naming DATABASE_URL (its password
+ * hidden): exit 78 when the setting is to blame, 69 when the database is out of reach (a supervisor
+ * may try again); anything else is left to throw.
+ */
+function databaseRefusal(err: unknown, databaseUrl: string): void {
+  const code = String((err as { code?: unknown }).code ?? '');
+  const unreachable = UNREACHABLE.has(code) || (err instanceof Error && /timeout|timed out/i.test(err.message) && !code);
+  if (!unreachable && !MISCONFIGURED.has(code)) return;
+  const where = adminDatabase(databaseUrl)?.replace(/^DATABASE_URL='(.*)' $/, '$1') || databaseUrl;
+  const reason = (err instanceof Error ? err.message.split('\n')[0] : String(err)) || code;
+  if (!unreachable) refuse(`DATABASE_URL ${where} cannot be opened: ${reason}`);
+  console.error(`database unavailable: DATABASE_URL ${where} cannot be reached: ${reason}`);
+  process.exit(69);
+}
+
 async function main(): Promise<void> {
   const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.length);
   let config: Config;
@@ -46,7 +67,13 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   const servesRequests = config.role !== 'worker';
-  const ctx = await openContext(config, log, { servesRequests });
+  let ctx: Awaited<ReturnType<typeof openContext>>;
+  try {
+    ctx = await openContext(config, log, { servesRequests });
+  } catch (err) {
+    databaseRefusal(err, config.databaseUrl);
+    throw err;
+  }
   // BOOTSTRAP_API_KEY (and its client) work from the first request on; the first-run key is created
   // only once the process listens, below.
   await ensureBootstrapCredentials(ctx, { firstRunKey: false });
@@ -72,7 +99,10 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => process.exit(1), 20_000);
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 20 s (a request or job still waiting, for the database perhaps); exiting without finishing it');
+      process.exit(1);
+    }, 20_000);
     force.unref();
     await app?.close();
     await metrics?.close();

@@ -16,6 +16,8 @@ import { scanManifests } from './manifests/service.ts';
 import { purgeSessions } from './dashboard/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
+/** The longest pause after runs of a job that failed in a row. */
+const FAILING_PAUSE_MS = 5_000;
 
 export function jobs(): Job[] {
   return [
@@ -51,20 +53,30 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
       busyUntil = Date.now() + BUSY_WINDOW_MS;
       wake?.();
     });
+    // Runs failed in a row: each doubles the pause, up to FAILING_PAUSE_MS, so a database that is
+    // down for a while costs a log line every few seconds, not ten a second.
+    let failures = 0;
     while (!stopping) {
       if (woken && job.gatherMs) await new Promise((resolve) => setTimeout(resolve, job.gatherMs));
       woken = false;
       let handled = 0;
       try {
         handled = await job.run(ctx);
+        failures = 0;
       } catch (err) {
         busyUntil = 0;
-        ctx.log.error({ err, job: job.name }, 'worker job failed; retrying after a pause');
+        failures++;
+        ctx.log.error({ err, job: job.name, failures }, 'worker job failed; retrying after a pause');
       }
       if (handled > 0) busyUntil = Date.now() + BUSY_WINDOW_MS;
-      if (handled > 0 || woken) continue;
+      if (failures === 0 && (handled > 0 || woken)) continue;
       const idle = Math.min(job.idleMs ?? ctx.config.workerIdleMs, ctx.config.workerIdleMs * 20);
-      const pause = job.busyPollMs !== undefined && Date.now() < busyUntil ? Math.min(job.busyPollMs, idle) : idle;
+      const pause =
+        failures > 0
+          ? Math.min(Math.max(idle, 100) * 2 ** (failures - 1), FAILING_PAUSE_MS)
+          : job.busyPollMs !== undefined && Date.now() < busyUntil
+            ? Math.min(job.busyPollMs, idle)
+            : idle;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(t);

@@ -10,7 +10,7 @@ import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { randomToken } from '../../src/auth/secrets.ts';
 import { randomBytes } from 'node:crypto';
 import { forEachDatabase, withTestApp } from '../helpers.ts';
-import { spawnChild, tokenRequest } from './support.ts';
+import { freePort, spawnChild, tokenRequest } from './support.ts';
 
 const LIVE_KEY = 'sk_live_Zq8Lw3NvT1xK7pR2mB9cY4dH6fJ0gS5aEuWtQiOo';
 const STRONG_SECRET = 'x7Qp9LmZ2vR8kT4wN6yB3cH5jF1dS0gA';
@@ -93,6 +93,13 @@ describe('settings (README, Configuration)', () => {
     ['a PUBLIC_BASE_URL that is not http(s)', { PUBLIC_BASE_URL: 'ftp://example.com' }],
     ['BOOTSTRAP_CLIENT_ID without its secret', { BOOTSTRAP_CLIENT_ID: 'ops' }],
     ['a WEBHOOK_RETRY_SCHEDULE with a non-number', { WEBHOOK_RETRY_SCHEDULE: '5,soon' }],
+    ['a WEBHOOK_RETRY_SCHEDULE pause past a week', { WEBHOOK_RETRY_SCHEDULE: '5,1e13' }],
+    ['a WEBHOOK_RETRY_SCHEDULE pause in hexadecimal', { WEBHOOK_RETRY_SCHEDULE: '0x10,5' }],
+    ['a WEBHOOK_RETRY_SCHEDULE with an empty entry', { WEBHOOK_RETRY_SCHEDULE: '5,,30' }],
+    ['a postgres DATABASE_URL that is no URL', { DATABASE_URL: 'postgres://u@127.0.0.1:notaport/x' }],
+    ['an OTEL_EXPORTER_OTLP_PROTOCOL this service does not speak', { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
+    ['an OTEL_EXPORTER_OTLP_ENDPOINT that is not a URL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'notaurl' }],
+    ['an OTEL_EXPORTER_OTLP_TRACES_ENDPOINT that is not http(s)', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
     ['a WEBHOOK_ALLOWED_CIDRS entry that is not a range', { WEBHOOK_ALLOWED_CIDRS: '10.0.0.0' }],
     ['a SANDBOX_TRACKING that is not a boolean', { SANDBOX_TRACKING: 'maybe' }],
   ];
@@ -258,6 +265,23 @@ describe('settings (README, Configuration)', () => {
     assert.equal(code, 78);
     assert.match(child.stderr(), /configuration error: PUBLIC_BASE_URL is required in production/);
     assert.equal(child.stdout(), '');
+  });
+
+  it('a database the start cannot open: one line naming DATABASE_URL with its password hidden, 78 when the setting is to blame, 69 when it is out of reach', async () => {
+    const port = await freePort();
+    const cases: [string, number, RegExp][] = [
+      [`postgres://postgres:s3cret@127.0.0.1:${port}/test`, 69, new RegExp(`^database unavailable: DATABASE_URL postgres://postgres:PASSWORD@127\\.0\\.0\\.1:${port}/test cannot be reached: .*ECONNREFUSED.*\\n$`)],
+      ['postgres://postgres:s3cret@not-a-host.invalid:5432/test', 78, /^configuration error: DATABASE_URL postgres:\/\/postgres:PASSWORD@not-a-host\.invalid:5432\/test cannot be opened: .*ENOTFOUND.*\n$/],
+    ];
+    await Promise.all(
+      cases.map(async ([url, exit, line]) => {
+        const child = spawnChild(process.execPath, ['src/main.ts'], { DATABASE_URL: url, METRICS_PORT: '0', PORT: String(await freePort()) });
+        const { code } = await child.exited;
+        assert.equal(code, exit, `${url}: ${child.stderr()}`);
+        assert.match(child.stderr(), line);
+        assert.doesNotMatch(child.stderr() + child.stdout(), /s3cret/);
+      }),
+    );
   });
 
   it('settings that once crashed the start later are refused first: exit 78, one line naming them, no stack', async () => {

@@ -70,3 +70,37 @@ describe('worker loop: wake-ups', () => {
     assert.deepEqual(runs, [4]);
   });
 });
+
+describe('worker loop: a job that keeps failing', () => {
+  it('waits twice as long after each failure in a row, logging each, and at the idle pace again once it succeeds', async () => {
+    const started: number[] = [];
+    let failing = true;
+    const job: Job = {
+      name: 'failing',
+      idleMs: 100,
+      async run() {
+        started.push(Date.now());
+        if (failing) throw new Error('the database is down');
+        return 0;
+      },
+    };
+    const logged: number[] = [];
+    const quiet = { config: { workerIdleMs: 100 }, log: { error: (fields: { failures: number }) => logged.push(fields.failures) } } as unknown as AppContext;
+    const worker = startWorker(quiet, [job]);
+    try {
+      // Runs at 0, 100, 300, 700 and 1,500 ms: the gaps double (100, 200, 400, 800).
+      await sleep(1_250);
+      const gaps = started.slice(1).map((t, i) => t - started[i]!);
+      assert.ok(started.length >= 3 && started.length <= 5, `runs: ${started.length}`);
+      // A timer never fires early (it may fire late on a busy machine).
+      for (const [i, gap] of gaps.entries()) assert.ok(gap >= 100 * 2 ** i - 5, `gaps ${gaps.join(', ')} double`);
+      assert.deepEqual(logged, started.map((_, i) => i + 1));
+      failing = false;
+      await sleep(1_000);
+      const after = started.slice(-3);
+      assert.ok(after[2]! - after[1]! < 300, `back at the idle pace: ${after.join(', ')}`);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
