@@ -26,7 +26,8 @@ export interface PrintTask {
 /** Bytes a print file may have on its way to the reader before its thread waits. */
 export const PRINT_CREDIT_BYTES = 1 << 20;
 
-export type PortMessage = { chunk: Uint8Array } | { done: true };
+/** A chunk of the file, or its end with the seconds spent drawing it (waits for the reader left out). */
+export type PortMessage = { chunk: Uint8Array } | { done: true; seconds: number };
 export type ReaderMessage = { credit: number } | { cancel: true };
 
 export default async function render(task: RenderTask | PrintTask): Promise<Uint8Array | null> {
@@ -58,6 +59,8 @@ async function printFile({ print, port }: PrintTask): Promise<void> {
     waiting = [];
     for (const wake of woken) wake();
   });
+  const started = performance.now();
+  let waited = 0;
   try {
     await pagesToPdf(printPages(print.labels, print.layout, print.start), { title: print.title, createdAt: print.createdAt }, async (chunk) => {
       if (cancelled) throw new Error('the reader went away');
@@ -65,9 +68,11 @@ async function printFile({ print, port }: PrintTask): Promise<void> {
       // Counted before the transfer, which leaves `copy` empty here.
       credit -= copy.byteLength;
       port.postMessage({ chunk: copy } satisfies PortMessage, [copy.buffer]);
+      const before = performance.now();
       while (credit <= 0 && !cancelled) await new Promise<void>((resolve) => waiting.push(resolve));
+      waited += performance.now() - before;
     });
-    port.postMessage({ done: true } satisfies PortMessage);
+    port.postMessage({ done: true, seconds: (performance.now() - started - waited) / 1000 } satisfies PortMessage);
   } finally {
     port.close();
   }

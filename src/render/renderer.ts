@@ -156,6 +156,7 @@ export class Renderer {
     port1.on('message', (m: PortMessage) => {
       if ('done' in m) {
         finished = true;
+        renderDuration.observe({ format: 'PDF' }, m.seconds);
         clearTimeout(stall); // the thread is free: what is left waits for the reader as long as it likes
         out.push(null);
         port1.close();

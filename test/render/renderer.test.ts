@@ -10,6 +10,7 @@ import { renderDocument, type DocumentSource } from '../../src/render/index.ts';
 import { documentKey, etagOf, Renderer, type DocumentStore } from '../../src/render/renderer.ts';
 import { RENDERER_VERSION, rendererVersion, SHARED } from '../../src/render/version.ts';
 import { PRINT_CREDIT_BYTES } from '../../src/render/render-thread.ts';
+import { renderDuration } from '../../src/metrics.ts';
 import { DHL_LABEL, UPS_LABEL } from './fixtures.ts';
 import { eventually } from '../webhooks/receiver.ts';
 
@@ -105,6 +106,14 @@ describe('Renderer', () => {
     assert.ok(body.length > held + 512 * 1024, `${body.length} bytes in all`);
     assert.equal(body.subarray(0, 5).toString(), '%PDF-');
     assert.match(body.subarray(-8).toString(), /%%EOF\s*$/);
+  });
+
+  it('counts a PDF print file as one PDF drawn, for its time spent drawing (shipping_render_duration_seconds)', { timeout: 120_000 }, async () => {
+    const pdfs = async () => ((await renderDuration.get()).values.find((v) => v.metricName === 'shipping_render_duration_seconds_count' && v.labels.format === 'PDF')?.value ?? 0);
+    const before = await pdfs();
+    const body = Buffer.concat(await unreadPrintFile(renderer(), 20).toArray());
+    assert.equal(body.subarray(0, 5).toString(), '%PDF-');
+    assert.equal(await pdfs(), before + 1);
   });
 
   it('ends a print file whose reader takes nothing for printStallMs, and its thread lives on', { timeout: 180_000 }, async () => {
