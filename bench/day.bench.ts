@@ -21,9 +21,8 @@
 //     stall cannot hide behind requests the client did not send (coordinated omission). R is
 //     BENCH_DAY_RATE, or else half the closed-loop ops/s of the against revision's first day on that
 //     database (it runs first in odd rounds, this one in even rounds), or without --against half of
-//     this checkout's own; then
-//     GET /v1/shipments/{id} by itself, open loop at its share of R (25 %), the "same read alone" of
-//     target (2), which is read from this phase; then (this side only) the very same arrivals to a bare
+//     this checkout's own; then GET /v1/shipments/{id} by itself, open loop at its share of R (25 %),
+//     the "same read alone" of target (2), which is read from this phase; then (this side only) the very same arrivals to a bare
 //     node:http server in the receiver's process: the machine's floor, which no service can beat;
 // after each phase every webhook delivery must be done; then each operation alone (closed loop) for
 // BENCH_DAY_ALONE_SECONDS (5).
@@ -56,7 +55,8 @@ const FIXED_RATE = env.BENCH_DAY_RATE ? Number(env.BENCH_DAY_RATE) : undefined;
 const ALONE_SECONDS = Number(env.BENCH_DAY_ALONE_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(env.BENCH_DAY_WARMUP ?? 3);
 const SHIPMENTS = Number(env.BENCH_DAY_SHIPMENTS ?? 2000);
-const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? 1));
+// Two by default beside another revision, so that each side runs first once (see run()).
+const ROUNDS = Math.max(1, Number(env.BENCH_DAY_ROUNDS ?? (env.BENCH_AGAINST ? 2 : 1)));
 const SEED = Number(env.BENCH_DAY_SEED ?? 20260115);
 const DATABASES = (env.BENCH_DAY_DATABASES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
 const PG_TCP = 'postgres://postgres@127.0.0.1:5432';
@@ -1402,7 +1402,7 @@ export async function run(): Promise<string> {
     if (AGAINST) against = prepareRevision(AGAINST, 'against');
     // The against revision first in odd rounds (its first closed loop sets the rate both carry), this
     // one first in even rounds: on a shared two-core machine the side that runs second in a round has
-    // lost a tenth to a quarter of its capacity to its place alone, so over an even number of rounds
+    // lost 5 to 25 % of its capacity to its place alone, so over an even number of rounds
     // each side has it as often.
     const order = (round: number): Revision[] => (!against ? [ours] : round % 2 === 1 ? [against.revision, ours] : [ours, against.revision]);
     if (FIXED_RATE !== undefined && !(FIXED_RATE > 0)) throw new Error(`BENCH_DAY_RATE must be a positive number of ops/s, not ${env.BENCH_DAY_RATE}`);

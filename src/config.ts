@@ -164,14 +164,17 @@ export function inMemoryDatabase(databaseUrl: string): boolean {
 export function adminDatabase(databaseUrl: string): string | null {
   if (inMemoryDatabase(databaseUrl)) return null;
   if (databaseUrl === DEFAULT_DATABASE_URL) return '';
-  let shown = databaseUrl;
-  if (!databaseUrl.startsWith('sqlite:')) {
-    const url = new URL(databaseUrl);
-    if (url.password) url.password = 'PASSWORD';
-    for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, 'PASSWORD');
-    shown = url.href;
-  }
-  return `DATABASE_URL='${shown}' `;
+  return `DATABASE_URL='${shownDatabaseUrl(databaseUrl)}' `;
+}
+
+/** DATABASE_URL as it may be printed: every password (in the URL or its query) written PASSWORD. */
+export function shownDatabaseUrl(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return databaseUrl;
+  if (!URL.canParse(databaseUrl)) return '(not a valid URL)';
+  const url = new URL(databaseUrl);
+  if (url.password) url.password = 'PASSWORD';
+  for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, 'PASSWORD');
+  return url.href;
 }
 
 function looksLikeDevSecret(value: string): boolean {
@@ -344,7 +347,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     tracing: {
       endpoint: otlpEndpoint(env),
-      protocol: otlpProtocol(env),
+      // Checked only where tracing is on: a protocol set for other programs must not stop this one.
+      protocol: otlpEndpoint(env) ? otlpProtocol(env) : undefined,
       serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform',
     },
     version,

@@ -3,7 +3,8 @@ import { stopTracing } from './tracing.ts';
 import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
 import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
-import { ConfigError, adminDatabase, inMemoryDatabase, loadConfig, type Config } from './config.ts';
+import { ConfigError, adminDatabase, inMemoryDatabase, loadConfig, shownDatabaseUrl, type Config } from './config.ts';
+import { isUnavailable } from './db/index.ts';
 import { createLogger } from './log.ts';
 import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
@@ -35,24 +36,29 @@ function listenRefusal(err: unknown, host: string, port: number): string | null 
   return hostRefusal(err, 'HOST', host);
 }
 
-// The database is down or out of reach: worth starting again later (69, EX_UNAVAILABLE).
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAI_AGAIN', '57P03']);
-// What DATABASE_URL is to blame for: no such host, database, user or password, or a file SQLite cannot open.
-const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01', 'ENOENT', 'EACCES', 'ERR_SQLITE_ERROR']);
+// What DATABASE_URL is to blame for at the start: a host with no address, no such database, a user
+// or password refused; for SQLite a file it cannot open, that is no database, or is read-only.
+const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01']);
+const SQLITE_MISCONFIGURED = new Set([8, 14, 23, 26]); // READONLY, CANTOPEN, AUTH, NOTADB
 
 /**
  * Stops a start whose database cannot be opened with one line naming DATABASE_URL (its password
- * hidden): exit 78 when the setting is to blame, 69 when the database is out of reach (a supervisor
- * may try again); anything else is left to throw.
+ * hidden): exit 78 when the setting is to blame, 69 (EX_UNAVAILABLE, which a supervisor may retry)
+ * when the database is out of reach or busy, as a request would get 503; anything else is left to throw.
  */
 function databaseRefusal(err: unknown, databaseUrl: string): void {
-  const code = String((err as { code?: unknown }).code ?? '');
-  const unreachable = UNREACHABLE.has(code) || (err instanceof Error && /timeout|timed out/i.test(err.message) && !code);
-  if (!unreachable && !MISCONFIGURED.has(code)) return;
-  const where = adminDatabase(databaseUrl)?.replace(/^DATABASE_URL='(.*)' $/, '$1') || databaseUrl;
+  const e = err as { code?: unknown; errcode?: unknown; syscall?: unknown; cause?: unknown };
+  const code = String(e.code ?? '');
+  const misconfigured =
+    MISCONFIGURED.has(code) ||
+    (typeof e.errcode === 'number' && SQLITE_MISCONFIGURED.has(e.errcode & 0xff)) ||
+    ((code === 'ENOENT' || code === 'EACCES') && e.syscall !== 'connect');
+  const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause));
+  if (!misconfigured && !unreachable) return;
   const reason = (err instanceof Error ? err.message.split('\n')[0] : String(err)) || code;
-  if (!unreachable) refuse(`DATABASE_URL ${where} cannot be opened: ${reason}`);
-  console.error(`database unavailable: DATABASE_URL ${where} cannot be reached: ${reason}`);
+  const where = shownDatabaseUrl(databaseUrl);
+  if (misconfigured) refuse(`DATABASE_URL ${where} cannot be opened: ${reason}`);
+  console.error(`database unavailable: DATABASE_URL ${where} cannot be used now: ${reason}`);
   process.exit(69);
 }
 

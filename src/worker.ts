@@ -71,9 +71,10 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
       if (handled > 0) busyUntil = Date.now() + BUSY_WINDOW_MS;
       if (failures === 0 && (handled > 0 || woken)) continue;
       const idle = Math.min(job.idleMs ?? ctx.config.workerIdleMs, ctx.config.workerIdleMs * 20);
+      // Never shorter than a healthy job's idle pause, however long WORKER_IDLE_MS is.
       const pause =
         failures > 0
-          ? Math.min(Math.max(idle, 100) * 2 ** (failures - 1), FAILING_PAUSE_MS)
+          ? Math.max(idle, Math.min(Math.max(idle, 100) * 2 ** (failures - 1), FAILING_PAUSE_MS))
           : job.busyPollMs !== undefined && Date.now() < busyUntil
             ? Math.min(job.busyPollMs, idle)
             : idle;
@@ -85,7 +86,8 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
           resolve();
         };
         const t = setTimeout(done, pause);
-        wake = done;
+        // A failing job sleeps its pause out whatever wakes it (stop() still ends it).
+        wake = failures > 0 ? null : done;
         sleepers.add(done);
       });
     }

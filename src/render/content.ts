@@ -1,5 +1,6 @@
 // What each carrier prints: tracking number groups, routing code, and the messages in the barcodes.
 import { formatTrackingNumber, isValidTrackingNumber } from '../carriers/index.ts';
+import { placeOf } from '../carriers/customs.ts';
 import { countryNumeric } from '../countries.ts';
 import { asciiText } from './text.ts';
 import type { LabelData } from './label.ts';
@@ -25,7 +26,7 @@ export function normalPostalCode(postalCode: string): string {
 
 /** Whether the destination is a US ZIP code (5 or 9 digits). */
 export function isUsZip(data: LabelData): boolean {
-  return data.to.country.toUpperCase() === 'US' && /^\d{5}(\d{4})?$/.test(normalPostalCode(data.to.postalCode ?? ""));
+  return placeOf(data.to) === 'US' && /^\d{5}(\d{4})?$/.test(normalPostalCode(data.to.postalCode ?? ""));
 }
 
 function hash32(s: string): number {
@@ -43,7 +44,7 @@ function hash32(s: string): number {
  * two-digit sort group derived from carrier, country and postal code. Deterministic, no lookups.
  */
 export function routingCodeFor(data: LabelData): string {
-  const country = data.to.country.toUpperCase();
+  const country = placeOf(data.to);
   const postal = normalPostalCode(data.to.postalCode ?? "");
   const region = country === 'US' && data.to.state ? asciiText(data.to.state).toUpperCase().replace(/[^A-Z]/g, '').slice(0, 2) || country : country;
   const h = hash32(`${data.carrier}|${country}|${postal}`);
@@ -119,7 +120,7 @@ export function maxiCodeMessage(data: LabelData, addressChars = 40): { mode: 2 |
   const city = field(data.to.city, Math.max(0, addressChars - street.length));
   const parts = [
     postal,
-    countryNumeric(data.to.country),
+    countryNumeric(placeOf(data.to)),
     serviceClass(data),
     field(data.trackingNumber, 20),
     'UPSN',
@@ -140,7 +141,7 @@ export function maxiCodeMessage(data: LabelData, addressChars = 40): { mode: 2 |
 export function fedexPdf417Message(data: LabelData): string {
   const parts = [
     normalPostalCode(data.to.postalCode ?? ""),
-    countryNumeric(data.to.country),
+    countryNumeric(placeOf(data.to)),
     serviceClass(data),
     field(data.trackingNumber, 20),
     'FDEG',
@@ -162,7 +163,7 @@ export function fedexPdf417Message(data: LabelData): string {
 export function dhlDataMatrixMessage(data: LabelData): string {
   const parts = [
     `J${field(data.trackingNumber, 20)}`,
-    `2L${data.to.country.toUpperCase().slice(0, 2)}${normalPostalCode(data.to.postalCode ?? "").slice(0, 12)}`,
+    `2L${placeOf(data.to)}${normalPostalCode(data.to.postalCode ?? "").slice(0, 12)}`,
     `9D${julianDay(data.shipDate)}`,
     `7Q${Math.max(0.1, Math.round(weightInPounds(data.parcel.weight) * 0.45359237 * 10) / 10)}KG`,
     `1V${field(data.serviceCode, 20)}`,
@@ -177,7 +178,7 @@ export function dhlDataMatrixMessage(data: LabelData): string {
  */
 export function uspsImpbElementString(data: LabelData): string {
   const postal = normalPostalCode(data.to.postalCode ?? "");
-  const dest = isUsZip(data) ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(data.to.country)}${postal.slice(0, 9)}`;
+  const dest = isUsZip(data) ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(placeOf(data.to))}${postal.slice(0, 9)}`;
   const t = data.trackingNumber.replace(/\D/g, '');
   return `${dest}(${t.slice(0, 2)})${t.slice(2)}`;
 }

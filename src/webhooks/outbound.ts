@@ -91,19 +91,6 @@ export function outboundPolicy(config: Pick<Config, 'webhookAllowPrivate' | 'web
   return { allowPrivate: config.webhookAllowPrivate, allowed, ports: new Set([80, 443, ...config.webhookAllowedPorts]) };
 }
 
-/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:7f00:1` → `127.0.0.1`), else null. */
-export function mappedIPv4(address: string): string | null {
-  const a = address.toLowerCase();
-  const dotted = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(a);
-  if (dotted && isIP(dotted[1]!) === 4) return dotted[1]!;
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return null;
-}
 
 /** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail and a zone allowed), else null. */
 function ipv6Groups(address: string): number[] | null {
@@ -121,6 +108,18 @@ function ipv6Groups(address: string): number[] | null {
   return groups.length === 8 ? groups.map((g) => parseInt(g, 16)) : null;
 }
 
+/** The IPv4 address in the last 32 bits of `g`. */
+function lastIPv4(g: number[]): string {
+  return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:7f00:1` → `127.0.0.1`, however spelled), else null. */
+export function mappedIPv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  return g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff ? lastIPv4(g) : null;
+}
+
 /**
  * The IPv4 address an IPv6 address carries in its last 32 bits by a standard translation: IPv4-mapped
  * (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`) or the
@@ -133,7 +132,7 @@ export function embeddedIPv4(address: string): string | null {
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   const carries =
     (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) || (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) || (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6));
-  return carries ? `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}` : null;
+  return carries ? lastIPv4(g) : null;
 }
 
 /** Why this address may not be contacted under the policy, or null when it may. */

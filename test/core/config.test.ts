@@ -1,5 +1,8 @@
 // Contract §1: settings, their defaults, production's refusals, and the BOOTSTRAP_* credentials.
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { ConfigError, adminDatabase, loadConfig } from '../../src/config.ts';
 import { outboundPolicy } from '../../src/webhooks/outbound.ts';
@@ -97,7 +100,7 @@ describe('settings (README, Configuration)', () => {
     ['a WEBHOOK_RETRY_SCHEDULE pause in hexadecimal', { WEBHOOK_RETRY_SCHEDULE: '0x10,5' }],
     ['a WEBHOOK_RETRY_SCHEDULE with an empty entry', { WEBHOOK_RETRY_SCHEDULE: '5,,30' }],
     ['a postgres DATABASE_URL that is no URL', { DATABASE_URL: 'postgres://u@127.0.0.1:notaport/x' }],
-    ['an OTEL_EXPORTER_OTLP_PROTOCOL this service does not speak', { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
+    ['an OTEL_EXPORTER_OTLP_PROTOCOL this service does not speak', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
     ['an OTEL_EXPORTER_OTLP_ENDPOINT that is not a URL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'notaurl' }],
     ['an OTEL_EXPORTER_OTLP_TRACES_ENDPOINT that is not http(s)', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
     ['a WEBHOOK_ALLOWED_CIDRS entry that is not a range', { WEBHOOK_ALLOWED_CIDRS: '10.0.0.0' }],
@@ -116,6 +119,11 @@ describe('settings (README, Configuration)', () => {
     for (const url of ['sqlite:file::memory:', 'sqlite:file:x.db?mode=memory']) {
       assert.throws(() => loadConfig({ DATABASE_URL: url }), (err: Error) => err instanceof ConfigError && err.message.startsWith('DATABASE_URL: an in-memory database is written sqlite::memory:'), url);
     }
+  });
+
+  it('an OTLP protocol set for other programs does not stop the start while tracing is off', () => {
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing.protocol, undefined);
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing.protocol, 'http/json');
   });
 
   it('LOG_LEVEL: one of pino\'s levels or silent', () => {
@@ -269,9 +277,16 @@ describe('settings (README, Configuration)', () => {
 
   it('a database the start cannot open: one line naming DATABASE_URL with its password hidden, 78 when the setting is to blame, 69 when it is out of reach', async () => {
     const port = await freePort();
+    // A folder with a file that is not a database, and no PostgreSQL socket in it.
+    const notADatabase = mkdtempSync(join(tmpdir(), 'not-a-database-'));
+    writeFileSync(join(notADatabase, 'file.db'), 'not a database, just text\n'.repeat(100));
+    after(() => rmSync(notADatabase, { recursive: true, force: true }));
     const cases: [string, number, RegExp][] = [
-      [`postgres://postgres:s3cret@127.0.0.1:${port}/test`, 69, new RegExp(`^database unavailable: DATABASE_URL postgres://postgres:PASSWORD@127\\.0\\.0\\.1:${port}/test cannot be reached: .*ECONNREFUSED.*\\n$`)],
+      [`postgres://postgres:s3cret@127.0.0.1:${port}/test`, 69, new RegExp(`^database unavailable: DATABASE_URL postgres://postgres:PASSWORD@127\\.0\\.0\\.1:${port}/test cannot be used now: .*ECONNREFUSED.*\\n$`)],
+      // No server at the Unix socket (the README's form): not started yet, so worth a retry.
+      [`postgres://postgres:s3cret@${encodeURIComponent(notADatabase)}/test`, 69, /^database unavailable: DATABASE_URL postgres:\/\/postgres:PASSWORD@.* cannot be used now: connect ENOENT .*\n$/],
       ['postgres://postgres:s3cret@not-a-host.invalid:5432/test', 78, /^configuration error: DATABASE_URL postgres:\/\/postgres:PASSWORD@not-a-host\.invalid:5432\/test cannot be opened: .*ENOTFOUND.*\n$/],
+      [`sqlite:${notADatabase}/file.db`, 78, /^configuration error: DATABASE_URL sqlite:.*file\.db cannot be opened: file is not a database\n$/],
     ];
     await Promise.all(
       cases.map(async ([url, exit, line]) => {

@@ -75,9 +75,17 @@ describe('worker loop: a job that keeps failing', () => {
   it('waits twice as long after each failure in a row, logging each, and at the idle pace again once it succeeds', async () => {
     const started: number[] = [];
     let failing = true;
+    let wake: (() => void) | undefined;
     const job: Job = {
       name: 'failing',
       idleMs: 100,
+      // Woken every 20 ms, as a busy API wakes the webhook jobs: that must not cut the pause short.
+      wakeOn(w) {
+        wake = w;
+        return () => {
+          wake = undefined;
+        };
+      },
       async run() {
         started.push(Date.now());
         if (failing) throw new Error('the database is down');
@@ -87,8 +95,9 @@ describe('worker loop: a job that keeps failing', () => {
     const logged: number[] = [];
     const quiet = { config: { workerIdleMs: 100 }, log: { error: (fields: { failures: number }) => logged.push(fields.failures) } } as unknown as AppContext;
     const worker = startWorker(quiet, [job]);
+    const waking = setInterval(() => wake?.(), 20);
     try {
-      // Runs at 0, 100, 300, 700 and 1,500 ms: the gaps double (100, 200, 400, 800).
+      // Runs at 0, 100, 300 and 700 ms (the next at 1,500): the gaps double (100, 200, 400).
       await sleep(1_250);
       const gaps = started.slice(1).map((t, i) => t - started[i]!);
       assert.ok(started.length >= 3 && started.length <= 5, `runs: ${started.length}`);
@@ -100,6 +109,7 @@ describe('worker loop: a job that keeps failing', () => {
       const after = started.slice(-3);
       assert.ok(after[2]! - after[1]! < 300, `back at the idle pace: ${after.join(', ')}`);
     } finally {
+      clearInterval(waking);
       await worker.stop();
     }
   });

@@ -136,6 +136,17 @@ function inOrder(lines: string[], wanted: string[]): boolean {
   return true;
 }
 
+describe('a US address whose state is a territory is drawn as one written with the territory\'s code', () => {
+  for (const base of ALL_CARRIERS) {
+    it(`${base.carrier}: the same ZPL (address lines, country line, routing code, barcodes)`, async () => {
+      const to = { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910' };
+      const asTerritory = (await renderLabel({ ...base, to: { ...to, country: 'GU' } }, 'ZPL')).body.toString();
+      const asState = (await renderLabel({ ...base, to: { ...to, country: 'US' } }, 'ZPL')).body.toString();
+      assert.equal(asState, asTerritory);
+    });
+  }
+});
+
 describe('address lines in the destination\'s order', () => {
   for (const c of CASES) {
     it(`${c.name} (PDF and ZPL)`, async () => {

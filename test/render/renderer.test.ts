@@ -108,12 +108,12 @@ describe('Renderer', () => {
     assert.match(body.subarray(-8).toString(), /%%EOF\s*$/);
   });
 
-  it('counts a PDF print file as one PDF drawn, for its time spent drawing (shipping_render_duration_seconds)', { timeout: 120_000 }, async () => {
+  it('counts each label of a PDF print file as one PDF drawn, as a ZPL print file does (shipping_render_duration_seconds)', { timeout: 120_000 }, async () => {
     const pdfs = async () => ((await renderDuration.get()).values.find((v) => v.metricName === 'shipping_render_duration_seconds_count' && v.labels.format === 'PDF')?.value ?? 0);
     const before = await pdfs();
     const body = Buffer.concat(await unreadPrintFile(renderer(), 20).toArray());
     assert.equal(body.subarray(0, 5).toString(), '%PDF-');
-    assert.equal(await pdfs(), before + 1);
+    assert.equal(await pdfs(), before + 20);
   });
 
   it('ends a print file whose reader takes nothing for printStallMs, and its thread lives on', { timeout: 180_000 }, async () => {

@@ -63,6 +63,8 @@ describe('refusalReason', () => {
   it('refuses a public IPv4 address in its IPv4-mapped IPv6 spelling (::ffff:0:0/96), unless listed', () => {
     assert.match(String(refusalReason('::ffff:93.184.216.34', strict)), /IPv4-mapped address \(give 93\.184\.216\.34 itself\)/);
     assert.match(String(refusalReason('::ffff:5db8:d822', strict)), /IPv4-mapped/);
+    // However it is spelled out.
+    assert.match(String(refusalReason('0:0:0:0:0:ffff:808:808', strict)), /IPv4-mapped address \(give 8\.8\.8\.8 itself\)/);
     assert.equal(refusalReason('93.184.216.34', strict), null);
     assert.equal(refusalReason('::ffff:93.184.216.34', outboundPolicy({ webhookAllowPrivate: false, webhookAllowedCidrs: ['93.184.216.0/24'], webhookAllowedPorts: [] })), null);
   });

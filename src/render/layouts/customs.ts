@@ -277,7 +277,6 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   return drawings(f, `Commercial invoice ${cleanText(d.trackingNumber)}`, d.shipDate);
 }
 
-/** The items' net weight together, in whole grams. */
 /** The items' net weights added up, in the unit of the parcel's (gross) weight, so the two compare. */
 function totalNet(c: Customs, gross: LabelData['parcel']['weight']): string {
   const total = c.items.reduce((sum, i) => sum + grams(i.netWeight), 0);

@@ -8,6 +8,7 @@ import {
   printedDate, routingCodeFor, uspsImpbElementString,
 } from '../content.ts';
 import { countryNumeric } from '../../countries.ts';
+import { placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import type { LabelData, LabelSize, Logo } from '../label.ts';
 import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
@@ -170,17 +171,17 @@ function routingBlock(s: Sheet, d: LabelData, area: Area): void {
   const postal = normalPostalCode(d.to.postalCode ?? "");
   const barcodeArea = { x: area.x, y: area.y + 30, w: area.w, h: Math.max(16, area.h - 42) };
   if (d.carrier === 'UPS' && postal) {
-    const isZip = cleanText(d.to.country).toUpperCase() === 'US' && /^\d{5}/.test(postal);
-    const data = isZip ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(d.to.country)}${postal.slice(0, 9)}`;
+    const isZip = placeOf(d.to) === 'US' && /^\d{5}/.test(postal);
+    const data = isZip ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(placeOf(d.to))}${postal.slice(0, 9)}`;
     const b = s.barcode(linearBarcode('gs1-128', data, barcodeArea, 3));
     s.text(b.x + b.w / 2, b.y + b.h + 9, data.replace(')', ') '), 8, { anchor: 'middle', maxWidth: area.w });
   } else if (d.carrier === 'DHL' && postal) {
-    const data = `2L${cleanText(d.to.country).toUpperCase().slice(0, 2)}${postal.slice(0, 12)}`;
+    const data = `2L${placeOf(d.to)}${postal.slice(0, 12)}`;
     const b = s.barcode(linearBarcode('code128', data, barcodeArea, 2));
     s.text(b.x + b.w / 2, b.y + b.h + 9, data, 8, { anchor: 'middle', maxWidth: area.w });
   } else {
     s.text(area.x, area.y + 42, postal ? `POSTAL ${postal}` : '', 12, { bold: true, maxWidth: area.w, minSize: 7 });
-    s.text(area.x, area.y + 56, `${cleanText(d.to.country).toUpperCase()}`, 9, { maxWidth: area.w });
+    s.text(area.x, area.y + 56, placeOf(d.to), 9, { maxWidth: area.w });
   }
 }
 
