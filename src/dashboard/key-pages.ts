@@ -116,8 +116,19 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
       const { accountId, userId } = d.user(request);
       const created = await createApiKey(d.ctx.db, accountId, scopes, live);
       request.log.info({ user: userId, key: created.prefix }, 'dashboard api key created');
-      // Answered here, never through a redirect: this page is the only place the key is ever shown.
-      return keysPage(request, reply, { created: { key: created.key, scopes } });
+      // Shown on the page the form redirects to, once: refreshing it never makes a second key.
+      return d.redirectOnce(reply, '/keys/new', JSON.stringify({ key: created.key, scopes }));
+    },
+  });
+
+  app.get('/keys/new', {
+    config: PAGE,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const once = d.takeOnce(request, reply, '/keys/new');
+      if (!once) return d.redirect(reply, '/keys', 'A new key is shown once, on the page right after its form. If you did not keep it, revoke it and create another.');
+      const created = JSON.parse(once) as { key: string; scopes: Scope[] };
+      return keysPage(request, reply, { created });
     },
   });
 

@@ -50,6 +50,7 @@ const SESSION_COOKIE = 'dashboard_session';
 const CSRF_COOKIE = 'dashboard_csrf';
 /** The message of the page after a form (Post/Redirect/Get), shown once: never in a URL anyone can write. */
 const NOTICE_COOKIE = 'dashboard_notice';
+const ONCE_COOKIE = 'dashboard_once';
 const STYLESHEET = readFileSync(new URL('./assets/dashboard.css', import.meta.url), 'utf8');
 const SCRIPT = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
 const ICON = readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8');
@@ -66,6 +67,14 @@ export interface Dashboard {
   send(request: FastifyRequest, reply: FastifyReply, view: { title: string; section?: Section; notice?: string; status?: number; body: (csrfToken: string) => ReturnType<typeof html> }): FastifyReply;
   /** After a form: 303 to a page of the dashboard (Post/Redirect/Get), with an optional notice. */
   redirect(reply: FastifyReply, path: string, notice?: string): FastifyReply;
+  /**
+   * After a form whose answer shows something once (a new API key): 303 to `path`, the value riding
+   * in a signed HttpOnly cookie for that page alone, for a minute. Refreshing the page, or going back
+   * to it, never posts the form again.
+   */
+  redirectOnce(reply: FastifyReply, path: string, value: string): FastifyReply;
+  /** What redirectOnce sent to `path`, once: the cookie is cleared as it is read. */
+  takeOnce(request: FastifyRequest, reply: FastifyReply, path: string): string | undefined;
   /** The posted form (urlencoded or multipart). */
   form(request: FastifyRequest): FormFields;
 }
@@ -193,6 +202,17 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     redirect(reply, path, notice) {
       if (notice) reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60, signed: true });
       return reply.redirect(`${base}${path}`, 303);
+    },
+    redirectOnce(reply, path, value) {
+      reply.setCookie(ONCE_COOKIE, encodeURIComponent(value), { ...cookieOpts, path: `${base}${path}`, maxAge: 60, signed: true });
+      return reply.redirect(`${base}${path}`, 303);
+    },
+    takeOnce(request, reply, path) {
+      const carried = request.cookies[ONCE_COOKIE];
+      if (carried === undefined) return undefined;
+      reply.clearCookie(ONCE_COOKIE, { ...cookieOpts, path: `${base}${path}` });
+      const signed = request.unsignCookie(carried);
+      return signed.valid && signed.value ? decodeURIComponent(signed.value) : undefined;
     },
     form(request) {
       return formFields(request.body);

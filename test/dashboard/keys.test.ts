@@ -24,7 +24,9 @@ forEachDatabase((database) => {
     t.app.inject({ method: 'POST', url, headers: { cookie: [...v.cookies].map(([k, val]) => `${k}=${val}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
   /** Creates a key through the form and answers it as the page showed it. */
   async function createKey(v: Visitor, scopes: string | string[] = [...ALL_SCOPES]): Promise<string> {
-    const res = await v.post('/dashboard/keys', { scopes }, '/dashboard/keys');
+    const posted = await v.post('/dashboard/keys', { scopes }, '/dashboard/keys');
+    assert.equal(posted.statusCode, 303, posted.body.slice(0, 500));
+    const res = await v.get('/dashboard/keys/new');
     assert.equal(res.statusCode, 200, res.body.slice(0, 500));
     const m = KEY.exec(res.body);
     assert.ok(m, 'the new key is on the page');
@@ -52,11 +54,13 @@ forEachDatabase((database) => {
   });
 
   describe('POST /dashboard/keys', () => {
-    it('shows the new key once (200, not a redirect), and the key works against the API', async () => {
+    it('shows the new key once, on the page the form redirects to, and the key works against the API', async () => {
       const { acct, v } = await user();
-      const res = await v.post('/dashboard/keys', { scopes: [...ALL_SCOPES] }, '/dashboard/keys');
+      const posted = await v.post('/dashboard/keys', { scopes: [...ALL_SCOPES] }, '/dashboard/keys');
+      assert.equal(posted.statusCode, 303);
+      assert.equal(posted.headers.location, '/dashboard/keys/new');
+      const res = await v.get('/dashboard/keys/new');
       assert.equal(res.statusCode, 200);
-      assert.equal(res.headers.location, undefined);
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.match(res.body, /it will not be shown again/);
       const key = KEY.exec(res.body)![1]!;
@@ -74,6 +78,18 @@ forEachDatabase((database) => {
       const stored = await listApiKeys(t.ctx.db, acct.accountId);
       assert.equal(stored.length, 2);
       assert.equal(stored[1]!.prefix, key.slice(0, 16));
+    });
+
+    it('refreshing the page of the new key never makes another key, nor shows the key again', async () => {
+      const { acct, v } = await user();
+      const key = await createKey(v);
+      const again = await v.get('/dashboard/keys/new');
+      assert.equal(again.statusCode, 303);
+      assert.equal(again.headers.location, '/dashboard/keys');
+      const list = await v.get('/dashboard/keys');
+      assert.match(list.body, /A new key is shown once/);
+      assert.ok(!list.body.includes(key));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 2, 'the set-up key and the one made');
     });
 
     it('gives the key only the scopes ticked', async () => {
