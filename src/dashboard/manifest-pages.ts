@@ -36,7 +36,7 @@ ${errorSummary(o.formErrors, o.message)}
 <p>Puts every active label of the carrier that is on no manifest yet onto one manifest: the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). A label on a manifest can no longer be invalidated.</p>
 <form method="post" action="${base}/manifests">
 ${csrfField(token)}
-${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: CARRIERS.map((c) => [c, c] as const), required: true, errors })}
+${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: [['', 'Choose a carrier'] as const, ...CARRIERS.map((c) => [c, c] as const)], required: true, errors })}
 <button type="submit">Close the day</button>
 </form>
 </section>
@@ -66,7 +66,9 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
     handler: async (request, reply) => {
       const carrier = d.form(request).one('carrier').trim();
       if (!(CARRIERS as readonly string[]).includes(carrier)) {
-        return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message: `must be one of ${CARRIERS.join(', ')}` }] });
+        // No carrier is chosen for the user: closing the day cannot be undone.
+        const message = carrier === '' ? 'choose the carrier whose day to close' : `must be one of ${CARRIERS.join(', ')}`;
+        return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message }] });
       }
       try {
         const manifest = await createManifest(ctx, d.user(request).accountId, { carrier: carrier as Carrier });

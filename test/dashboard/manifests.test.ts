@@ -41,7 +41,11 @@ forEachDatabase((database) => {
       assert.equal(empty.body.match(/<h1[\s>]/g)?.length, 1);
       assert.match(empty.body, /No manifests yet/);
       assert.match(empty.body, /<form method="post" action="\/dashboard\/manifests">/);
-      assert.match(empty.body, /<label for="f-carrier">Carrier<\/label><select id="f-carrier" name="carrier" required>/);
+      assert.match(empty.body, /<label for="f-carrier">Carrier<\/label><select id="f-carrier" name="carrier" required><option value="" selected>Choose a carrier<\/option>/);
+      // No carrier is chosen for the user: the form as it comes is refused, and nothing is made.
+      const unchosen = await v.post('/dashboard/manifests', { carrier: '' }, '/dashboard/manifests');
+      assert.equal(unchosen.statusCode, 400);
+      assert.match(textOf(unchosen), /choose the carrier whose day to close/);
       assert.match(empty.body, /<button type="submit">Close the day<\/button>/);
 
       const closed = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
