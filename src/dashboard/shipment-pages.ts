@@ -43,6 +43,10 @@ export function bodyOf(form: Form): Record<string, unknown> {
     const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : text;
     setField(out, path, value);
   }
+  // The item's net weight is in the parcel's unit unless another is chosen, as in the CSV upload.
+  const net = (out.customs as { items?: { netWeight?: { value?: unknown; unit?: unknown } }[] } | undefined)?.items?.[0]?.netWeight;
+  const parcelUnit = (out.parcel as { weight?: { unit?: unknown } } | undefined)?.weight?.unit;
+  if (net && net.value !== undefined && net.unit === undefined && parcelUnit !== undefined) net.unit = parcelUnit;
   return out;
 }
 
@@ -159,7 +163,7 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
       { name: 'customs.items[0].description', label: 'Item description' },
       { name: 'customs.items[0].quantity', label: 'Quantity', type: 'number' },
       { name: 'customs.items[0].netWeight.value', label: 'Net weight', type: 'number', step: 'any' },
-      { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, '—') },
+      { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
       { name: 'customs.items[0].value.amount', label: 'Value', type: 'number', step: 'any' },
       { name: 'customs.items[0].value.currency', label: 'Currency', hint: 'Three letters: USD, EUR …' },
       { name: 'customs.items[0].hsCode', label: 'HS code', hint: '6 to 10 digits.' },

@@ -103,6 +103,11 @@ forEachDatabase((database) => {
         return r.violations.filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(' ')}`);
       });
       assert.deepEqual(result, [], `axe on ${name}`);
+      // Reflow (WCAG 1.4.10): on a 375 px phone nothing scrolls sideways.
+      await page.setViewportSize({ width: 375, height: 800 });
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      await page.setViewportSize({ width: 412, height: 915 });
+      assert.ok(wide <= 375, `${name} is ${wide} px wide on a 375 px screen`);
       if (screenshots && database.name === 'sqlite') {
         if (name === 'shipments' || name === 'shipment') await page.screenshot({ path: new URL(`${name}-phone.png`, DOCS).pathname, fullPage: false });
         await page.setViewportSize({ width: 1280, height: 800 });

@@ -96,6 +96,13 @@ forEachDatabase((database) => {
         const id = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]!;
         const api = (await t.request({ method: 'GET', url: `/v1/shipments/${id}` })).json();
         assert.deepEqual([api.customs.contentsType, api.customs.contentsExplanation], ['other', 'Trade fair samples']);
+        // The net weight's unit left at "as the parcel's": the parcel's unit, as in the CSV upload.
+        const { 'customs.items[0].netWeight.unit': _unit, ...noUnit } = customs;
+        const parcelUnit = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...noUnit, 'customs.contentsExplanation': 'Trade fair samples' }, '/dashboard/shipments/new');
+        assert.equal(parcelUnit.statusCode, 303, parcelUnit.body.slice(0, 800));
+        const second = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(parcelUnit.headers.location))![1]!;
+        const made = (await t.request({ method: 'GET', url: `/v1/shipments/${second}` })).json();
+        assert.deepEqual(made.customs.items[0].netWeight, { value: item.netWeight.value, unit: sampleShipment.parcel.weight.unit });
       });
     });
 
