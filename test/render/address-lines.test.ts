@@ -33,6 +33,9 @@ async function zplFields(d: LabelData): Promise<string[]> {
 
 const SENDER_DE = { name: 'Versand', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' };
 
+/** An address in Guam, written with the territory's own code or as a US state. */
+const GUAM = { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910' };
+
 const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[] }[] = [
   {
     name: 'Germany, at home: street, then postal code before the town; no country line',
@@ -70,23 +73,23 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   },
   {
     name: 'Guam, sent as its own country from the US mainland by USPS: domestic mail, no country line',
-    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'GU' } },
+    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { ...GUAM, country: 'GU' } },
     lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910'],
     absent: ['GUAM', 'UNITED STATES'],
   },
   {
     name: 'Guam, from the US mainland by UPS: abroad for the carrier (a customs border lies between), so the country line',
-    data: { ...UPS_LABEL, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'GU' } },
+    data: { ...UPS_LABEL, to: { ...GUAM, country: 'GU' } },
     lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910', 'GUAM'],
   },
   {
     name: 'Guam, written as a US state, from the US mainland by UPS: the same place, so the same country line',
-    data: { ...UPS_LABEL, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' } },
+    data: { ...UPS_LABEL, to: { ...GUAM, country: 'US' } },
     lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910', 'GUAM'],
   },
   {
     name: 'Guam, written as a US state, by USPS: domestic mail, no country line',
-    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' } },
+    data: { ...USPS_LABEL, from: UPS_LABEL.from, to: { ...GUAM, country: 'US' } },
     lines: ['1 Marine Corps Dr', 'HAGATNA GU 96910'],
     absent: ['GUAM', 'UNITED STATES'],
   },
@@ -139,9 +142,8 @@ function inOrder(lines: string[], wanted: string[]): boolean {
 describe('a US address whose state is a territory is drawn as one written with the territory\'s code', () => {
   for (const base of ALL_CARRIERS) {
     it(`${base.carrier}: the same ZPL (address lines, country line, routing code, barcodes)`, async () => {
-      const to = { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910' };
-      const asTerritory = (await renderLabel({ ...base, to: { ...to, country: 'GU' } }, 'ZPL')).body.toString();
-      const asState = (await renderLabel({ ...base, to: { ...to, country: 'US' } }, 'ZPL')).body.toString();
+      const asTerritory = (await renderLabel({ ...base, to: { ...GUAM, country: 'GU' } }, 'ZPL')).body.toString();
+      const asState = (await renderLabel({ ...base, to: { ...GUAM, country: 'US' } }, 'ZPL')).body.toString();
       assert.equal(asState, asTerritory);
     });
   }
