@@ -55,13 +55,16 @@ function collectBadStrings(value: unknown, trail: (string | number)[], path: str
     return;
   }
   const keys = Object.keys(value);
-  const good: string[] = [];
+  let badKeys = false;
   for (const key of keys) {
     const message = flaw(key);
-    if (message && found.length < limit) found.push({ field: pathOf(path, [...trail, key]), message });
-    else if (!message) good.push(key);
+    if (!message) continue;
+    badKeys = true;
+    if (found.length < limit) found.push({ field: pathOf(path, [...trail, key]), message });
   }
-  for (const key of good) {
+  // A bad key's value is not looked into: the key already names the problem.
+  for (const key of keys) {
+    if (badKeys && flaw(key)) continue;
     trail.push(key);
     collectBadStrings((value as Record<string, unknown>)[key], trail, path, found, limit);
     trail.pop();
