@@ -92,6 +92,15 @@ forEachDatabase((database) => {
       }
     });
 
+    it('names at most 100 problems, every bad string first', async () => {
+      const addresses = Array.from({ length: 150 }, (_, i) => ({ ...sampleShipment.to, name: `A\u0007${i}` }));
+      const res = await t.request({ method: 'POST', url: '/v1/addresses/validate', payload: { addresses } });
+      assert.equal(res.statusCode, 400);
+      const fields = res.json().details.map((d: { field: string }) => d.field);
+      assert.equal(fields.length, 100);
+      assert.deepEqual(fields.slice(0, 3), ['addresses[0].name', 'addresses[1].name', 'addresses[2].name']);
+    });
+
     it('and in a key of a JSON object', async () => {
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, 'x\u0001': 1 } });
       assert.equal(res.statusCode, 400);

@@ -114,3 +114,29 @@ describe('worker loop: a job that keeps failing', () => {
     }
   });
 });
+
+describe('worker loop: the failing pause\'s bounds', () => {
+  it('never pauses a failing job longer than 5 s, nor shorter than its idle pause', async () => {
+    const started: number[] = [];
+    const job: Job = {
+      name: 'failing',
+      idleMs: 3_000,
+      async run() {
+        started.push(Date.now());
+        throw new Error('down');
+      },
+    };
+    // Idle 3 s: failures pause 3 s (not the 100 ms a doubling from its floor would give), then 5 s (not 6).
+    const slow = { config: { workerIdleMs: 3_000 }, log: { error() {} } } as unknown as AppContext;
+    const worker = startWorker(slow, [job]);
+    try {
+      await sleep(9_500);
+      const gaps = started.slice(1).map((t, i) => t - started[i]!);
+      assert.equal(started.length, 3, `runs at ${gaps.join(', ')} ms apart`);
+      assert.ok(gaps[0]! >= 2_995 && gaps[0]! < 4_500, `first pause ${gaps[0]} ms`);
+      assert.ok(gaps[1]! >= 4_995 && gaps[1]! < 5_500 + 1_000, `second pause ${gaps[1]} ms`);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
