@@ -163,6 +163,9 @@ forEachDatabase((database) => {
       await page.locator('#error-summary').waitFor();
       const summary = (await page.locator('#error-summary li').allTextContents()).map((l) => l.trim());
       assert.deepEqual(summary, ['Carrier: is required', 'Service: is required', 'From (sender): is required', 'To (recipient): is required', 'Weight: is required']);
+      // A link to a group of fields focuses the group's first field, as a link to one field does.
+      await page.locator('#error-summary').getByRole('link', { name: 'From (sender): is required' }).click();
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('fieldset')?.querySelector('legend')?.textContent?.trim()), 'From (sender)');
       await accessible('new-shipment-empty');
       const s = sampleShipment as unknown as { from: Record<string, string>; to: Record<string, string>; customs: { contentsType: string; signer: string; items: Record<string, any>[] } };
       await page.getByLabel(label('Carrier')).selectOption('UPS');

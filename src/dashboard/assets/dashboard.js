@@ -5,10 +5,21 @@
 //   the focus leaves it; a part with a field the person has changed keeps it. A role="status" part
 //   is announced when its text changes.
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
-//   opens, so a screen reader reads it first.
+//   opens, so a screen reader reads it first. A summary link to a group of fields (a fieldset, which
+//   cannot take the focus) moves the focus to the group's first control.
 document.addEventListener('DOMContentLoaded', () => {
   const first = document.getElementById('error-summary') ?? document.getElementById('notice');
   if (first) first.focus();
+  document.getElementById('error-summary')?.addEventListener('click', (event) => {
+    const link = event.target.closest('a[href^="#"]');
+    const target = link && document.getElementById(link.getAttribute('href').slice(1));
+    if (!target || target.matches('input, select, textarea, button')) return;
+    const control = target.querySelector('input, select, textarea, button');
+    if (!control) return;
+    event.preventDefault();
+    target.scrollIntoView({ block: 'start' });
+    control.focus();
+  });
   const region = document.querySelector('[data-refresh]');
   if (!region) return;
   /** The latest server version of each part not yet shown, by id. */
