@@ -209,6 +209,11 @@ forEachDatabase((database) => {
       await page.getByRole('link', { name: 'Order 4711' }).waitFor();
       await accessible('shipments');
       const search = page.getByRole('searchbox', { name: 'Tracking number or reference' });
+      // One column on a phone: the filters stacked, each as wide as the form.
+      await page.setViewportSize({ width: 375, height: 800 });
+      const boxes = await Promise.all([search, page.getByLabel(label('Status')), page.getByLabel(label('Carrier'))].map(async (l) => (await l.boundingBox())!));
+      await page.setViewportSize({ width: 412, height: 915 });
+      for (let i = 1; i < boxes.length; i++) assert.ok(boxes[i]!.y >= boxes[i - 1]!.y + boxes[i - 1]!.height, `filter ${i} below the one before: ${JSON.stringify(boxes)}`);
       await search.fill(trackingNumber.toLowerCase());
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByRole('link', { name: 'Order 4711' }).waitFor();
