@@ -265,7 +265,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   // The URL itself is not repeated: it may hold a password.
   if (!databaseUrl.startsWith('sqlite:') && !URL.canParse(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL is not a valid URL; write it postgres://user:password@host:port/database');
+    throw new ConfigError('DATABASE_URL is not a valid URL; write it postgres://user:password@host:port/database, or with the server\'s Unix socket directory as the host, postgres://user@%2Fvar%2Frun%2Fpostgresql/database');
   }
   if (inMemoryDatabase(databaseUrl)) {
     if (production) throw new ConfigError('an in-memory database is not allowed in production');

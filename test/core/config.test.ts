@@ -121,6 +121,13 @@ describe('settings (README, Configuration)', () => {
     }
   });
 
+  it('a DATABASE_URL that is no URL is refused with both forms the README shows, and never repeated', () => {
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'postgres://u:s3cret@/var/run/postgresql:x/db' }),
+      (err: Error) => err instanceof ConfigError && err.message.includes('postgres://user:password@host:port/database') && err.message.includes('%2Fvar%2Frun%2Fpostgresql') && !err.message.includes('s3cret'),
+    );
+  });
+
   it('an OTLP protocol set for other programs does not stop the start while tracing is off', () => {
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing.protocol, undefined);
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing.protocol, 'http/json');
