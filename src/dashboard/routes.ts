@@ -191,11 +191,9 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
       return request.dashboardUser;
     },
     send(request, reply, view) {
-      const carried = request.cookies[NOTICE_COOKIE];
-      if (carried !== undefined) reply.clearCookie(NOTICE_COOKIE, cookieOpts);
       // Only a notice this service signed is shown: a cookie planted by another host is ignored.
-      const signed = carried ? request.unsignCookie(carried) : undefined;
-      const notice = view.notice ?? (signed?.valid && signed.value ? decodeNotice(signed.value) : undefined);
+      const carried = takeSigned(request, reply, NOTICE_COOKIE, cookieOpts);
+      const notice = view.notice ?? (carried !== undefined && carried.length <= 300 ? carried : undefined);
       const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), ...(notice ? { notice } : {}) });
       return reply.status(view.status ?? 200).type('text/html; charset=utf-8').send(page(frame, view.body(frame.csrfToken)));
     },
@@ -208,11 +206,7 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
       return reply.redirect(`${base}${path}`, 303);
     },
     takeOnce(request, reply, path) {
-      const carried = request.cookies[ONCE_COOKIE];
-      if (carried === undefined) return undefined;
-      reply.clearCookie(ONCE_COOKIE, { ...cookieOpts, path: `${base}${path}` });
-      const signed = request.unsignCookie(carried);
-      return signed.valid && signed.value ? decodeURIComponent(signed.value) : undefined;
+      return takeSigned(request, reply, ONCE_COOKIE, { ...cookieOpts, path: `${base}${path}` });
     },
     form(request) {
       return formFields(request.body);
@@ -314,10 +308,18 @@ ${field({ label: 'Password', name: 'password', type: 'password', required: true,
   keyPages(app, d);
 }
 
-function decodeNotice(value: string): string | undefined {
+/**
+ * A signed cookie this service set (a notice, a value shown once), read once: it is cleared as it is
+ * read; undefined when it is absent or not this service's.
+ */
+function takeSigned(request: FastifyRequest, reply: FastifyReply, name: string, options: Parameters<FastifyReply['clearCookie']>[1]): string | undefined {
+  const carried = request.cookies[name];
+  if (carried === undefined) return undefined;
+  reply.clearCookie(name, options);
+  const signed = request.unsignCookie(carried);
+  if (!signed.valid || !signed.value) return undefined;
   try {
-    const notice = decodeURIComponent(value);
-    return notice.length <= 300 ? notice : undefined;
+    return decodeURIComponent(signed.value);
   } catch {
     return undefined;
   }

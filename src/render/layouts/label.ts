@@ -170,18 +170,19 @@ function routingBlock(s: Sheet, d: LabelData, area: Area): void {
   s.text(area.x, area.y + 20, code, 20, { bold: true, maxWidth: area.w, minSize: 9 });
   const postal = normalPostalCode(d.to.postalCode ?? "");
   const barcodeArea = { x: area.x, y: area.y + 30, w: area.w, h: Math.max(16, area.h - 42) };
+  const place = placeOf(d.to);
   if (d.carrier === 'UPS' && postal) {
-    const isZip = placeOf(d.to) === 'US' && /^\d{5}/.test(postal);
-    const data = isZip ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(placeOf(d.to))}${postal.slice(0, 9)}`;
+    const isZip = place === 'US' && /^\d{5}/.test(postal);
+    const data = isZip ? `(420)${postal.slice(0, 5)}` : `(421)${countryNumeric(place)}${postal.slice(0, 9)}`;
     const b = s.barcode(linearBarcode('gs1-128', data, barcodeArea, 3));
     s.text(b.x + b.w / 2, b.y + b.h + 9, data.replace(')', ') '), 8, { anchor: 'middle', maxWidth: area.w });
   } else if (d.carrier === 'DHL' && postal) {
-    const data = `2L${placeOf(d.to)}${postal.slice(0, 12)}`;
+    const data = `2L${place}${postal.slice(0, 12)}`;
     const b = s.barcode(linearBarcode('code128', data, barcodeArea, 2));
     s.text(b.x + b.w / 2, b.y + b.h + 9, data, 8, { anchor: 'middle', maxWidth: area.w });
   } else {
     s.text(area.x, area.y + 42, postal ? `POSTAL ${postal}` : '', 12, { bold: true, maxWidth: area.w, minSize: 7 });
-    s.text(area.x, area.y + 56, placeOf(d.to), 9, { maxWidth: area.w });
+    s.text(area.x, area.y + 56, place, 9, { maxWidth: area.w });
   }
 }
 
