@@ -87,52 +87,68 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
  * a lookup that raced with it is not stored), so a revocation is immediate in this process and holds
  * in every other process within API_KEY_CACHE_MS (docs/decisions.md). Unknown or revoked keys are
  * never remembered, so a new key works at once everywhere and unknown keys cannot fill the cache.
+ * OAuth clients found active are remembered the same way, for the access tokens they hold.
  */
 export const API_KEY_CACHE_MS = 1000;
 const API_KEY_CACHE_MAX = 10_000;
-interface KeyCache {
-  /** Expired entries are dropped by a timer, so an idle process keeps no key past its second. */
-  entries: Cache<string, Principal>;
+interface RecentChecks<T> {
+  /** Expired entries are dropped by a timer, so an idle process keeps nothing past its second. */
+  entries: Cache<string, T>;
   /** Bumped by every revocation; a lookup started before one must not fill the cache. */
   generation: number;
 }
-const keyCaches = new WeakMap<Db, KeyCache>();
+const keyChecks = new WeakMap<Db, RecentChecks<Principal>>();
+const clientChecks = new WeakMap<Db, RecentChecks<true>>();
 
-function keyCacheOf(db: Db): KeyCache {
-  let cache = keyCaches.get(db);
-  if (!cache) {
-    cache = { entries: createCache({ max: API_KEY_CACHE_MAX, ttlMs: API_KEY_CACHE_MS, purgeExpired: true }), generation: 0 };
-    keyCaches.set(db, cache);
-  }
-  return cache;
+function recentChecks<T extends {}>(checks: WeakMap<Db, RecentChecks<T>>, db: Db): RecentChecks<T> {
+  const known = checks.get(db);
+  if (known) return known;
+  const recent: RecentChecks<T> = { entries: createCache<string, T>({ max: API_KEY_CACHE_MAX, ttlMs: API_KEY_CACHE_MS, purgeExpired: true }), generation: 0 };
+  checks.set(db, recent);
+  return recent;
+}
+
+/** Forgets every check of this kind remembered for this database handle (after a revocation). */
+function forget<T extends {}>(checks: WeakMap<Db, RecentChecks<T>>, db: Db): void {
+  const recent = recentChecks(checks, db);
+  recent.generation++;
+  recent.entries.clear();
 }
 
 /** How many key checks `db` remembers now (tests and diagnostics). */
 export function rememberedApiKeys(db: Db): number {
-  return keyCaches.get(db)?.entries.size ?? 0;
+  return keyChecks.get(db)?.entries.size ?? 0;
 }
 
 /** The principal of a key checked against the database within the last API_KEY_CACHE_MS, without I/O. */
 export function cachedPrincipalForApiKey(db: Db, key: string): Principal | undefined {
-  return keyCaches.get(db)?.entries.get(key);
+  return keyChecks.get(db)?.entries.get(key);
 }
 
 export async function principalForApiKey(db: Db, key: string): Promise<Principal | null> {
   const hash = sha256Hex(key);
-  const cache = keyCacheOf(db);
-  const generation = cache.generation;
+  const recent = recentChecks(keyChecks, db);
+  const generation = recent.generation;
   const row = await db.selectFrom('api_keys').select(['account_id', 'hash', 'scopes', 'prefix', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.hash, hash)) return null;
   const principal: Principal = { accountId: row.account_id, scopes: new Set(row.scopes.split(' ').filter(Boolean)), subject: `api_key:${row.prefix}` };
-  if (cache.generation === generation) cache.entries.set(key, principal);
+  if (recent.generation === generation) recent.entries.set(key, principal);
   return principal;
 }
 
-/** Forgets every remembered key check of this database handle (after a revocation). */
-function forgetApiKeys(db: Db): void {
-  const cache = keyCacheOf(db);
-  cache.generation++;
-  cache.entries.clear();
+/** Whether the OAuth client was found active within the last API_KEY_CACHE_MS, without I/O. */
+export function clientRecentlyActive(db: Db, clientId: string): boolean {
+  return clientChecks.get(db)?.entries.get(clientId) === true;
+}
+
+/** Whether the OAuth client exists and is not revoked: every access token it holds depends on it. */
+export async function isClientActive(db: Db, clientId: string): Promise<boolean> {
+  const recent = recentChecks(clientChecks, db);
+  const generation = recent.generation;
+  const row = await db.selectFrom('oauth_clients').select('revoked_at').where('client_id', '=', clientId).executeTakeFirst();
+  if (!row || row.revoked_at !== null) return false;
+  if (recent.generation === generation) recent.entries.set(clientId, true);
+  return true;
 }
 
 export async function listApiKeys(db: Db, accountId?: string) {
@@ -165,12 +181,12 @@ export async function revokeAccountApiKey(db: Db, accountId: string, id: string)
 
 /** Marks keys revoked, with no remembered check of them outliving the update in this process. */
 async function revokeKeys(db: Db, ids: string[]): Promise<void> {
-  forgetApiKeys(db);
+  forget(keyChecks, db);
   try {
     await db.updateTable('api_keys').set({ revoked_at: isoNow() }).where('id', 'in', ids).execute();
   } finally {
     // Lookups that ran during the update may have read the key as still valid: they must not be kept.
-    forgetApiKeys(db);
+    forget(keyChecks, db);
   }
 }
 
@@ -240,11 +256,20 @@ export async function listClients(db: Db, accountId?: string): Promise<{ clientI
   return rows.map((r) => ({ clientId: r.client_id, name: r.name, scopes: r.scopes, redirectUris: JSON.parse(r.redirect_uris) as string[], createdAt: r.created_at, revokedAt: r.revoked_at }));
 }
 
-/** Revokes a client: the token endpoint refuses it from then on (idempotent). */
+/**
+ * Revokes a client (idempotent): the token endpoint refuses it from then on, and the access tokens it
+ * holds are refused on their next request in this process, within API_KEY_CACHE_MS in every other.
+ */
 export async function revokeClient(db: Db, clientId: string): Promise<void> {
   const row = await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst();
   if (!row) throw new NotFound('client', clientId);
-  await db.updateTable('oauth_clients').set({ revoked_at: isoNow() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+  forget(clientChecks, db);
+  try {
+    await db.updateTable('oauth_clients').set({ revoked_at: isoNow() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+  } finally {
+    // As for keys: a check that overlapped the update must not be kept.
+    forget(clientChecks, db);
+  }
 }
 
 /** Gives an active client a new secret, returned once; the old one stops working at once. */

@@ -41,7 +41,8 @@ export async function issueAccessToken(
   return { accessToken, expiresIn: settings.ttlSeconds, scope };
 }
 
-export type TokenCheck = { ok: true; principal: Principal; family?: string } | { ok: false; reason: string };
+/** A verified token names its client, whose revocation ends it, and for the code flow its grant (`family`). */
+export type TokenCheck = { ok: true; principal: Principal; clientId: string; family?: string } | { ok: false; reason: string };
 
 export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, token: string): Promise<TokenCheck> {
   let kid: string | undefined;
@@ -76,9 +77,11 @@ export async function verifyAccessToken(keys: KeyRing, settings: TokenSettings, 
     }
     const accountId = payload.account_id;
     if (typeof accountId !== 'string') return { ok: false, reason: 'the token has no account' };
+    const clientId = payload.client_id;
+    if (typeof clientId !== 'string') return { ok: false, reason: 'the token has no client' };
     const scope = typeof payload.scope === 'string' ? payload.scope : '';
-    const principal = { accountId, scopes: new Set(scope.split(' ').filter(Boolean)), subject: `client:${String(payload.client_id ?? payload.sub)}` };
-    return typeof payload.fam === 'string' ? { ok: true, principal, family: payload.fam } : { ok: true, principal };
+    const principal = { accountId, scopes: new Set(scope.split(' ').filter(Boolean)), subject: `client:${clientId}` };
+    return typeof payload.fam === 'string' ? { ok: true, principal, clientId, family: payload.fam } : { ok: true, principal, clientId };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'the token has expired' };
     if (err instanceof joseErrors.JWSSignatureVerificationFailed) return { ok: false, reason: 'the token signature is invalid' };

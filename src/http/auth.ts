@@ -2,7 +2,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Forbidden, Unauthorized } from '../errors.ts';
 import { RateLimited, chargeCredential, setRateLimitHeaders, type RateLimiter } from './rate-limit.ts';
-import { cachedPrincipalForApiKey, principalForApiKey, type Principal } from '../auth/credentials.ts';
+import { cachedPrincipalForApiKey, clientRecentlyActive, isClientActive, principalForApiKey, type Principal } from '../auth/credentials.ts';
 import { tokenSettings, type TokenCheck } from '../auth/tokens.ts';
 import { VerifiedTokens } from '../auth/verified-tokens.ts';
 import type { AppContext } from '../context.ts';
@@ -49,7 +49,8 @@ export function principalOf(request: FastifyRequest): Principal {
  * declare a scope still needs credentials: fail closed). One hook instead of an instance-level one
  * plus this one: each hook costs every request. Unknown routes get no hook and fall through to the
  * 404 handler. The hook finishes synchronously when the credential was checked recently (a remembered
- * API key or JWT verification), so the common request pays no promise round trip. `grantRevoked`
+ * API key, or a remembered JWT verification whose client was found active within the same second as
+ * keys are), so the common request pays no promise round trip. `grantRevoked`
  * tells whether the OAuth grant behind an authorization-code token was revoked (the OAuth server's answer).
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked: (familyId: string) => Promise<boolean>, limiter: RateLimiter | null = null): void {
@@ -77,6 +78,10 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
       if (!check.ok) throw new Unauthorized(check.reason, 'invalid_token');
       // Only authorization-code tokens carry `fam`; API keys and client credentials skip this lookup.
       if (check.family && (await grantRevoked(check.family))) throw new Unauthorized('the token has been revoked', 'invalid_token');
+      // A revoked client's tokens end with it, whichever grant issued them.
+      if (!clientRecentlyActive(db, check.clientId) && !(await isClientActive(db, check.clientId))) {
+        throw new Unauthorized('the token has been revoked: its client was revoked', 'invalid_token');
+      }
       admit(request, check.principal);
     };
     return function authenticateRequest(request, reply, done) {
@@ -101,7 +106,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, grantRevoked:
         } else if (typeof authorization === 'string' && BEARER.test(authorization)) {
           const token = authorization.slice(7).trim();
           const known = verifiedTokens.cached(token);
-          if (known?.ok && !known.family) {
+          if (known?.ok && !known.family && clientRecentlyActive(db, known.clientId)) {
             admit(request, known.principal);
             return done();
           }

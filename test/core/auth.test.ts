@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { SignJWT, decodeProtectedHeader, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { KeyRing, SIGNING_KEYS_FRESH_MS } from '../../src/auth/keyring.ts';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
-import { API_KEY_CACHE_MS, rememberedApiKeys, revokeApiKey } from '../../src/auth/credentials.ts';
+import { API_KEY_CACHE_MS, rememberedApiKeys, revokeApiKey, revokeClient } from '../../src/auth/credentials.ts';
 import { buildApp } from '../../src/app.ts';
 import { createShipment, fakeClock, forEachDatabase, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
-import { accessToken, b64url, concreteUrl, openApiPath, routesOf, signWithServiceKey, type AppRoute } from './support.ts';
+import { accessToken, b64url, concreteUrl, openApiPath, routesOf, signWithServiceKey, tokenRequest, type AppRoute } from './support.ts';
 
 function assertUnauthorized(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, bearerError?: string): void {
   assert.equal(res.statusCode, 401);
@@ -116,6 +116,33 @@ forEachDatabase((database) => {
       }
     });
 
+    it('revoking a client ends the client-credentials tokens it holds at once; another client\'s keep working', async () => {
+      const mine = await t.newClient(t.accountId);
+      const token = (await tokenRequest(t, { grant_type: 'client_credentials', client_id: mine.clientId, client_secret: mine.clientSecret })).json().access_token;
+      const other = await accessToken(t, t.accountId);
+      const get = (bearer: string) => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${bearer}` } });
+      assert.equal((await get(token)).statusCode, 200);
+      await revokeClient(t.ctx.db, mine.clientId);
+      const refused = await get(token);
+      assertUnauthorized(refused, 'invalid_token');
+      assert.match(refused.json().message, /client was revoked/);
+      assert.equal((await get(other)).statusCode, 200);
+    });
+
+    it('a client revoked by another process (the admin command) has its tokens refused within API_KEY_CACHE_MS', async (tc) => {
+      const mine = await t.newClient(t.accountId);
+      const token = (await tokenRequest(t, { grant_type: 'client_credentials', client_id: mine.clientId, client_secret: mine.clientSecret })).json().access_token;
+      const get = () => t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { authorization: `Bearer ${token}` } });
+      const clock = fakeClock(tc);
+      assert.equal((await get()).statusCode, 200);
+      // What `client revoke` in another process does: the row changes, this process's memory does not.
+      await t.ctx.db.updateTable('oauth_clients').set({ revoked_at: new Date().toISOString() }).where('client_id', '=', mine.clientId).execute();
+      clock.tick(API_KEY_CACHE_MS - 1);
+      assert.equal((await get()).statusCode, 200, 'remembered until API_KEY_CACHE_MS has passed');
+      clock.tick(2);
+      assertUnauthorized(await get(), 'invalid_token');
+    });
+
     it('a key and a bearer token together are 401, whichever of them is bad, and change nothing', async () => {
       const token = await accessToken(t, t.accountId);
       const before = (await t.request({ method: 'GET', url: '/v1/shipments' })).json().length;
@@ -145,6 +172,8 @@ forEachDatabase((database) => {
       ['from another issuer', (t) => signWithServiceKey(t, t.accountId, { iss: 'https://evil.example' })],
       ['for another audience', (t) => signWithServiceKey(t, t.accountId, { aud: 'https://other.example/v1' })],
       ['without an account', (t) => signWithServiceKey(t, t.accountId, { account_id: undefined })],
+      ['without a client', (t) => signWithServiceKey(t, t.accountId, { client_id: undefined })],
+      ['of a client that does not exist', (t) => signWithServiceKey(t, t.accountId, { client_id: 'cl_nobody', sub: 'cl_nobody' })],
       ['of another type (typ JWT, e.g. an ID token)', (t) => signWithServiceKey(t, t.accountId, {}, { typ: 'JWT' })],
       [
         'with a tampered payload (more scopes, same signature)',

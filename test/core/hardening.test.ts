@@ -323,7 +323,8 @@ forEachDatabase((database) => {
   describe('ECDSA signatures in one form only (low S)', () => {
     const t = withTestApp(database);
     it('tokens and indicia the service issues are low-S; their high-S twins are refused', async () => {
-      const { accessToken } = await issueAccessToken(t.ctx.keys, tokenSettings(t.ctx), { accountId: t.accountId, subject: 'x', clientId: 'x', scopes: ['read:shipments'] });
+      const { clientId } = await t.newClient(t.accountId);
+      const { accessToken } = await issueAccessToken(t.ctx.keys, tokenSettings(t.ctx), { accountId: t.accountId, subject: clientId, clientId, scopes: ['read:shipments'] });
       assert.ok(hasLowS(accessToken));
       const twin = highS(accessToken);
       assert.notEqual(twin, accessToken);

@@ -75,22 +75,24 @@ export async function accessToken(t: TestApp, accountId: string, scopes?: Parame
 }
 
 /**
- * A JWT signed with the service's own access-token key, with the claims the service issues, changed by
- * `claims` and `header`. With no changes it is a token the service accepts.
+ * A JWT signed with the service's own access-token key, with the claims the service issues (for a
+ * client of the account, created here), changed by `claims` and `header`. With no changes it is a
+ * token the service accepts.
  */
 export async function signWithServiceKey(t: TestApp, accountId: string, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
   const { kid, privateKey } = await t.ctx.keys.signingKey('access_token');
+  const { clientId } = await t.newClient(accountId);
   const now = Math.floor(Date.now() / 1000);
   const payload = {
     iss: t.ctx.config.authBaseUrl,
     aud: t.ctx.config.baseUrl,
-    sub: 'cl_forged',
+    sub: clientId,
     iat: now,
     exp: now + 600,
     jti: uuidv7(),
     scope: 'read:shipments write:shipments',
     account_id: accountId,
-    client_id: 'cl_forged',
+    client_id: clientId,
     ...claims,
   };
   // In the low-S form the service signs and accepts (src/auth/ecdsa.ts).
