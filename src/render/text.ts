@@ -16,15 +16,36 @@ export function cleanText(input: unknown): string {
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
   let out = '';
   for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (cp === 0x20) out += ch;
-    // Invisible format characters (joiners, variation selectors, bidi controls) shape nothing we print.
-    else if (/\p{Cf}|[\ufe00-\ufe0f]/u.test(ch)) continue;
-    else if (hasGlyph(cp)) out += ch;
-    else if (DROPPED.test(ch) || /\p{Mn}/u.test(ch)) continue; // emoji the font lacks, stray marks
-    else out += '?';
+    const fate = printed(ch);
+    if (fate === 'kept') out += ch;
+    else if (fate === 'replaced') out += '?';
   }
   return out.replace(/\?{2,}/g, '?').replace(/\s+/g, ' ').trim();
+}
+
+/** What printing does with one character (after NFC): draws it, drops it, or prints '?' instead. */
+function printed(ch: string): 'kept' | 'dropped' | 'replaced' {
+  const cp = ch.codePointAt(0)!;
+  if (cp === 0x20) return 'kept';
+  // Invisible format characters (joiners, variation selectors, bidi controls) shape nothing we print.
+  if (/\p{Cf}|[\ufe00-\ufe0f]/u.test(ch)) return 'dropped';
+  if (hasGlyph(cp)) return 'kept';
+  // Emoji the font lacks go without a trace. So does a combining mark the font lacks, unless it belongs
+  // to a script with no face at all (Thai, Devanagari), whose letters are replaced anyway.
+  if (DROPPED.test(ch)) return 'dropped';
+  if (/\p{Mn}/u.test(ch)) return /\p{Script=Inherited}/u.test(ch) ? 'dropped' : 'replaced';
+  return 'replaced';
+}
+
+/**
+ * The distinct characters of `text` that no bundled face has, which a document would print as '?'
+ * (scripts such as Thai or Devanagari): a request that would print them is refused instead.
+ */
+export function unprintable(text: string): string[] {
+  if (/^[\x20-\x7e]*$/.test(text)) return [];
+  const missing = new Set<string>();
+  for (const ch of text.normalize('NFC')) if (!/[\u0000-\u001f\u007f-\u009f]/.test(ch) && printed(ch) === 'replaced') missing.add(ch);
+  return [...missing];
 }
 
 /** Plain ASCII for barcode payloads: diacritics removed, anything else becomes '?'. */

@@ -4,6 +4,7 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
+import { unprintable } from '../render/text.ts';
 import { RETURN_SERVICE, SERVICES, findService, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
@@ -89,7 +90,27 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) problems.push({ field: `${prefix}parcel`, message: 'dimensions need length, width, height and dimensionUnit together' });
   if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix));
+  printProblems(input, prefix.replace(/\.$/, ''), problems);
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
+}
+
+/**
+ * Every string of the shipment ends up on its label or customs documents: one with characters no
+ * bundled font has (Thai, Devanagari, …) would print as '?', an address no carrier could read, so it
+ * is refused naming the field. Emoji are dropped from documents and pass.
+ */
+function printProblems(value: unknown, field: string, out: FieldProblem[]): void {
+  if (typeof value === 'string') {
+    const missing = unprintable(value);
+    if (missing.length === 0) return;
+    const shown = missing.slice(0, 5).map((ch) => `${ch} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`);
+    const more = missing.length > 5 ? ` and ${missing.length - 5} more` : '';
+    out.push({ field, message: `has characters the labels cannot print: ${shown.join(', ')}${more}; write it in Latin script (as international mail asks anyway)` });
+  } else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) printProblems(item, `${field}[${i}]`, out);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) printProblems(item, field ? `${field}.${key}` : key, out);
+  }
 }
 
 /** §12: what the schema cannot say about `customs`, each problem naming its field. */

@@ -60,6 +60,27 @@ forEachDatabase((database) => {
       assert.ok(de.json().details.some((d: { field: string }) => d.field === 'to.postalCode'));
     });
 
+    it('refuses text no bundled font can print (Thai, Devanagari), naming every field and the characters; emoji pass; nothing created', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const thai = { name: 'สมชาย ใจดี', street1: '99 ถนนสุขุมวิท', city: 'Bangkok', postalCode: '10110', country: 'TH' };
+      const customs = { ...sampleShipment.customs, items: [{ ...sampleShipment.customs.items[0], description: 'चमड़े का बटुआ' }] };
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: thai, customs } });
+      assert.equal(res.statusCode, 400, res.body);
+      const fields = res.json().details.map((d: { field: string }) => d.field);
+      assert.deepEqual(fields.sort(), ['customs.items[0].description', 'to.name', 'to.street1']);
+      const name = res.json().details.find((d: { field: string }) => d.field === 'to.name');
+      assert.match(name.message, /cannot print: ส \(U\+0E2A\), ม \(U\+0E21\)/);
+      assert.match(name.message, /Latin script/);
+      // In a batch, under the item's own prefix.
+      const batch = await t.request({ method: 'POST', url: '/v1/batches', payload: { items: [{ shipment: { ...sampleShipment, to: thai } }] } });
+      assert.equal(batch.statusCode, 400, batch.body);
+      assert.ok(batch.json().details.some((d: { field: string }) => d.field === 'items[0].shipment.to.name'), batch.body);
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // The same address in Latin script, and a reference with an emoji (dropped on the label), are taken.
+      const latin = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, reference: 'Gift 🎁', to: { ...thai, name: 'Somchai Jaidee', street1: '99 Sukhumvit Rd' } } });
+      assert.equal(latin.statusCode, 201, latin.body);
+    });
+
     it('names the sender\'s fields as from.*', async () => {
       const res = await post(US, { ...US, postalCode: '10118' });
       assert.equal(res.statusCode, 400);
