@@ -37,12 +37,13 @@ const EU = ['AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'G
 
 /**
  * Territories with a code of their own that belong to another's customs territory: Monaco is in the
- * EU's (through France), Puerto Rico in the United States'. Everything else, including the French
- * overseas departments (GF, GP, MQ, RE, YT: outside the EU's VAT area, so posts want a declaration),
- * Greenland and the Faroe Islands (outside the EU) and the US territories other than Puerto Rico, is
- * a territory of its own (docs/customs.md).
+ * EU's (through France), Puerto Rico in the United States', Liechtenstein in Switzerland's, the Isle
+ * of Man in the United Kingdom's. Everything else, including the French overseas departments (GF, GP,
+ * MQ, RE, YT: outside the EU's VAT area, so posts want a declaration), Åland (AX, the same), Greenland
+ * and the Faroe Islands (outside the EU), the Channel Islands and the US territories other than Puerto
+ * Rico, is a territory of its own (docs/customs.md).
  */
-const PART_OF: Record<string, string> = { MC: 'EU', PR: 'US', ...Object.fromEntries(EU.map((c) => [c, 'EU'])) };
+const PART_OF: Record<string, string> = { MC: 'EU', PR: 'US', LI: 'CH', IM: 'GB', ...Object.fromEntries(EU.map((c) => [c, 'EU'])) };
 
 /** The customs territory of a country code. */
 export function customsTerritory(country: string): string {
@@ -66,9 +67,77 @@ export function placeOf(address: Pick<Address, 'country' | 'state'>): string {
   return country === 'US' && state !== undefined && US_STATE_PLACES.has(state) ? state : country;
 }
 
-/** Whether a parcel from one place to another crosses a customs border (and needs `customs`). */
-export function crossesCustomsBorder(from: Pick<Address, 'country' | 'state'>, to: Pick<Address, 'country' | 'state'>): boolean {
-  return customsTerritory(placeOf(from)) !== customsTerritory(placeOf(to));
+/**
+ * Places inside a country's code that are outside its customs territory or VAT area (so posts want a
+ * declaration for goods), told apart by their postal codes: `place` is their own code where ISO 3166-1
+ * has one (AX, JE, GG, the French overseas codes), the territory they belong to (Büsingen is in the
+ * Swiss customs territory), or a name of this service's. Northern Ireland is below (`crossesCustomsBorder`).
+ */
+const POSTAL_PLACES: { country: string; postalCode: RegExp; place: string; name: string }[] = [
+  { country: 'ES', postalCode: /^3[58]/, place: 'IC', name: 'the Canary Islands' },
+  { country: 'ES', postalCode: /^51/, place: 'EA', name: 'Ceuta' },
+  { country: 'ES', postalCode: /^52/, place: 'EA', name: 'Melilla' },
+  { country: 'DE', postalCode: /^27498$/, place: 'HELIGOLAND', name: 'Heligoland' },
+  { country: 'DE', postalCode: /^78266$/, place: 'CH', name: 'Büsingen am Hochrhein (in the Swiss customs territory)' },
+  { country: 'IT', postalCode: /^23041$/, place: 'LIVIGNO', name: 'Livigno' },
+  { country: 'IT', postalCode: /^2206[01]$/, place: 'CAMPIONE', name: "Campione d'Italia" },
+  { country: 'GR', postalCode: /^6308[67]$/, place: 'ATHOS', name: 'Mount Athos' },
+  { country: 'FI', postalCode: /^22\d{3}$/, place: 'AX', name: 'Åland' },
+  { country: 'GB', postalCode: /^JE/, place: 'JE', name: 'Jersey' },
+  { country: 'GB', postalCode: /^GY/, place: 'GG', name: 'Guernsey' },
+  ...(
+    [
+      ['971', 'GP'], ['972', 'MQ'], ['973', 'GF'], ['974', 'RE'], ['975', 'PM'], ['976', 'YT'], ['977', 'BL'], ['978', 'MF'],
+      ['986', 'WF'], ['987', 'PF'], ['988', 'NC'],
+    ] as const
+  ).map(([prefix, place]) => ({ country: 'FR', postalCode: new RegExp(`^${prefix}`), place, name: place })),
+];
+
+/** The US armed forces' post (APO, FPO, DPO): goods sent there need a declaration (USPS DMM 703.2). */
+const MILITARY_STATES = new Set(['AA', 'AE', 'AP']);
+const MILITARY = 'US-MILITARY';
+
+type CustomsAddress = Pick<Address, 'country' | 'state' | 'postalCode'>;
+
+/** The postal-code place an address is in, if any (`POSTAL_PLACES`). */
+function postalPlace(address: CustomsAddress): (typeof POSTAL_PLACES)[number] | undefined {
+  const country = address.country.trim().toUpperCase();
+  const postal = (address.postalCode ?? '').replace(/[\s-]/g, '').toUpperCase();
+  if (!postal) return undefined;
+  return POSTAL_PLACES.find((p) => p.country === country && p.postalCode.test(postal));
+}
+
+/** The customs territory an address is in: its place's, told apart by state and postal code where they say more than its country. */
+export function customsTerritoryOf(address: CustomsAddress): string {
+  const place = placeOf(address);
+  if (place === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '')) return MILITARY;
+  return customsTerritory(postalPlace(address)?.place ?? place);
+}
+
+/** The place of an address as a message names it: its code, or the place inside it (`ES (the Canary Islands)`). */
+export function customsPlaceName(address: CustomsAddress): string {
+  const place = placeOf(address);
+  if (place === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '')) return 'US (APO/FPO/DPO, the armed forces\' post)';
+  const inside = postalPlace(address);
+  return inside ? `${place} (${inside.name})` : place;
+}
+
+/** Northern Ireland (BT postcodes): in the UK's customs territory, and under the EU's rules for goods (the Windsor Framework). */
+function isNorthernIreland(address: CustomsAddress): boolean {
+  return address.country.trim().toUpperCase() === 'GB' && /^BT\d/i.test((address.postalCode ?? '').trim());
+}
+
+/**
+ * Whether a parcel from one address to another crosses a customs border (and needs `customs`). Goods
+ * between Northern Ireland and Great Britain or the EU need no declaration; the rest follows the
+ * territories.
+ */
+export function crossesCustomsBorder(from: CustomsAddress, to: CustomsAddress): boolean {
+  const a = customsTerritoryOf(from);
+  const b = customsTerritoryOf(to);
+  if (a === b) return false;
+  if (isNorthernIreland(from) || isNorthernIreland(to)) return !(['GB', 'EU'].includes(a) && ['GB', 'EU'].includes(b));
+  return true;
 }
 
 /** ISO 4217 currency codes, from the ICU data Node carries. */

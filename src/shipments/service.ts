@@ -11,7 +11,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, grams, inMinorUnits, isCurrencyCode, placeOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, isCurrencyCode, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -118,7 +118,7 @@ function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const c = input.customs;
   if (!c) {
     if (!crossesCustomsBorder(input.from, input.to)) return [];
-    const where = `from ${placeOf(input.from)} to ${placeOf(input.to)}`;
+    const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
     return [{ field: `${prefix}customs`, message: `is required: the parcel crosses a customs border (${where})` }];
   }
   const out: FieldProblem[] = [];

@@ -43,6 +43,36 @@ describe('§12 customs territories', () => {
     for (const [from, to, crosses] of cases) assert.equal(crossesCustomsBorder({ country: from }, { country: to }), crosses, `${from} → ${to}`);
   });
 
+  it('places inside a country with a customs or VAT border of their own are told apart by postal code; Northern Ireland takes goods from GB and the EU without one', () => {
+    const at = (country: string, postalCode?: string, state?: string) => ({ country, ...(postalCode ? { postalCode } : {}), ...(state ? { state } : {}) });
+    const cases: [ReturnType<typeof at>, ReturnType<typeof at>, boolean][] = [
+      [at('ES', '28001'), at('ES', '35002'), true], // Madrid → Las Palmas (Canary Islands)
+      [at('ES', '38002'), at('ES', '35002'), false], // within the Canary Islands
+      [at('ES', '28001'), at('ES', '51001'), true], // Ceuta
+      [at('DE', '10115'), at('DE', '27498'), true], // Heligoland
+      [at('DE', '10115'), at('DE', '78266'), true], // Büsingen, in the Swiss customs territory…
+      [at('CH', '8001'), at('DE', '78266'), false], // …so none from Switzerland
+      [at('IT', '00186'), at('IT', '23041'), true], // Livigno
+      [at('GR', '10552'), at('GR', '63086'), true], // Mount Athos
+      [at('FI', '00100'), at('FI', '22100'), true], // Mariehamn, Åland
+      [at('AX', '22100'), at('FI', '22100'), false],
+      [at('GB', 'SW1A 2AA'), at('GB', 'JE2 4WE'), true], // Jersey written as GB
+      [at('JE', 'JE2 4WE'), at('GB', 'JE2 4WE'), false],
+      [at('DE', '10115'), at('FR', '97400'), true], // Réunion written as FR
+      [at('FR', '75004'), at('FR', '97400'), true],
+      [at('GB', 'SW1A 2AA'), at('IM', 'IM1 1AA'), false], // the Isle of Man is in the UK's customs territory
+      [at('CH', '8001'), at('LI', '9490'), false], // Liechtenstein in Switzerland's
+      [at('DE', '10115'), at('GB', 'BT1 5GS'), false], // EU → Northern Ireland
+      [at('GB', 'SW1A 2AA'), at('GB', 'BT1 5GS'), false], // GB → Northern Ireland
+      [at('US', '10118', 'NY'), at('GB', 'BT1 5GS'), true],
+      [at('DE', '10115'), at('GB', 'SW1A 2AA'), true],
+      [at('US', '10118', 'NY'), at('US', '09096', 'AE'), true], // APO: goods need a declaration
+      [at('US', '09096', 'AE'), at('US', '96616', 'AP'), false],
+      [at('ES', '28001'), at('ES', undefined), false], // no postal code: the country decides
+    ];
+    for (const [from, to, crosses] of cases) assert.equal(crossesCustomsBorder(from, to), crosses, `${JSON.stringify(from)} → ${JSON.stringify(to)}`);
+  });
+
   it('a US address whose state is a territory is in that territory, however its country is written', () => {
     const mainland = { country: 'US', state: 'TN' };
     for (const state of ['VI', 'GU', 'AS', 'MP']) {
@@ -101,6 +131,14 @@ forEachDatabase((database) => {
       ];
       // Guam written as a US state is Guam: no way around the declaration.
       cases.push([{ to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' }, customs: undefined }, 'customs']);
+      // A place told apart by its postal code, or the armed forces' post, is named in the message.
+      const canaries = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: { ...sampleShipment.from, street1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }, to: { name: 'Ana Pérez', street1: 'Calle Triana 1', city: 'Las Palmas de Gran Canaria', postalCode: '35002', country: 'ES' }, customs: undefined } });
+      assert.equal(canaries.statusCode, 400, canaries.body);
+      assert.match(canaries.json().details[0].message, /from ES to ES \(the Canary Islands\)/);
+      const apo = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: { name: 'A', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' }, to: { name: 'SGT John Smith', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09096', country: 'US' }, customs: undefined } });
+      assert.equal(apo.statusCode, 400, apo.body);
+      assert.equal(apo.json().details[0].field, 'customs');
+      assert.match(apo.json().details[0].message, /APO\/FPO\/DPO/);
       const before = await countRows(t.ctx, 'shipments');
       for (const [override, field] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
