@@ -162,6 +162,9 @@ export const sampleShipment = {
   },
 } as const;
 
+/** A sender in the United States, for carriers that take parcels only there (USPS). */
+export const US_SENDER = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' } as const;
+
 /** Creates a shipment through the API and returns its JSON. */
 export async function createShipment(t: TestApp, overrides: Record<string, unknown> = {}, apiKey?: string): Promise<Record<string, any>> {
   const res = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': apiKey ?? t.apiKey }, payload: { ...sampleShipment, ...overrides } });

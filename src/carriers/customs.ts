@@ -95,6 +95,17 @@ const POSTAL_PLACES: { country: string; postalCode: RegExp; place: string; name:
 
 /** The US armed forces' post (APO, FPO, DPO): goods sent there need a declaration (USPS DMM 703.2). */
 const MILITARY_STATES = new Set(['AA', 'AE', 'AP']);
+
+/** Whether the address is an APO, FPO or DPO one, which only the US mail delivers to. */
+export function isMilitaryPost(address: Pick<Address, 'country' | 'state'>): boolean {
+  return address.country.trim().toUpperCase() === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '');
+}
+
+/** Where USPS takes mail in: the United States and the places its domestic mail serves. */
+export function inUspsNetwork(address: Pick<Address, 'country' | 'state'>): boolean {
+  const place = placeOf(address);
+  return place === 'US' || US_STATE_PLACES.has(place);
+}
 const MILITARY = 'US-MILITARY';
 
 type CustomsAddress = Pick<Address, 'country' | 'state' | 'postalCode'>;
@@ -109,15 +120,14 @@ function postalPlace(address: CustomsAddress): (typeof POSTAL_PLACES)[number] | 
 
 /** The customs territory an address is in: its place's, told apart by state and postal code where they say more than its country. */
 export function customsTerritoryOf(address: CustomsAddress): string {
-  const place = placeOf(address);
-  if (place === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '')) return MILITARY;
-  return customsTerritory(postalPlace(address)?.place ?? place);
+  if (isMilitaryPost(address)) return MILITARY;
+  return customsTerritory(postalPlace(address)?.place ?? placeOf(address));
 }
 
 /** The place of an address as a message names it: its code, or the place inside it (`ES (the Canary Islands)`). */
 export function customsPlaceName(address: CustomsAddress): string {
+  if (isMilitaryPost(address)) return 'US (APO/FPO/DPO, the armed forces\' post)';
   const place = placeOf(address);
-  if (place === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '')) return 'US (APO/FPO/DPO, the armed forces\' post)';
   const inside = postalPlace(address);
   return inside ? `${place} (${inside.name})` : place;
 }

@@ -11,7 +11,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, isCurrencyCode, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, placeOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -89,7 +89,7 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
   const p = input.parcel;
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) problems.push({ field: `${prefix}parcel`, message: 'dimensions need length, width, height and dimensionUnit together' });
-  if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix));
+  if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix), ...routeProblems(input, prefix));
   printProblems(input, prefix.replace(/\.$/, ''), problems);
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
 }
@@ -111,6 +111,26 @@ function printProblems(value: unknown, field: string, out: FieldProblem[]): void
   } else if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) printProblems(item, field ? `${field}.${key}` : key, out);
   }
+}
+
+/**
+ * Routes a carrier does not run: USPS takes mail only in the US and the places it serves; only USPS
+ * delivers to APO, FPO and DPO addresses; DHL's Express Worldwide and 12:00 are international.
+ */
+function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  if (input.carrier === 'USPS' && !inUspsNetwork(input.from)) {
+    out.push({ field: `${prefix}from.country`, message: `USPS takes mail only in the United States and the places its mail serves, not in ${placeOf(input.from)}; choose another carrier` });
+  }
+  if (input.carrier !== 'USPS') {
+    for (const side of ['from', 'to'] as const) {
+      if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
+    }
+  }
+  if (input.carrier === 'DHL' && (input.service === 'express_worldwide' || input.service === 'express_12') && placeOf(input.from) === placeOf(input.to)) {
+    out.push({ field: `${prefix}service`, message: `DHL's ${input.service} carries parcels between countries; from and to are both in ${placeOf(input.to)}` });
+  }
+  return out;
 }
 
 /** §12: what the schema cannot say about `customs`, each problem naming its field. */

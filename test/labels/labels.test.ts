@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { countRows, createShipment, forEachDatabase, type TestApp, withTestApp } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, type TestApp, withTestApp, US_SENDER } from '../helpers.ts';
 import { isValidTrackingNumber, trackingUrl, type Carrier } from '../../src/carriers/index.ts';
 import { LABEL_FORMATS } from '../../src/render/index.ts';
 import { linkSignatureValid } from '../../src/http/signed-links.ts';
@@ -12,7 +12,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 const SHIPMENTS_BY_CARRIER: Record<Carrier, Record<string, unknown>> = {
   UPS: { carrier: 'UPS', service: 'ground' },
-  USPS: { carrier: 'USPS', service: 'priority_mail' },
+  USPS: { carrier: 'USPS', service: 'priority_mail', from: US_SENDER },
   FedEx: { carrier: 'FedEx', service: 'priority_overnight' },
   DHL: { carrier: 'DHL', service: 'express_worldwide' },
 };

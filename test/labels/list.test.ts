@@ -1,7 +1,7 @@
 // GET /v1/labels: the account's labels, newest first, with filters and cursor pagination, on both databases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+import { forEachDatabase, sampleShipment, withTestApp, US_SENDER } from '../helpers.ts';
 
 forEachDatabase((database) => {
   describe('GET /v1/labels', () => {
@@ -12,7 +12,7 @@ forEachDatabase((database) => {
       const as = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers: { 'x-api-key': acct.apiKey }, ...(payload ? { payload } : {}) });
       const made: { id: string; carrier: string; createdAt: string }[] = [];
       for (const [carrier, service] of [['UPS', 'ground'], ['USPS', 'priority_mail'], ['UPS', 'next_day_air'], ['FedEx', 'ground']] as const) {
-        const shipment = (await as('POST', '/v1/shipments', { ...sampleShipment, carrier, service })).json();
+        const shipment = (await as('POST', '/v1/shipments', { ...sampleShipment, carrier, service, ...(carrier === 'USPS' ? { from: US_SENDER } : {}) })).json();
         const label = await as('POST', '/v1/labels', { shipmentId: shipment.id, format: 'ZPL' });
         assert.equal(label.statusCode, 201, label.body);
         made.push(label.json());

@@ -2,7 +2,7 @@
 // and nothing created, on both databases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, sampleShipment, US_SENDER, withTestApp } from '../helpers.ts';
 import { LABEL_FORMATS } from '../../src/render/index.ts';
 
 const US = { name: 'A B', street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' };
@@ -81,6 +81,30 @@ forEachDatabase((database) => {
       assert.equal(latin.statusCode, 201, latin.body);
     });
 
+    it('routes a carrier does not run are refused naming the field: USPS from abroad, APO/FPO/DPO by anyone but USPS, DHL Express Worldwide within one country', async () => {
+      const apo = { name: 'SGT A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' };
+      const before = await countRows(t.ctx, 'shipments');
+      const cases: [Record<string, unknown>, string, RegExp][] = [
+        [{ carrier: 'USPS', service: 'priority_mail' }, 'from.country', /USPS takes mail only in the United States/],
+        [{ carrier: 'UPS', service: 'ground', to: apo }, 'to.state', /only USPS serves/],
+        [{ carrier: 'FedEx', service: 'ground', from: apo, to: US }, 'from.state', /only USPS serves/],
+        [{ carrier: 'DHL', service: 'express_worldwide', to: { name: 'B', street1: 'Unter den Linden 1', city: 'Berlin', postalCode: '10117', country: 'DE' } }, 'service', /between countries/],
+      ];
+      for (const [override, field, message] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
+        assert.equal(res.statusCode, 400, res.body);
+        const problem = res.json().details.find((d: { field: string }) => d.field === field);
+        assert.ok(problem, res.body);
+        assert.match(problem.message, message);
+      }
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // USPS takes an APO address, with its declaration from abroad and from the mainland alike.
+      const usps = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: apo } });
+      assert.equal(usps.statusCode, 201, usps.body);
+      const guam = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: { name: 'A', street1: '1 Marine Corps Dr', city: 'Hagatna', postalCode: '96910', country: 'GU' }, to: US } });
+      assert.equal(guam.statusCode, 201, guam.body);
+    });
+
     it('names the sender\'s fields as from.*', async () => {
       const res = await post(US, { ...US, postalCode: '10118' });
       assert.equal(res.statusCode, 400);
@@ -91,7 +115,6 @@ forEachDatabase((database) => {
       ['the White House', US],
       ['a ZIP+4', { ...US, postalCode: '20500-0003' }],
       ['Puerto Rico', { name: 'A', street1: '1 Calle Fortaleza', city: 'San Juan', state: 'PR', postalCode: '00901', country: 'US' }],
-      ['an APO address (armed forces Europe)', { name: 'A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' }],
       ['a British postcode in lower case without its space', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }],
       ['a British postcode with spaces around it (spacing forgiven at either end)', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: ' sw1a 2aa ', country: 'GB' }],
       ['Ontario', { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }],

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { carrierStatusCode, estimateDelivery } from '../../src/carriers/index.ts';
 import { nextBusinessDay } from '../../src/tracking/service.ts';
 import { EVERY_PROBLEM_VALUES } from '../../src/http/validators.ts';
-import { countRows, forEachDatabase, withTestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, withTestApp, US_SENDER } from '../helpers.ts';
 import { createLabel, domainEvents, lookup, postEvents, type TrackedLabel } from './fixtures.ts';
 
 const ev = (label: TrackedLabel, status: string, timestamp: string, more: Record<string, unknown> = {}) => ({
@@ -270,7 +270,7 @@ forEachDatabase((database) => {
 
     it('a batch over several labels updates each of them', async () => {
       const a = await createLabel(t);
-      const b = await createLabel(t, { carrier: 'USPS', service: 'priority_mail' });
+      const b = await createLabel(t, { carrier: 'USPS', service: 'priority_mail', from: US_SENDER });
       const res = await postEvents(t, [ev(a, 'in_transit', '2026-03-02T08:00:00Z'), ev(b, 'delivered', '2026-03-02T08:00:00Z'), ev(a, 'exception', '2026-03-02T09:00:00Z')]);
       assert.deepEqual(res.json(), { accepted: 3 });
       assert.deepEqual((await domainEvents(t, a.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit', 'shipment.exception']);
