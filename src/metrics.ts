@@ -56,9 +56,27 @@ export const webhookBacklog = new Gauge({
   // Merged across threads by the largest value: only the thread with the listener reads it.
   aggregator: 'max',
   async collect() {
-    if (backlog) this.set(await backlog());
+    if (!backlog) return;
+    // A database that is down or frozen must not take the scrape with it: the backlog is then unknown.
+    try {
+      this.set(await withinScrape(backlog()));
+    } catch {
+      this.set(Number.NaN);
+    }
   },
 });
+
+/** How long a scrape waits for the database or another thread before answering without them. */
+const SCRAPE_WAIT_MS = 2000;
+
+function withinScrape<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${SCRAPE_WAIT_MS} ms`)), SCRAPE_WAIT_MS);
+    timer.unref();
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 
 /** How the listener's thread reads the backlog (one indexed count). */
 export function setWebhookBacklogReader(read: () => Promise<number>): void {
@@ -87,14 +105,18 @@ export async function startMetricsServer(host: string, port: number, others: () 
       return;
     }
     void (async () => {
+      let body: string;
       try {
-        const threads = await others();
+        // Another thread that does not answer in time is left out of this scrape rather than holding it.
+        const threads = await withinScrape(others()).catch(() => []);
         const merged = threads.length ? AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...threads]) : registry;
-        res.writeHead(200, { 'content-type': registry.contentType }).end(await merged.metrics());
+        body = await merged.metrics();
       } catch (err) {
         res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics could not be collected: ${(err as Error).message}\n`);
+        return;
       }
-    })();
+      res.writeHead(200, { 'content-type': registry.contentType }).end(body);
+    })().catch(() => res.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

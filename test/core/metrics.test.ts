@@ -120,6 +120,32 @@ forEachDatabase((database) => {
       assert.deepEqual(aboutOurs, [], report);
     });
 
+    it('a database that fails or does not answer leaves the backlog unknown (NaN); the scrape is still answered, the process lives', async () => {
+      try {
+        setWebhookBacklogReader(() => Promise.reject(new Error('connect ECONNREFUSED')));
+        const failed = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+        assert.equal(failed.status, 200);
+        assert.match(await failed.text(), /^shipping_webhook_backlog NaN$/im);
+        setWebhookBacklogReader(() => new Promise<number>(() => {}));
+        const started = Date.now();
+        const silent = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+        assert.equal(silent.status, 200);
+        assert.match(await silent.text(), /^shipping_webhook_backlog NaN$/im);
+        assert.ok(Date.now() - started < 5000, 'answered without waiting for the database');
+        // A jobs thread that does not answer is left out, not waited for.
+        const stuck = await startMetricsServer('127.0.0.1', 0, () => new Promise(() => {}));
+        try {
+          const res = await fetch(`http://127.0.0.1:${stuck.port}/metrics`);
+          assert.equal(res.status, 200);
+          assert.match(await res.text(), /process_cpu_seconds_total/);
+        } finally {
+          await stuck.close();
+        }
+      } finally {
+        setWebhookBacklogReader(() => deliveryBacklog(t.ctx));
+      }
+    });
+
     it('answers only GET /metrics', async () => {
       assert.equal((await fetch(`http://127.0.0.1:${server.port}/`)).status, 404);
       assert.equal((await fetch(`http://127.0.0.1:${server.port}/metrics`, { method: 'POST' })).status, 404);
