@@ -2,9 +2,9 @@
 // and the BOOTSTRAP_* credentials.
 import { startTracing } from './tracing.ts';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { shownDatabaseUrl, type Config } from './config.ts';
 import type { AppContext } from './context.ts';
-import { migrate, openStorage, type OpenOptions, type Storage } from './db/index.ts';
+import { isUnavailable, migrate, openStorage, type OpenOptions, type Storage } from './db/index.ts';
 import { KeyRing, serviceSecret } from './auth/keyring.ts';
 import { createApiKey, ensureAccount, ensureApiKey, ensureClient, hasApiKey } from './auth/credentials.ts';
 import { ALL_SCOPES } from './auth/scopes.ts';
@@ -72,4 +72,32 @@ export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey 
     if (!(await hasApiKey(db, accountId))) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
   }
   return {};
+}
+
+// What DATABASE_URL is to blame for when the database cannot be opened: a host with no address, no
+// such database, a user or password refused; for SQLite a file it cannot open, that is no database,
+// or is read-only.
+const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01']);
+const SQLITE_MISCONFIGURED = new Set([8, 14, 23, 26]); // READONLY, CANTOPEN, AUTH, NOTADB
+
+/**
+ * Why the database could not be opened or used, as one line naming DATABASE_URL (its password
+ * hidden), with the exit code for it: 78 when the setting is to blame, 69 (EX_UNAVAILABLE, which a
+ * supervisor may retry) when the database is out of reach or busy, as a request would get 503; null
+ * when the error is something else. The service's start and the admin command line both answer so.
+ */
+export function databaseProblem(err: unknown, databaseUrl: string): { exitCode: 78 | 69; message: string } | null {
+  const e = err as { code?: unknown; errcode?: unknown; syscall?: unknown; cause?: unknown };
+  const code = String(e.code ?? '');
+  const misconfigured =
+    MISCONFIGURED.has(code) ||
+    (typeof e.errcode === 'number' && SQLITE_MISCONFIGURED.has(e.errcode & 0xff)) ||
+    ((code === 'ENOENT' || code === 'EACCES') && e.syscall !== 'connect');
+  const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause));
+  if (!misconfigured && !unreachable) return null;
+  const reason = (err instanceof Error ? err.message.split('\n')[0] : String(err)) || code;
+  const where = shownDatabaseUrl(databaseUrl);
+  return misconfigured
+    ? { exitCode: 78, message: `configuration error: DATABASE_URL ${where} cannot be opened: ${reason}` }
+    : { exitCode: 69, message: `database unavailable: DATABASE_URL ${where} cannot be used now: ${reason}` };
 }

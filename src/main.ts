@@ -3,10 +3,9 @@ import { stopTracing } from './tracing.ts';
 import { setWebhookBacklogReader, startMetricsServer, type MetricsServer } from './metrics.ts';
 import { deliveryBacklog } from './webhooks/service.ts';
 import { readFileSync } from 'node:fs';
-import { ConfigError, adminDatabase, inMemoryDatabase, loadConfig, shownDatabaseUrl, type Config } from './config.ts';
-import { isUnavailable } from './db/index.ts';
+import { ConfigError, adminDatabase, inMemoryDatabase, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
-import { ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
+import { databaseProblem, ensureBootstrapCredentials, closeContext, openContext } from './bootstrap.ts';
 import { buildApp } from './app.ts';
 import { startWorker, type Worker } from './worker.ts';
 import { startWorkerThread } from './worker-thread.ts';
@@ -36,30 +35,12 @@ function listenRefusal(err: unknown, host: string, port: number): string | null 
   return hostRefusal(err, 'HOST', host);
 }
 
-// What DATABASE_URL is to blame for at the start: a host with no address, no such database, a user
-// or password refused; for SQLite a file it cannot open, that is no database, or is read-only.
-const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01']);
-const SQLITE_MISCONFIGURED = new Set([8, 14, 23, 26]); // READONLY, CANTOPEN, AUTH, NOTADB
-
-/**
- * Stops a start whose database cannot be opened with one line naming DATABASE_URL (its password
- * hidden): exit 78 when the setting is to blame, 69 (EX_UNAVAILABLE, which a supervisor may retry)
- * when the database is out of reach or busy, as a request would get 503; anything else is left to throw.
- */
+/** Stops a start whose database cannot be opened with one line naming DATABASE_URL (`databaseProblem`); anything else is left to throw. */
 function databaseRefusal(err: unknown, databaseUrl: string): void {
-  const e = err as { code?: unknown; errcode?: unknown; syscall?: unknown; cause?: unknown };
-  const code = String(e.code ?? '');
-  const misconfigured =
-    MISCONFIGURED.has(code) ||
-    (typeof e.errcode === 'number' && SQLITE_MISCONFIGURED.has(e.errcode & 0xff)) ||
-    ((code === 'ENOENT' || code === 'EACCES') && e.syscall !== 'connect');
-  const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause));
-  if (!misconfigured && !unreachable) return;
-  const reason = (err instanceof Error ? err.message.split('\n')[0] : String(err)) || code;
-  const where = shownDatabaseUrl(databaseUrl);
-  if (misconfigured) refuse(`DATABASE_URL ${where} cannot be opened: ${reason}`);
-  console.error(`database unavailable: DATABASE_URL ${where} cannot be used now: ${reason}`);
-  process.exit(69);
+  const problem = databaseProblem(err, databaseUrl);
+  if (!problem) return;
+  console.error(problem.message);
+  process.exit(problem.exitCode);
 }
 
 async function main(): Promise<void> {
@@ -104,7 +85,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    log.info({ signal }, `shutting down: finishing ${app ? (worker ? 'in-flight requests and the jobs\' current step' : 'in-flight requests') : 'the jobs\' current step'}`);
     const force = setTimeout(() => {
       log.error('shutdown took longer than 20 s (a request or job still waiting, for the database perhaps); exiting without finishing it');
       process.exit(1);

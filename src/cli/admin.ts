@@ -1,14 +1,15 @@
 // `npm run admin -- <command>`: accounts, API keys, OAuth clients and users, scriptable with --json.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, DEFAULT_DATABASE_URL, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { closeContext, openContext } from '../bootstrap.ts';
+import { closeContext, databaseProblem, openContext } from '../bootstrap.ts';
 import { AppError, NotFound } from '../errors.ts';
 import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
 import { revokeGrants } from '../oauth/authorize.ts';
 import { createUser, disableUser } from '../oauth/users.ts';
 import type { AppContext } from '../context.ts';
+import { isUniqueViolation } from '../db/index.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
@@ -62,7 +63,9 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
   switch (`${noun} ${verb}`) {
     case 'account create': {
       if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the account a name');
-      const a = await createAccount(ctx.db, arg);
+      const a = await createAccount(ctx.db, arg).catch((err: unknown) => {
+        throw isUniqueViolation(err) ? new AppError(409, 'CONFLICT', `an account named ${arg} already exists`) : err;
+      });
       return { json: { id: a.id }, text: `account ${a.name}: ${a.id}` };
     }
     case 'account list': {
@@ -103,7 +106,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       return {
         json: { clients },
         text: clients
-          .map((c) => `${c.clientId}  ${c.name}  ${c.revokedAt ? `revoked ${c.revokedAt}` : 'active'}  scopes: ${c.scopes}  redirect URIs: ${c.redirectUris.join(' ') || 'none'}`)
+          .map((c) => `${c.clientId}  ${c.name === c.clientId ? '' : `${c.name}  `}${c.revokedAt ? `revoked ${c.revokedAt}` : 'active'}  scopes: ${c.scopes}  redirect URIs: ${c.redirectUris.join(' ') || 'none'}`)
           .join('\n'),
       };
     }
@@ -143,7 +146,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     const json = await extra(ctx, { positionals, values: v });
     return { json, text: Object.entries(json).map(([k, val]) => `${k}: ${String(val)}`).join('\n') };
   }
-  throw new AppError(400, 'INVALID_INPUT', USAGE);
+  throw new AppError(400, 'INVALID_INPUT', `unknown command "${[noun, verb].filter(Boolean).join(' ')}"\n${USAGE}`);
 }
 
 async function main(): Promise<number> {
@@ -155,13 +158,22 @@ async function main(): Promise<number> {
   }
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   let ctx: AppContext | undefined;
+  let databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   try {
     const config = loadConfig(process.env, version);
+    databaseUrl = config.databaseUrl;
     ctx = await openContext(config, createLogger('warn', process.stderr as never));
     const { json: out, text } = await run(ctx, argv);
     process.stdout.write(`${json ? JSON.stringify(out) : text}\n`);
     return 0;
   } catch (err) {
+    // The database refused or out of reach: the service's own line and exit code (78 or 69).
+    const problem = databaseProblem(err, databaseUrl);
+    if (problem) {
+      if (json) process.stdout.write(`${JSON.stringify({ error: problem.message })}\n`);
+      else process.stderr.write(`${problem.message}\n`);
+      return problem.exitCode;
+    }
     const message = err instanceof AppError || err instanceof ConfigError ? err.message : (err as Error).message;
     if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
     else process.stderr.write(`error: ${message}\n`);

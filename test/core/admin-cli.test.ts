@@ -43,6 +43,10 @@ forEachDatabase((database) => {
     runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--json'], env);
     runs.client = runAdmin(['client', 'create', '--account', t.accountId, '--scopes', 'read:shipments write:shipments', '--json'], env);
     runs.error = runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
+    runs.accountAgain = runs.account.then(() => runAdmin(['account', 'create', accountName, '--json'], env));
+    runs.unknown = runAdmin(['frobnicate', 'it'], env);
+    // A database out of reach: the service's own line and exit code, the password hidden.
+    runs.unreachable = runAdmin(['key', 'list'], { ...env, DATABASE_URL: 'postgres://postgres:s3cret@127.0.0.1:1/test' });
     // OAuth clients and users: a client to list, rotate and revoke, a user to disable.
     const { clientId } = await t.newClient(t.accountId, ['read:shipments']);
     listedClient = clientId;
@@ -164,6 +168,22 @@ forEachDatabase((database) => {
       const disabled = await runs.disable!;
       assert.equal(disabled.code, 0, disabled.stderr);
       assert.equal(await authenticateUser(t.ctx.db, `ops-${database.name}@example.com`, 'a long and secret passphrase'), null);
+    });
+
+    it('account create of a name taken: says so in words, exit code 2', async () => {
+      const res = await runs.accountAgain!;
+      assert.equal(res.code, 2, res.stderr);
+      assert.match(oneJsonObject(res.stdout).error, /^an account named acme-\d+ already exists$/);
+    });
+
+    it('an unknown command names itself before the usage; a database out of reach is exit 69 with DATABASE_URL named, its password hidden', async () => {
+      const unknown = await runs.unknown!;
+      assert.equal(unknown.code, 2);
+      assert.match(unknown.stderr, /^error: unknown command "frobnicate it"\nusage: npm run admin/);
+      const unreachable = await runs.unreachable!;
+      assert.equal(unreachable.code, 69, unreachable.stderr);
+      assert.match(unreachable.stderr, /^database unavailable: DATABASE_URL postgres:\/\/postgres:PASSWORD@127\.0\.0\.1:1\/test cannot be used now: /);
+      assert.doesNotMatch(unreachable.stderr, /s3cret/);
     });
 
     it('an error with --json: one JSON object {error} on stdout and exit code 2', async () => {
