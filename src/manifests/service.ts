@@ -135,28 +135,44 @@ export async function openManifestDownload(ctx: AppContext, req: { id: string; f
 export const ACCEPTED = 'Accepted at origin facility';
 
 /**
+ * Parcels accepted per statement group of a scan: each group's multi-row statements stay far below
+ * PostgreSQL's 65,535 parameters (ten columns an event), however many labels a manifest holds.
+ */
+const SCAN_CHUNK = 1000;
+
+/**
  * Worker job, outside production: scans each manifest one sandbox step after it was made. The scan
  * marks the manifest and records every label's `in_transit` event in one transaction, claimed by a
  * conditional UPDATE: with any number of workers, each label gets its event once.
  */
-export async function scanManifests(ctx: AppContext): Promise<number> {
+export async function scanManifests(ctx: AppContext, chunk = SCAN_CHUNK): Promise<number> {
   if (!ctx.config.sandboxTracking) return 0;
   const due = await store.unscanned(ctx.db, isoNow(Date.now() - ctx.config.sandboxStepSeconds * 1000), 10);
   let done = 0;
+  let failure: unknown;
   for (const { id } of due) {
-    const scanned = await ctx.db.transaction().execute(async (tx) => {
-      const at = isoNow();
-      const row = await store.claimScan(tx, id, at);
-      if (!row) return false;
-      const data = JSON.parse(row.document) as ManifestData;
-      const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
-      // The document lists every label's tracking number; labels on a manifest stay active.
-      // Accepted when the parcels were handed over: when the manifest was made.
-      const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: data.createdAt, location: place, description: ACCEPTED }));
-      await acceptParcels(tx, row.account_id, events);
-      return true;
-    });
-    if (scanned) done++;
+    try {
+      if (await scanManifest(ctx, id, chunk)) done++;
+    } catch (err) {
+      // One manifest that cannot be scanned does not hold up the others; the job reports it after them.
+      failure ??= err;
+    }
   }
+  if (failure !== undefined) throw failure;
   return done;
+}
+
+async function scanManifest(ctx: AppContext, id: string, chunk: number): Promise<boolean> {
+  return ctx.db.transaction().execute(async (tx) => {
+    const at = isoNow();
+    const row = await store.claimScan(tx, id, at);
+    if (!row) return false;
+    const data = JSON.parse(row.document) as ManifestData;
+    const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
+    // The document lists every label's tracking number; labels on a manifest stay active.
+    // Accepted when the parcels were handed over: when the manifest was made.
+    const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: data.createdAt, location: place, description: ACCEPTED }));
+    for (let i = 0; i < events.length; i += chunk) await acceptParcels(tx, row.account_id, events.slice(i, i + chunk));
+    return true;
+  });
 }
