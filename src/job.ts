@@ -16,6 +16,8 @@ export interface Job {
    * handled in one run (one transaction for many items) instead of one run per wake-up.
    */
   gatherMs?: number;
+  /** The worker is stopping: take no new work, even in a run already waiting for room (started work goes on). */
+  stop?(): void;
   /** Waits for work the job started in the background (stop and drain call it). */
   settle?(): Promise<void>;
 }

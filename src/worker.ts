@@ -96,6 +96,7 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
   return {
     async stop() {
       stopping = true;
+      for (const job of list) job.stop?.();
       for (const wake of sleepers) wake();
       await Promise.all(loops);
       for (const job of list) await job.settle?.();

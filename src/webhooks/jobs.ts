@@ -155,6 +155,8 @@ export class DeliveryEngine {
   #setup: { ctx: AppContext; ready: Promise<Setup> } | null = null;
   #finished: Finished[] = [];
   #writing = false;
+  /** Set by `stop`: no new claim starts, by the delivery job or a fan-out. */
+  #stopping = false;
   // Decrypted secrets are turned into signers once per webhook and secret (a cache).
   readonly #signers = createCache<string, { sealed: string; signer: Signer }>({ max: SIGNER_CACHE });
 
@@ -189,7 +191,9 @@ export class DeliveryEngine {
   async run(ctx: AppContext): Promise<number> {
     const setup = await this.#prepare(ctx);
     const minRoom = Math.min(MIN_CLAIM, this.#capacity);
-    while (this.#room() < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+    while (!this.#stopping && this.#room() < minRoom) await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+    // Once stopping, slots that free up take nothing new: the stop waits only for what is in flight.
+    if (this.#stopping) return 0;
     // The slots are held while the claim is out, so a fan-out meanwhile cannot take them too.
     const slots = this.#hold(setup, this.#room());
     try {
@@ -219,7 +223,7 @@ export class DeliveryEngine {
         if (slots) throw new Error('a fan-out lease is taken once');
         // Timed here, inside the fan-out's transaction: waiting for the write lock does not use it up.
         lease.until = isoNow(Date.now() + setup.leaseMs);
-        slots = this.#hold(setup, Math.min(wanted, this.#room()));
+        slots = this.#hold(setup, this.#stopping ? 0 : Math.min(wanted, this.#room()));
         return slots.count;
       },
       start: (deliveries, hooks, events) => slots?.start(deliveries, hooks, events, lease.until),
@@ -340,6 +344,12 @@ export class DeliveryEngine {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
   }
 
+  /** Claims nothing more, by the delivery job or a fan-out: slots that free up stay free. */
+  stop(): void {
+    this.#stopping = true;
+    this.#wakeSlotWaiters();
+  }
+
   async close(): Promise<void> {
     await this.settle();
     const setup = this.#setup;
@@ -380,6 +390,7 @@ export function webhookJobs(options: { concurrency?: number } = {}): Job[] {
         return () => deliveryWakers.delete(wake);
       },
       run: (ctx) => engine.run(ctx),
+      stop: () => engine.stop(),
       settle: () => engine.close(),
     },
   ];

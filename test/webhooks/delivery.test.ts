@@ -177,6 +177,28 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('stopping', () => {
+    it('a stop lets the attempts in flight finish and be recorded, and starts no new one as slots free up', async () => {
+      const own = await startTestApp(database, { WEBHOOK_RETRY_SCHEDULE: '60', WEBHOOK_TIMEOUT_MS: '800' });
+      const rx = await startReceiver(() => 'hang');
+      const ownWorker = startWorker(own.ctx, webhookJobs({ concurrency: 2 }));
+      try {
+        const res = await own.request({ method: 'POST', url: '/v1/webhooks', payload: { url: `${rx.url}/hooks`, events: ['shipment.created'] } });
+        assert.equal(res.statusCode, 201, res.body);
+        for (let i = 0; i < 4; i++) await createShipment(own);
+        await rx.waitFor(2);
+        await ownWorker.stop();
+        const rows = await own.ctx.db.selectFrom('webhook_deliveries').select(['attempt_count']).execute();
+        assert.equal(rx.received.length, 2, 'no attempt started after the stop');
+        assert.deepEqual(rows.map((r) => Number(r.attempt_count)).sort(), [0, 0, 1, 1], 'the two in flight recorded, the other two still waiting');
+      } finally {
+        await ownWorker.stop();
+        await rx.close();
+        await own.close();
+      }
+    });
+  });
+
   describe('auto-disable', () => {
     it('disables a webhook that has failed without a success for 5 days, pausing its deliveries; reactivating resumes them', async () => {
       let healthy = false;
