@@ -214,7 +214,7 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
   const original = await getShipment(ctx.db, accountId, id);
   if (original.returnOf) throw new Conflict(`shipment ${original.id} is itself a return (of ${original.returnOf}); it cannot be returned again`);
   const crosses = crossesCustomsBorder(original.to, original.from);
-  const customs = input.customs ?? (crosses && original.customs ? { ...original.customs, contentsType: 'returned_goods' as const } : undefined);
+  const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs) : undefined);
   const ret: NewShipment = {
     carrier: original.carrier,
     service: input.service ?? RETURN_SERVICE[original.carrier],
@@ -226,6 +226,18 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
   };
   checkShipment(ret);
   return ctx.db.transaction().execute((tx) => insertShipment(tx, accountId, ret, original.id));
+}
+
+/**
+ * The original's declaration as its return's (§13): the same items as returned goods. The parties'
+ * numbers follow the parties: the original sender now imports, so its EORI becomes the importer's
+ * number, and the customer's VAT number, no exporter's EORI, goes; the original's invoice number,
+ * incoterm and non-delivery choice were its sale's, so the return takes the defaults (its tracking
+ * number as the invoice number, DAP, return to sender).
+ */
+function returnCustoms(original: Customs): Customs {
+  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ...goods } = original;
+  return { ...goods, contentsType: 'returned_goods', ...(eori ? { importerVat: eori } : {}) };
 }
 
 /** The shipment of this account, or NOT_FOUND (also for another account's id). */

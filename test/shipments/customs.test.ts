@@ -233,6 +233,16 @@ forEachDatabase((database) => {
   describe('POST /v1/shipments/{id}/returns', () => {
     const t = withTestApp(database);
 
+    it('a return\'s declaration puts the parties\' numbers on the right parties and drops the sale\'s terms', async () => {
+      const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: FULL_CUSTOMS } })).json();
+      const ret = (await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: {} })).json();
+      const { eori, importerVat, incoterm, nonDelivery, invoiceNumber, ...goods } = FULL_CUSTOMS;
+      // The German sender imports the return: its EORI is the importer's number; the US customer's
+      // number, the DDP and "abandon" of the sale and its invoice number do not carry over.
+      assert.deepEqual(ret.customs, { ...goods, contentsType: 'returned_goods', importerVat: eori });
+      assert.ok(importerVat && incoterm && nonDelivery && invoiceNumber);
+    });
+
     it('swaps the addresses, takes the return service, copies customs as returned goods across a border, and marks the label RETURN in every format', async () => {
       const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, messages: ['Gift'] } })).json();
       const before = (await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body;
