@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
-import { JSON_UTF8, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
+import { COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EMAIL_PATTERN, HS_CODE_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
@@ -16,21 +16,50 @@ function fieldOf(instancePath: string, params: Record<string, unknown> | undefin
   return full || where;
 }
 
+/** What a value of each pattern the schemas use must look like, for a client rather than as a regex. */
+const PATTERN_WORDS = new Map<string, string>([
+  [UUID_PATTERN, 'must be a UUID (in lower case, as ids are issued)'],
+  [VISIBLE_PATTERN, 'must hold a printable character, not only spaces or invisible ones'],
+  [PRINTABLE_PATTERN, 'must not contain control characters'],
+  [COUNTRY_CODE_PATTERN, 'must be a two-letter ISO 3166-1 country code in capitals, like DE or US'],
+  [CURRENCY_CODE_PATTERN, 'must be a three-letter ISO 4217 currency code in capitals, like EUR or USD'],
+  [HS_CODE_PATTERN, 'must be 6 to 10 digits, without dots or spaces, like 610910'],
+  [POSTAL_CODE_PATTERN, 'may hold only letters, digits, spaces and hyphens'],
+  [PHONE_PATTERN, 'may hold only digits, spaces and + ( ) . / -'],
+  [EMAIL_PATTERN, 'must be an email address, like ada@example.org'],
+]);
+
+const FORMAT_WORDS: Record<string, string> = {
+  uuid: 'must be a UUID',
+  uri: 'must be an absolute URL, like https://example.com/hooks',
+  'date-time': 'must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z',
+  email: 'must be an email address',
+};
+
+const plural = (n: number | undefined, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+const TYPE_WORDS: Record<string, string> = { string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'an object', array: 'an array', null: 'null' };
+
 /** Ajv's wording where it is not plain enough for a client: allowed values named, no regexes. */
 function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; message?: string }): string {
-  const params = (v.params ?? {}) as { allowedValues?: unknown[]; format?: string; pattern?: string; limit?: number };
+  const params = (v.params ?? {}) as { allowedValues?: unknown[]; format?: string; pattern?: string; limit?: number; type?: string; i?: number; j?: number };
   switch (v.keyword) {
     case 'additionalProperties': return 'is not a known field';
     case 'required': return 'is required';
-    case 'maxProperties': return `must have at most ${params.limit} field${params.limit === 1 ? '' : 's'}`;
-    case 'minProperties': return `must have at least ${params.limit} field${params.limit === 1 ? '' : 's'}`;
-    case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
-    case 'format': if (params.format === 'uuid') return 'must be a UUID'; break;
-    case 'pattern':
-      if (params.pattern === UUID_PATTERN) return 'must be a UUID (in lower case, as ids are issued)';
-      if (params.pattern === VISIBLE_PATTERN) return 'must hold a printable character, not only spaces or invisible ones';
-      if (params.pattern === PRINTABLE_PATTERN) return 'must not contain control characters';
+    case 'maxProperties': return `must have at most ${plural(params.limit, 'field')}`;
+    case 'minProperties': return `must have at least ${plural(params.limit, 'field')}`;
+    case 'minItems': return params.limit === 1 ? 'must not be empty' : `must have at least ${plural(params.limit, 'item')}`;
+    case 'maxItems': return `must have at most ${plural(params.limit, 'item')}`;
+    case 'uniqueItems': return `must not repeat an item (items ${Math.min(params.i ?? 0, params.j ?? 0)} and ${Math.max(params.i ?? 0, params.j ?? 0)} are the same)`;
+    case 'minLength': return params.limit === 1 ? 'must not be empty' : `must have at least ${plural(params.limit, 'character')}`;
+    case 'maxLength': return `must have at most ${plural(params.limit, 'character')}`;
+    case 'type': {
+      const words = String(params.type ?? '').split(',').map((t) => TYPE_WORDS[t] ?? t);
+      if (words.length && words.every(Boolean)) return `must be ${words.join(' or ')}`;
       break;
+    }
+    case 'enum': return `must be one of ${(params.allowedValues ?? []).join(', ')}`;
+    case 'format': if (params.format && FORMAT_WORDS[params.format]) return FORMAT_WORDS[params.format]!; break;
+    case 'pattern': if (params.pattern && PATTERN_WORDS.has(params.pattern)) return PATTERN_WORDS.get(params.pattern)!; break;
   }
   return v.message ?? 'is invalid';
 }

@@ -36,6 +36,14 @@ export const PRINTABLE_PATTERN = `^[^${CONTROL}]*$`;
 /** Printable text that prints something: besides no control characters, at least one character that is not a space or invisible. */
 export const VISIBLE_PATTERN = `^[^${CONTROL}]*[^${CONTROL}\\s${INVISIBLE}][^${CONTROL}]*$`;
 
+/** Codes the schemas take, each worded for a client by src/http/errors.ts when a value is not one. */
+export const COUNTRY_CODE_PATTERN = '^[A-Z]{2}$';
+export const CURRENCY_CODE_PATTERN = '^[A-Z]{3}$';
+export const HS_CODE_PATTERN = '^[0-9]{6,10}$';
+export const POSTAL_CODE_PATTERN = '^ *[A-Za-z0-9][A-Za-z0-9 -]*$';
+export const PHONE_PATTERN = '^[0-9+()./ -]*$';
+export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
+
 export const dateTime = { type: 'string', format: 'date-time' } as const;
 export const idParams = { type: 'object', required: ['id'], properties: { id: uuid }, additionalProperties: false } as const;
 

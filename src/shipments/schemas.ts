@@ -1,9 +1,8 @@
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
+import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
-export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 // Printable text; a required one must print something (not only spaces or invisible characters).
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
@@ -42,10 +41,10 @@ export const customsSchema = {
             additionalProperties: false,
             required: ['amount', 'currency'],
             description: 'The whole line\'s value (all of its quantity). Every item of a declaration has the same currency.',
-            properties: { amount: { type: 'number', exclusiveMinimum: 0, maximum: 1e9 }, currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217, e.g. USD, EUR.' } },
+            properties: { amount: { type: 'number', exclusiveMinimum: 0, maximum: 1e9 }, currency: { type: 'string', pattern: CURRENCY_CODE_PATTERN, description: 'ISO 4217, e.g. USD, EUR.' } },
           },
-          hsCode: { type: 'string', pattern: '^[0-9]{6,10}$', description: 'Harmonized System tariff number, 6 to 10 digits.' },
-          originCountry: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country of origin.' },
+          hsCode: { type: 'string', pattern: HS_CODE_PATTERN, description: 'Harmonized System tariff number, 6 to 10 digits.' },
+          originCountry: { type: 'string', pattern: COUNTRY_CODE_PATTERN, description: 'ISO 3166-1 alpha-2 country of origin.' },
         },
       },
     },
@@ -85,11 +84,11 @@ export const addressSchema = {
       type: 'string',
       minLength: 2,
       maxLength: 16,
-      pattern: '^ *[A-Za-z0-9][A-Za-z0-9 -]*$',
+      pattern: POSTAL_CODE_PATTERN,
       description: "In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent).",
     },
-    country: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
-    phone: { type: 'string', maxLength: 30, pattern: '^[0-9+()./ -]*$' },
+    country: { type: 'string', pattern: COUNTRY_CODE_PATTERN, description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
+    phone: { type: 'string', maxLength: 30, pattern: PHONE_PATTERN },
     email: {
       type: 'string',
       maxLength: 254,

@@ -2,7 +2,7 @@
 // its fix, on both databases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EMAIL_PATTERN } from '../../src/shipments/schemas.ts';
+import { EMAIL_PATTERN } from '../../src/http/schemas.ts';
 import { createShipment, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 
 function assertInvalid(res: { statusCode: number; json(): any }, field: string): void {

@@ -62,7 +62,7 @@ forEachDatabase((database) => {
         assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*Postal code, To \(recipient\): ZIP code 94105 is in CA, not NY/s);
         const schema = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), 'parcel.weight.value': 'heavy', carrier: 'Pigeon' }, '/dashboard/shipments/new');
         assert.equal(schema.statusCode, 400);
-        assert.equal(messageBeside(schema.body, 'f-parcel-weight-value'), 'must be number');
+        assert.equal(messageBeside(schema.body, 'f-parcel-weight-value'), 'must be a number');
         assert.equal(messageBeside(schema.body, 'f-carrier'), 'must be one of UPS, USPS, FedEx, DHL');
         assert.equal(await countRows(t.ctx, 'shipments'), before);
       });

@@ -102,7 +102,7 @@ forEachDatabase((database) => {
       const { acct, v } = await user();
       const res = await v.post('/dashboard/webhooks', { url: 'not a url', active: 'true', secret: 'a secret never echoed' }, '/dashboard/webhooks');
       assert.equal(res.statusCode, 400);
-      assert.equal(messageBeside(res.body, 'url'), 'must match format &#34;uri&#34;');
+      assert.equal(messageBeside(res.body, 'url'), 'must be an absolute URL, like https://example.com/hooks');
       assert.equal(messageBeside(res.body, 'events'), 'is required');
       assert.match(res.body, /<div class="field invalid"><label for="f-url">URL<\/label><input type="url" id="f-url" name="url" required aria-describedby="f-url-hint f-url-error" aria-invalid="true" value="not a url">/);
       assert.match(res.body, /<fieldset id="f-events" class="checks invalid" aria-describedby="f-events-error">/);
@@ -113,11 +113,11 @@ forEachDatabase((database) => {
 
     const refused: [string, Record<string, string | string[]>, string, string][] = [
       ['an unknown event type', { url: 'https://hooks.example.com/', events: ['shipment.created', 'shipment.lost'] }, 'events', `must be one of ${EVENT_TYPES.join(', ')}`],
-      ['the same event twice', { url: 'https://hooks.example.com/', events: ['shipment.created', 'shipment.created'] }, 'events', 'must NOT have duplicate items (items ## 1 and 0 are identical)'],
+      ['the same event twice', { url: 'https://hooks.example.com/', events: ['shipment.created', 'shipment.created'] }, 'events', 'must not repeat an item (items 0 and 1 are the same)'],
       ['an ftp URL (the service\'s rule)', { url: 'ftp://hooks.example.com/x', events: 'shipment.created' }, 'url', 'must use http or https'],
       ['credentials in the URL (the service\'s rule)', { url: 'https://user:pw@hooks.example.com/', events: 'shipment.created' }, 'url', 'must not contain user:password'],
       ['a whsec_ secret that is not base64 (the service\'s rule)', { url: 'https://hooks.example.com/', events: 'shipment.created', secret: 'whsec_!!!' }, 'secret', 'a secret starting with whsec_ must continue with non-empty standard base64'],
-      ['a URL longer than 2048 characters', { url: `https://hooks.example.com/${'a'.repeat(2048)}`, events: 'shipment.created' }, 'url', 'must NOT have more than 2048 characters'],
+      ['a URL longer than 2048 characters', { url: `https://hooks.example.com/${'a'.repeat(2048)}`, events: 'shipment.created' }, 'url', 'must have at most 2048 characters'],
     ];
     for (const [what, fields, name, message] of refused) {
       it(`refuses ${what} with the API's message beside ${name}`, async () => {

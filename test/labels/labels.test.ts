@@ -146,7 +146,7 @@ forEachDatabase((database) => {
       ['an unknown format', (id) => ({ shipmentId: id, format: 'DOCX' }), `format must be one of ${LABEL_FORMATS.join(', ')}`],
       ['a lower-case format', (id) => ({ shipmentId: id, format: 'pdf' }), `format must be one of ${LABEL_FORMATS.join(', ')}`],
       ['an unknown field', (id) => ({ shipmentId: id, colour: 'red' }), 'colour is not a known field'],
-      ['a number as shipment id', () => ({ shipmentId: 12 }), 'shipmentId must be string'],
+      ['a number as shipment id', () => ({ shipmentId: 12 }), 'shipmentId must be a string'],
     ];
     for (const [name, body, message] of bad) {
       it(`rejects ${name} with 400 INVALID_INPUT and writes nothing`, async () => {

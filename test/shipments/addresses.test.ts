@@ -105,6 +105,22 @@ forEachDatabase((database) => {
       assert.equal(guam.statusCode, 201, guam.body);
     });
 
+    it('codes in the wrong form are refused in words, never as a regular expression', async () => {
+      const item = { ...sampleShipment.customs.items[0], hsCode: '6109.10', originCountry: 'de', value: { amount: 10, currency: 'eur' } };
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: { ...sampleShipment.to, country: 'gb', phone: 'call me' }, customs: { ...sampleShipment.customs, items: [item] } } });
+      assert.equal(res.statusCode, 400, res.body);
+      const byField = Object.fromEntries(res.json().details.map((d: { field: string; message: string }) => [d.field, d.message]));
+      assert.deepEqual(byField, {
+        'to.country': 'must be a two-letter ISO 3166-1 country code in capitals, like DE or US',
+        'to.phone': 'may hold only digits, spaces and + ( ) . / -',
+        'customs.items[0].hsCode': 'must be 6 to 10 digits, without dots or spaces, like 610910',
+        'customs.items[0].originCountry': 'must be a two-letter ISO 3166-1 country code in capitals, like DE or US',
+        'customs.items[0].value.currency': 'must be a three-letter ISO 4217 currency code in capitals, like EUR or USD',
+      });
+      const empty = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: { ...sampleShipment.customs, items: [] } } });
+      assert.equal(empty.json().details[0].message, 'must not be empty');
+    });
+
     it('names the sender\'s fields as from.*', async () => {
       const res = await post(US, { ...US, postalCode: '10118' });
       assert.equal(res.statusCode, 400);
