@@ -22,6 +22,9 @@ const subdivisions = new Map<string, Set<string>>(
   STATE_REQUIRED.map((country) => [country, new Set([...(regions[country]?.[2] ?? []).map(([, code]) => code), ...(country === 'US' ? US_MILITARY : [])])]),
 );
 
+/** Countries whose post has postal codes but delivers without them: Ireland's Eircodes are optional (An Post). */
+const POSTAL_CODE_OPTIONAL = new Set(['IE']);
+
 /** Whether the country's post uses postal codes at all. */
 export function hasPostalCodes(country: string): boolean {
   return postcodeValidatorExistsForCountry(country);
@@ -54,7 +57,7 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
   }
   const postal = address.postalCode === undefined ? '' : canonicalPostal(country, address.postalCode);
   if (postal === '') {
-    if (hasPostalCodes(country)) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
+    if (hasPostalCodes(country) && !POSTAL_CODE_OPTIONAL.has(country)) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `is required: ${countryName(country)} uses postal codes` });
   } else if (hasPostalCodes(country) && !postalCodeOf(postal, country)) {
     problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `${address.postalCode} is not a postal code of ${countryName(country)}` });
   }
