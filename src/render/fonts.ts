@@ -83,13 +83,19 @@ function perFace<K extends {}, V extends {}>(max: number): (face: Face) => Cache
 const SHAPE_CACHE_LIMIT = 4000;
 const shapeCache = perFace<string, ShapedText>(SHAPE_CACHE_LIMIT);
 
-/** Shapes `text` with one face (kerning, ligatures, Arabic joining), cached per process. */
+/**
+ * Latin ligatures off (ﬀ, ﬁ, ﬃ): a PDF's text layer would give their code points, so "Coffee" could
+ * not be searched for or copied; the ligatures scripts need (Arabic's `rlig`) stay.
+ */
+export const NO_LIGATURES = { liga: false, clig: false, dlig: false };
+
+/** Shapes `text` with one face (kerning, required ligatures, Arabic joining), cached per process. */
 export function shape(text: string, face: Face): ShapedText {
   const cache = shapeCache(face);
   let s = cache.get(text);
   if (s) return s;
   const f = loadFace(face);
-  const run = f.font.layout(text);
+  const run = f.font.layout(text, NO_LIGATURES);
   const glyphs: number[] = [];
   const xs: number[] = [];
   const ys: number[] = [];

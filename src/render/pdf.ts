@@ -6,7 +6,7 @@
 // addContent), so pdfkit and fontkit are pinned exactly (docs/decisions.md; test/render/pins.test.ts).
 import PDFDocument from 'pdfkit';
 import type { Font } from 'fontkit';
-import { loadFace, placeText, shape } from './fonts.ts';
+import { loadFace, NO_LIGATURES, placeText, shape } from './fonts.ts';
 import type { Face, LoadedFont, ShapedText } from './fonts.ts';
 import { hexagonCentre, hexagonCorners } from './barcodes.ts';
 import { barcodeShapes, bullseyeRings, imageRuns } from './geometry.ts';
@@ -253,9 +253,9 @@ function drawPage(doc: Doc, drawing: Drawing): void {
             doc.font(run.face);
             currentFont = run.face;
           }
-          // `features` makes pdfkit shape the whole run at once (as the other backends do)
-          // instead of word by word.
-          doc.fontSize(p.size).text(run.text, run.left, p.y, { lineBreak: false, baseline: 'alphabetic', features: [] } as PDFKit.Mixins.TextOptions);
+          // `features` makes pdfkit shape the whole run at once (as the other backends do) instead of
+          // word by word, and with the same features as the other backends (no Latin ligatures).
+          doc.fontSize(p.size).text(run.text, run.left, p.y, { lineBreak: false, baseline: 'alphabetic', features: NO_LIGATURES } as unknown as PDFKit.Mixins.TextOptions);
         }
         break;
       }
