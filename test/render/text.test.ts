@@ -64,6 +64,12 @@ describe('non-Latin text', () => {
     for (const word of ['Москва', 'Ελλάδα', 'Müller', 'Анна Каренина', 'RUSSIAN FEDERATION']) assert.ok(text.includes(word), `${word} in ${text}`);
   });
 
+  it('the PDF\'s text layer reads words as typed: no Latin ligature code points (ﬀ, ﬃ) for a search to miss', async () => {
+    const text = await pdfText((await renderLabel({ ...UPS_LABEL, to: { ...UPS_LABEL.to, name: 'Coffee Office Shuffle' } }, 'PDF')).body);
+    assert.match(text, /Coffee Office Shuffle/);
+    assert.doesNotMatch(text, /[\ufb00-\ufb06]/);
+  });
+
   it('the PDF embeds DejaVu Sans as a subset and no other text font', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'render-fonts-'));
     try {
