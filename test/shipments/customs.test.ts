@@ -202,6 +202,7 @@ forEachDatabase((database) => {
         // Unit values: 40.00 for 2 is 20.00; 24.50 for 3 is 8.1667, as 8.17 would make 24.51.
         const more = type === 'cn22' ? ['CN 22', 'Sale of goods', 'LIC-77', 'CERT-88', '2', '3'] : ['COMMERCIAL INVOICE', 'Sale of goods', '20.00 EUR', '8.1667 EUR'];
         for (const field of [...expected, ...more]) assert.ok(text.includes(field), `${type}: ${field} not found in ${text.slice(0, 400)}`);
+        assert.ok(text.includes('UPS GROUND') && !text.includes('UPS UPS'), `${type}: the service named once`);
       }
       const cn23 = (await pdfText((await get(t, big.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
       for (const field of ['CN 23', 'Gift', 'Treat as abandoned', big.trackingNumber]) assert.ok(cn23.includes(field), `cn23: ${field}`);

@@ -122,7 +122,7 @@ function header(s: Sheet, d: LabelData, title: string, subtitle: string): number
   const tn = asciiText(d.trackingNumber);
   s.text(W - M, M + 10, `Waybill / tracking number: ${tn}`, 9, { anchor: 'end', maxWidth: 240 });
   s.barcode(linearBarcode('code128', tn || '0', { x: W - M - 240, y: M + 16, w: 240, h: 34 }, 2));
-  s.text(W - M, M + 62, `${d.carrier} ${d.serviceName}`, 8, { anchor: 'end', maxWidth: 240 });
+  s.text(W - M, M + 62, d.serviceName, 8, { anchor: 'end', maxWidth: 240 });
   return M + 72;
 }
 
