@@ -196,11 +196,12 @@ forEachDatabase((database) => {
         const text = (await pdfText(res.rawPayload)).replace(/\s+/g, ' ');
         const expected = [
           full.trackingNumber, sampleShipment.from.name, sampleShipment.from.street1, sampleShipment.to.name, sampleShipment.to.street1, 'UNITED STATES',
-          'Ceramic mug, blue glaze', 'Linen tea towel', '691200', '6302910010', 'DE', 'PT', '0.8 kg', '150 g', '40.00 EUR', '24.50 EUR', '64.50 EUR', 'EUR',
+          'Ceramic mug, blue glaze', 'Linen tea towel', '691200', '6302910010', 'DE', 'PT', '0.8 kg', '40.00 EUR', '24.50 EUR', '64.50 EUR', 'EUR',
           'DDP', 'INV-2026-0042', 'US-EIN-12-3456789', 'DE123456789012345', 'Jürgen Müller', full.createdAt.slice(0, 10), '1.2 kg',
         ];
         // Unit values: 40.00 for 2 is 20.00; 24.50 for 3 is 8.1667, as 8.17 would make 24.51.
-        const more = type === 'cn22' ? ['CN 22', 'Sale of goods', 'LIC-77', 'CERT-88', '2', '3'] : ['COMMERCIAL INVOICE', 'Sale of goods', '20.00 EUR', '8.1667 EUR'];
+        // The UPU's forms give every weight in kilograms; the invoice keeps each line's own unit.
+        const more = type === 'cn22' ? ['CN 22', 'Sale of goods', 'LIC-77', 'CERT-88', '2', '3', 'Net weight (kg)', '0.15 kg', 'Total net weight: 0.95 kg'] : ['COMMERCIAL INVOICE', 'Sale of goods', '20.00 EUR', '8.1667 EUR', '150 g'];
         for (const field of [...expected, ...more]) assert.ok(text.includes(field), `${type}: ${field} not found in ${text.slice(0, 400)}`);
         assert.ok(text.includes('UPS GROUND') && !text.includes('UPS UPS'), `${type}: the service named once`);
       }
@@ -214,6 +215,11 @@ forEachDatabase((database) => {
         const text = (await pdfText((await get(t, invoice.url)).rawPayload)).replace(/\s+/g, ' ');
         assert.ok(text.includes(`Invoice total: ${printed}`), `${currency}: ${text.slice(text.indexOf("Total"), text.indexOf("Total") + 400)}`);
       }
+
+      // An item lighter than a gram is not printed as 0 kg.
+      const feather = await labelFor({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, netWeight: { value: 0.0004, unit: 'kg' } }] });
+      const featherText = (await pdfText((await get(t, feather.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
+      assert.ok(featherText.includes('0.0004 kg') && !/ 0 kg/.test(featherText), featherText.slice(0, 600));
 
       // Tampered: 403. A document the label does not have: 404. Expired: 410. Invalidated: 410.
       const u = new URL(byType.cn22);

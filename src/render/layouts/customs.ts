@@ -54,8 +54,15 @@ function unitMoney(lineAmount: number, quantity: number, currency: string): stri
   return `${unit.toFixed(exact ? digits : digits + 2)} ${currency}`;
 }
 
+/** A weight to three decimals of its unit, or to two significant digits when it is lighter than that (never 0 for something). */
 function weightText(w: { value: number; unit: string }): string {
-  return `${Math.round(w.value * 1000) / 1000} ${w.unit}`;
+  const rounded = Math.round(w.value * 1000) / 1000;
+  return `${rounded === 0 && w.value > 0 ? Number(w.value.toPrecision(2)) : rounded} ${w.unit}`;
+}
+
+/** A weight in kilograms, as the UPU's CN 22 and CN 23 ask for every weight on them. */
+function kgText(w: { value: number; unit: string }): string {
+  return weightText({ value: grams(w as Parameters<typeof grams>[0]) / 1000, unit: 'kg' });
 }
 
 /** Sender and addressee as their posts read them (§16), each with its country: the documents cross a border. */
@@ -218,14 +225,14 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
   itemsTable(f, c, [
     { title: 'Detailed description of contents', w: 170, wrap: true, value: (i) => i.description },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
-    { title: 'Net weight', w: 60, align: 'end', value: (i) => weightText(i.netWeight) },
+    { title: 'Net weight (kg)', w: 60, align: 'end', value: (i) => kgText(i.netWeight) },
     { title: `Value (${total.currency})`, w: 70, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
     { title: 'HS tariff number', w: 90, value: (i) => i.hsCode },
     { title: 'Country of origin', w: W - 2 * M - 435, value: (i) => `${i.originCountry} ${countryName(i.originCountry)}` },
   ]);
   keepTogether(f, (s, y) => {
-    s.text(M, y + 14, `Total net weight: ${totalNet(c, d.parcel.weight)}`, 9, { bold: true });
-    s.text(M + 170, y + 14, `Total gross weight: ${weightText(d.parcel.weight)}`, 9, { bold: true });
+    s.text(M, y + 14, `Total net weight: ${totalNet(c, { value: 1, unit: 'kg' })}`, 9, { bold: true });
+    s.text(M + 170, y + 14, `Total gross weight: ${kgText(d.parcel.weight)}`, 9, { bold: true });
     s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
     s.text(M, y + 28, `Currency: ${total.currency}`, 9);
     y += 44;
