@@ -214,7 +214,7 @@ ${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initi
 
 /** An address as the destination's post reads it (the labels' own lines), the country's name across a border. */
 function addressBlock(a: Address, showCountry: boolean): Html {
-  const lines = [a.name, a.company, a.street1, a.street2, ...localityLines(a), showCountry ? countryLine(a) : undefined, a.phone, a.email];
+  const lines = [a.name, a.company, a.street1, a.street2, ...localityLines(a, showCountry), showCountry ? countryLine(a) : undefined, a.phone, a.email];
   return html`<address>${lines.filter(Boolean).join('\n')}</address>`;
 }
 

@@ -51,7 +51,7 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   {
     name: 'Japan, from Germany: the town with its postal code, then the country',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' } },
-    lines: ['1-1 Marunouchi', 'Chiyoda-ku, Tokyo, 100-0005', 'JAPAN'],
+    lines: ['1-1 Marunouchi', 'CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
   },
   {
     name: 'the United States, at home: the USPS city line',
@@ -101,7 +101,7 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   {
     name: 'La Réunion, from France: postal code before the town, then only its own country line',
     data: { ...UPS_LABEL, from: { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'RE' } },
-    lines: ['2 Rue de Paris', '97400 Saint-Denis', 'RÉUNION'],
+    lines: ['2 Rue de Paris', '97400 SAINT-DENIS', 'RÉUNION'],
     absent: ['La Réunion'],
   },
   {
@@ -113,7 +113,7 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   {
     name: 'Brazil without a state: no separator left dangling',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'João Silva', street1: 'Avenida Paulista 1000', city: 'Sao Paulo', postalCode: '01310-100', country: 'BR' } },
-    lines: ['Avenida Paulista 1000', 'Sao Paulo', '01310-100', 'BRAZIL'],
+    lines: ['Avenida Paulista 1000', 'SAO PAULO', '01310-100', 'BRAZIL'],
   },
   {
     name: 'Canada, from the US: the municipality, province and postal code on one line in capitals, as Canada Post reads it',
@@ -122,9 +122,29 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     absent: ['Ottawa'],
   },
   {
+    name: 'Italy, at home: the province after the town, as Poste Italiane writes it',
+    data: { ...UPS_LABEL, from: { ...SENDER_DE, city: 'Milano', postalCode: '20121', country: 'IT' }, to: { name: 'Mario Rossi', street1: 'Via del Corso 12', city: 'Roma', state: 'RM', postalCode: '00186', country: 'IT' } },
+    lines: ['Via del Corso 12', '00186 Roma RM'],
+  },
+  {
+    name: 'Italy, from Germany: the locality line in capitals, as the UPU asks of international mail',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Mario Rossi', street1: 'Via del Corso 12', city: 'Roma', state: 'RM', postalCode: '00186', country: 'IT' } },
+    lines: ['Via del Corso 12', '00186 ROMA RM', 'ITALY'],
+  },
+  {
+    name: 'the United Kingdom with a county: the postcode still last before the country',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'A Resident', street1: '1 High Street', city: 'Guildford', state: 'Surrey', postalCode: 'GU1 3AA', country: 'GB' } },
+    lines: ['1 High Street', 'GUILDFORD', 'SURREY', 'GU1 3AA', 'UNITED KINGDOM'],
+  },
+  {
+    name: 'Ireland without an Eircode: the county kept after the town',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Mary Murphy', street1: 'Main Street', city: 'Ballina', state: 'Co. Mayo', country: 'IE' } },
+    lines: ['Main Street', 'BALLINA', 'CO. MAYO', 'IRELAND'],
+  },
+  {
     name: 'a Japanese postal code sent without its hyphen: printed with it, as Japan Post writes it',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' } },
-    lines: ['Chiyoda-ku, Tokyo, 100-0005', 'JAPAN'],
+    lines: ['CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
   },
 ];
 
@@ -248,7 +268,7 @@ describe('customs documents and manifests print addresses as the labels do', () 
   for (const document of ['cn23', 'commercial_invoice'] as const) {
     it(`${document}: sender and addressee in their posts' order, each with its country`, async () => {
       const lines = await pdfLines({ layout: 'customs', data: { document, label: { ...CUSTOMS_LABEL, customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } } } });
-      assert.ok(inOrder(lines, ['Hauptstraße 5', '10115 Berlin', 'GERMANY']), JSON.stringify(lines));
+      assert.ok(inOrder(lines, ['Hauptstraße 5', '10115 BERLIN', 'GERMANY']), JSON.stringify(lines));
       assert.ok(inOrder(lines, ['10 Downing Street', 'LONDON', 'SW1A 2AA', 'UNITED KINGDOM']), JSON.stringify(lines));
     });
 
@@ -276,13 +296,14 @@ describe('customs documents and manifests print addresses as the labels do', () 
     });
   }
 
-  it('a declaration in pounds totals in pounds: net and gross weight in one unit', async () => {
+  it('a declaration in pounds: the invoice totals in pounds, net and gross in one unit; the CN 23 in kilograms, as the UPU form asks', async () => {
     const label: LabelData = { ...CUSTOMS_LABEL, parcel: { weight: { value: 5, unit: 'lb' } }, customs: { ...CUSTOMS_LABEL.customs!, items: [{ ...ITEMS[0]!, netWeight: { value: 4, unit: 'lb' } }] } };
-    for (const document of ['cn23', 'commercial_invoice'] as const) {
-      const text = (await pdfLines({ layout: 'customs', data: { document, label } })).join('\n');
-      assert.match(text, /Total net weight: 4 lb/, document);
-      assert.match(text, /Gross weight: 5 lb/i, document);
-    }
+    const invoice = (await pdfLines({ layout: 'customs', data: { document: 'commercial_invoice', label } })).join('\n');
+    assert.match(invoice, /Total net weight: 4 lb/);
+    assert.match(invoice, /Gross weight: 5 lb/i);
+    const cn23 = (await pdfLines({ layout: 'customs', data: { document: 'cn23', label } })).join('\n');
+    assert.match(cn23, /Total net weight: 1\.814 kg/);
+    assert.match(cn23, /Total gross weight: 2\.268 kg/);
   });
 
   it('the manifest: the shipper as its post reads it, no country line at home', async () => {

@@ -12,13 +12,15 @@ const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 
 /**
  * The locality lines (post town, state, postal code) in the order the destination's post reads them,
  * from a maintained formatter (OpenCage's address templates): `70173 Stuttgart`; for the United
- * Kingdom the post town in capitals and the postcode each on a line of their own; for the US and the
- * places its post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`, and
- * Canada's alike, `OTTAWA ON K1A 0B1`. The
- * postal code is printed in its canonical spelling (`SW1A 2AA` for `sw1a2aa`); the country is not
- * among these lines.
+ * Kingdom the post town in capitals and the postcode on the last line; for the US and the places its
+ * post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`, and Canada's and
+ * Australia's alike, `OTTAWA ON K1A 0B1`. A state the template leaves out still prints: Italy's
+ * province after the town (`00186 Roma RM`), elsewhere on a line after the town's. On mail that
+ * crosses a border (`international`) the lines are in capitals, as the UPU's addressing standard asks
+ * of the destination's locality. The postal code is printed in its canonical spelling (`SW1A 2AA`
+ * for `sw1a2aa`); the country is not among these lines.
  */
-export function localityLines(a: Address): string[] {
+export function localityLines(a: Address, international = false): string[] {
   const country = cleanText(a.country).toUpperCase();
   const city = cleanText(a.city);
   const state = cleanText(a.state);
@@ -36,14 +38,21 @@ export function localityLines(a: Address): string[] {
     // A territory's template adds its country's line (`United States of America` for Puerto Rico,
     // `La Réunion, France`): a line with none of the parts sent is not the address's.
     .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));
-  // A template that loses a part of what was sent (some drop the city beside a state) is not used.
+  const capitals = (ls: string[]) => (international ? ls.map((l) => l.toUpperCase()) : ls);
+  // A template that loses the town or the postal code (some drop the city beside a state) is not used.
   const joined = lines.join(' ');
-  if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return [[city, state, postcode].filter(Boolean).join(' ')];
+  if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return capitals([[city, state, postcode].filter(Boolean).join(' ')]);
   // Canada Post and Australia Post read their line as USPS does its own: capitals, no punctuation
   // (`OTTAWA ON K1A 0B1`, `SYDNEY NSW 2000`).
   if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
-  if (country === 'GB') return lines.map((l) => (l === city ? l.toUpperCase() : l));
-  return lines;
+  if (state && !joined.includes(state)) {
+    const town = lines.findIndex((l) => l.includes(city));
+    if (country === 'IT') lines[town] = `${lines[town]} ${state}`;
+    else lines.splice(town + 1, 0, state);
+  }
+  // Royal Mail: the post town in capitals, the postcode last (a county, if sent, before it).
+  if (country === 'GB') return capitals([...lines.filter((l) => l !== postcode).map((l) => (l === city ? l.toUpperCase() : l)), ...(postcode ? [postcode] : [])]);
+  return capitals(lines);
 }
 
 /**
@@ -74,6 +83,6 @@ export function countryLine(a: Pick<Address, 'country' | 'state'>): string {
  * document crosses a border (`showCountry`), its country line last.
  */
 export function postalLines(a: Address, showCountry: boolean): string[] {
-  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a), showCountry ? countryLine(a) : ''];
+  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a, showCountry), showCountry ? countryLine(a) : ''];
   return lines.map((l) => cleanText(l)).filter(Boolean);
 }

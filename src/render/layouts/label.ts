@@ -76,7 +76,7 @@ function addressLines(a: Address, recipient: boolean, showCountry: boolean): Lin
     { text: a.company ?? '', size: big, keep: 3 },
     { text: a.street1, size: big, keep: 8 },
     { text: a.street2 ?? '', size: big, keep: 4 },
-    ...localityLines(a).map((text) => ({ text, size: recipient ? 12 : 7.5, bold: true, keep: 9 })),
+    ...localityLines(a, showCountry).map((text) => ({ text, size: recipient ? 12 : 7.5, bold: true, keep: 9 })),
     { text: showCountry ? countryLine(a) : '', size: recipient ? 11 : 7, bold: recipient, keep: 7 },
     { text: a.phone ? `TEL ${a.phone}` : '', size: recipient ? 8 : 7, keep: 1 },
   ];
