@@ -997,6 +997,8 @@ export interface components {
              */
             incoterm?: "DAP" | "DDP";
             invoiceNumber?: string;
+            /** @description The seller's EU Import One-Stop Shop number (IM and 10 digits), for goods of at most 150 EUR sold to a buyer in the EU: printed on the declaration and the invoice, so the goods clear without VAT to pay on arrival. */
+            ioss?: string;
             items: {
                 description: string;
                 /** @description Harmonized System tariff number, 6 to 10 digits. */

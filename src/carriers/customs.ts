@@ -29,6 +29,8 @@ export interface Customs {
   certificateNumber?: string;
   importerVat?: string;
   eori?: string;
+  /** The seller's EU Import One-Stop Shop number. */
+  ioss?: string;
   signer: string;
 }
 

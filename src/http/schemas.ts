@@ -42,6 +42,7 @@ export const CURRENCY_CODE_PATTERN = '^[A-Z]{3}$';
 export const HS_CODE_PATTERN = '^[0-9]{6,10}$';
 export const POSTAL_CODE_PATTERN = '^ *[A-Za-z0-9][A-Za-z0-9 -]*$';
 export const PHONE_PATTERN = '^[0-9+()./ -]*$';
+export const IOSS_PATTERN = '^IM[0-9]{10}$';
 export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 export const dateTime = { type: 'string', format: 'date-time' } as const;

@@ -1,6 +1,6 @@
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
+import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
 
@@ -55,6 +55,7 @@ export const customsSchema = {
     certificateNumber: text(35, 1),
     importerVat: text(35, 1),
     eori: text(35, 1),
+    ioss: { type: 'string', pattern: IOSS_PATTERN, description: "The seller's EU Import One-Stop Shop number (IM and 10 digits), for goods of at most 150 EUR sold to a buyer in the EU: printed on the declaration and the invoice, so the goods clear without VAT to pay on arrival." },
     signer: { ...text(100, 1), description: 'The declarant\'s name, printed as the signature.' },
   },
 } as const;

@@ -233,10 +233,10 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
  * numbers follow the parties: the original sender now imports, so its EORI becomes the importer's
  * number, and the customer's VAT number, no exporter's EORI, goes; the original's invoice number,
  * incoterm and non-delivery choice were its sale's, so the return takes the defaults (its tracking
- * number as the invoice number, DAP, return to sender).
+ * number as the invoice number, DAP, return to sender), and so was its IOSS number.
  */
 function returnCustoms(original: Customs): Customs {
-  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ...goods } = original;
+  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, ...goods } = original;
   return { ...goods, contentsType: 'returned_goods', ...(eori ? { importerVat: eori } : {}) };
 }
 

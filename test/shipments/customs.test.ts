@@ -31,6 +31,7 @@ const FULL_CUSTOMS = {
   certificateNumber: 'CERT-88',
   importerVat: 'US-EIN-12-3456789',
   eori: 'DE123456789012345',
+  ioss: 'IM2760000001',
   signer: 'Jürgen Müller',
 };
 
@@ -128,6 +129,7 @@ forEachDatabase((database) => {
         [{ customs: { ...FULL_CUSTOMS, nonDelivery: 'burn' } }, 'customs.nonDelivery'],
         [{ customs: { ...FULL_CUSTOMS, signer: undefined } }, 'customs.signer'],
         [{ customs: { ...FULL_CUSTOMS, eori: 'x'.repeat(36) } }, 'customs.eori'],
+        [{ customs: { ...FULL_CUSTOMS, ioss: 'IM12345' } }, 'customs.ioss'],
       ];
       // Guam written as a US state is Guam: no way around the declaration.
       cases.push([{ to: { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910', country: 'US' }, customs: undefined }, 'customs']);
@@ -197,7 +199,7 @@ forEachDatabase((database) => {
         const expected = [
           full.trackingNumber, sampleShipment.from.name, sampleShipment.from.street1, sampleShipment.to.name, sampleShipment.to.street1, 'UNITED STATES',
           'Ceramic mug, blue glaze', 'Linen tea towel', '691200', '6302910010', 'DE', 'PT', '0.8 kg', '40.00 EUR', '24.50 EUR', '64.50 EUR', 'EUR',
-          'DDP', 'INV-2026-0042', 'US-EIN-12-3456789', 'DE123456789012345', 'Jürgen Müller', full.createdAt.slice(0, 10), '1.2 kg',
+          'DDP', 'INV-2026-0042', 'US-EIN-12-3456789', 'DE123456789012345', 'IM2760000001', 'Jürgen Müller', full.createdAt.slice(0, 10), '1.2 kg',
         ];
         // Unit values: 40.00 for 2 is 20.00; 24.50 for 3 is 8.1667, as 8.17 would make 24.51.
         // The UPU's forms give every weight in kilograms; the invoice keeps each line's own unit.
@@ -243,11 +245,11 @@ forEachDatabase((database) => {
     it('a return\'s declaration puts the parties\' numbers on the right parties and drops the sale\'s terms', async () => {
       const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: FULL_CUSTOMS } })).json();
       const ret = (await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: {} })).json();
-      const { eori, importerVat, incoterm, nonDelivery, invoiceNumber, ...goods } = FULL_CUSTOMS;
+      const { eori, importerVat, incoterm, nonDelivery, invoiceNumber, ioss, ...goods } = FULL_CUSTOMS;
       // The German sender imports the return: its EORI is the importer's number; the US customer's
       // number, the DDP and "abandon" of the sale and its invoice number do not carry over.
       assert.deepEqual(ret.customs, { ...goods, contentsType: 'returned_goods', importerVat: eori });
-      assert.ok(importerVat && incoterm && nonDelivery && invoiceNumber);
+      assert.ok(importerVat && incoterm && nonDelivery && invoiceNumber && ioss);
     });
 
     it('swaps the addresses, takes the return service, copies customs as returned goods across a border, and marks the label RETURN in every format', async () => {

@@ -202,6 +202,7 @@ function references(c: Customs, d: LabelData): string[] {
     `Certificate number: ${c.certificateNumber ?? '-'}`,
     `Importer's VAT / tax number: ${c.importerVat ?? '-'}`,
     `Sender's EORI number: ${c.eori ?? '-'}`,
+    ...(c.ioss ? [`IOSS number: ${c.ioss}`] : []),
   ];
 }
 
@@ -252,7 +253,7 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
 function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   const f = flow(d, 'COMMERCIAL INVOICE', `Invoice number ${c.invoiceNumber ?? d.trackingNumber}, date ${d.shipDate.slice(0, 10)}`);
   const half = (W - 2 * M - 10) / 2;
-  const shipper = [...addressLines(d.from), ...(c.eori ? [`EORI: ${c.eori}`] : [])];
+  const shipper = [...addressLines(d.from), ...(c.eori ? [`EORI: ${c.eori}`] : []), ...(c.ioss ? [`IOSS: ${c.ioss}`] : [])];
   const consignee = [...addressLines(d.to), ...(c.importerVat ? [`VAT / tax number: ${c.importerVat}`] : [])];
   const y = Math.max(block(f.s, 'Shipper / exporter', shipper, M, f.y, half), block(f.s, 'Consignee / importer', consignee, M + half + 10, f.y, half)) + 8;
   const reason = CATEGORIES.find(([t]) => t === c.contentsType)![1];
