@@ -4,6 +4,14 @@ import isoCountries from 'i18n-iso-countries';
 import { countryCodes, countryName, countryNumeric, isCountryCode } from '../../src/countries.ts';
 
 describe('ISO 3166-1 numeric codes printed in MaxiCode and routing barcodes', () => {
+  it('prints the common name where ISO\'s is inverted or long: no "X, THE …" and no parenthesised alternative on a country line', () => {
+    assert.equal(countryName('VA'), 'VATICAN CITY');
+    assert.equal(countryName('VG'), 'BRITISH VIRGIN ISLANDS');
+    assert.equal(countryName('CD'), 'DEMOCRATIC REPUBLIC OF THE CONGO');
+    const awkward = countryCodes().filter((c) => /\(|, (THE|STATE|FEDERATED|BRITISH|U\.S\.)/.test(countryName(c)));
+    assert.deepEqual(awkward, ['MF', 'SX'], 'Saint Martin\'s two parts are told apart by their parentheses');
+  });
+
   it('has the common destinations with their ISO 3166-1 numbers', () => {
     const expected = {
       US: '840', CA: '124', MX: '484', GB: '826', DE: '276', FR: '250', GR: '300', RU: '643', JP: '392', CN: '156',
