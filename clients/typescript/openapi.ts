@@ -918,7 +918,7 @@ export interface components {
             matched: components["schemas"]["Address"] | null;
             messages: {
                 /** @enum {string} */
-                code: "country_invalid" | "postal_code_invalid" | "postal_code_state_mismatch" | "state_required" | "state_invalid" | "city_changed" | "standardized" | "street_unchecked";
+                code: "country_invalid" | "postal_code_invalid" | "postal_code_state_mismatch" | "state_required" | "state_invalid" | "city_invalid" | "city_changed" | "standardized" | "street_unchecked";
                 /** @description The field of the address it is about (null: the address as a whole). */
                 field: string | null;
                 message: string;

@@ -14,7 +14,7 @@ const messageSchema = {
     type: { type: 'string', enum: ['error', 'warning', 'info'] },
     code: {
       type: 'string',
-      enum: ['country_invalid', 'postal_code_invalid', 'postal_code_state_mismatch', 'state_required', 'state_invalid', 'city_changed', 'standardized', 'street_unchecked'],
+      enum: ['country_invalid', 'postal_code_invalid', 'postal_code_state_mismatch', 'state_required', 'state_invalid', 'city_invalid', 'city_changed', 'standardized', 'street_unchecked'],
     },
     field: { type: ['string', 'null'], description: 'The field of the address it is about (null: the address as a whole).' },
     message: { type: 'string' },

@@ -30,7 +30,9 @@ export function hasPostalCodes(country: string): boolean {
   return postcodeValidatorExistsForCountry(country);
 }
 
-export type AddressProblemCode = 'country_invalid' | 'postal_code_invalid' | 'postal_code_state_mismatch' | 'state_required' | 'state_invalid';
+export type AddressProblemCode = 'country_invalid' | 'postal_code_invalid' | 'postal_code_state_mismatch' | 'state_required' | 'state_invalid' | 'city_invalid';
+
+const MILITARY_CITIES = new Set(['APO', 'FPO', 'DPO']);
 
 export interface AddressProblem extends FieldProblem {
   code: AddressProblemCode;
@@ -66,6 +68,10 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
   if (known) {
     if (state === '') problems.push({ code: 'state_required', field: field('state'), message: `is required for ${countryName(country)}` });
     else if (!known.has(state)) problems.push({ code: 'state_invalid', field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
+  }
+  // The armed forces' post addresses its units by APO, FPO or DPO in place of a city.
+  if (country === 'US' && US_MILITARY.includes(state) && !MILITARY_CITIES.has(address.city?.trim().toUpperCase() ?? '')) {
+    problems.push({ code: 'city_invalid', field: field('city'), message: `must be APO, FPO or DPO for an armed forces' address (state ${state}), not ${address.city}` });
   }
   if (country === 'US' && postal !== '' && problems.length === 0) {
     const zip = zipLookup(postal.slice(0, 5));

@@ -25,6 +25,7 @@ forEachDatabase((database) => {
       ['a British postcode that is not one', { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'SW1A', country: 'GB' }, 'to.postalCode'],
       ['a Japanese postal code of the wrong shape', { name: 'A', street1: '1-1 Marunouchi', city: 'Tokyo', postalCode: '1000-05', country: 'JP' }, 'to.postalCode'],
       ['an unassigned country', { ...US, country: 'ZZ' }, 'to.country'],
+      ['an armed forces\' address whose city is not APO, FPO or DPO', { name: 'SGT A', street1: 'Unit 2050 Box 4190', city: 'New York', state: 'AE', postalCode: '09096', country: 'US' }, 'to.city'],
     ];
     for (const [name, to, field] of refused) {
       it(`refuses ${name}: 400 naming ${field}, nothing created`, async () => {
