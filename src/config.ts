@@ -170,18 +170,19 @@ export function adminDatabase(databaseUrl: string): string | null {
 /** DATABASE_URL as it may be printed: every password (in the URL or its query) written PASSWORD. */
 export function shownDatabaseUrl(databaseUrl: string): string {
   if (databaseUrl.startsWith('sqlite:')) return databaseUrl;
-  // Everything from the scheme to the last '@' before the query is user information, however a URL
-  // parser reads it: a password with an unencoded '@' or '/' would otherwise be printed in part.
+  // Everything from the scheme to the last '@' is taken for user information, however a URL parser
+  // reads it: a password with an unencoded '@', '/', '?' or '#' would otherwise be printed in part
+  // (an '@' further on, in the query, only hides more than needed).
   let text = databaseUrl;
   const start = text.indexOf('://');
-  const query = text.indexOf('?', start + 3);
-  const at = text.lastIndexOf('@', query === -1 ? text.length : query);
+  const at = text.lastIndexOf('@');
   if (start >= 0 && at > start) {
     const user = text.slice(start + 3, at);
     if (user.includes(':')) text = `${text.slice(0, start + 3)}${user.slice(0, user.indexOf(':'))}:PASSWORD${text.slice(at)}`;
   }
   if (!URL.canParse(text)) return '(not a valid URL)';
   const url = new URL(text);
+  url.hash = ''; // a '#' in a query's password would leave the rest of it here
   if (url.password) url.password = 'PASSWORD';
   for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, 'PASSWORD');
   return url.href;

@@ -82,7 +82,7 @@ const POSTAL_PLACES: { country: string; postalCode: RegExp; place: string; name:
   { country: 'DE', postalCode: /^27498$/, place: 'HELIGOLAND', name: 'Heligoland' },
   { country: 'DE', postalCode: /^78266$/, place: 'CH', name: 'Büsingen am Hochrhein (in the Swiss customs territory)' },
   { country: 'IT', postalCode: /^23041$/, place: 'LIVIGNO', name: 'Livigno' },
-  { country: 'IT', postalCode: /^2206[01]$/, place: 'CAMPIONE', name: "Campione d'Italia" },
+  { country: 'IT', postalCode: /^22061$/, place: 'CAMPIONE', name: "Campione d'Italia" },
   { country: 'GR', postalCode: /^6308[67]$/, place: 'ATHOS', name: 'Mount Athos' },
   { country: 'FI', postalCode: /^22\d{3}$/, place: 'AX', name: 'Åland' },
   { country: 'GB', postalCode: /^JE/, place: 'JE', name: 'Jersey' },
@@ -120,10 +120,15 @@ function postalPlace(address: CustomsAddress): (typeof POSTAL_PLACES)[number] | 
   return POSTAL_PLACES.find((p) => p.country === country && p.postalCode.test(postal));
 }
 
+/** The place an address is in, a place inside its country's code told apart by postal code included (`IC` for Las Palmas, ES 35002). */
+export function localPlaceOf(address: CustomsAddress): string {
+  return postalPlace(address)?.place ?? placeOf(address);
+}
+
 /** The customs territory an address is in: its place's, told apart by state and postal code where they say more than its country. */
 export function customsTerritoryOf(address: CustomsAddress): string {
   if (isMilitaryPost(address)) return MILITARY;
-  return customsTerritory(postalPlace(address)?.place ?? placeOf(address));
+  return customsTerritory(localPlaceOf(address));
 }
 
 /** The place of an address as a message names it: its code, or the place inside it (`ES (the Canary Islands)`). */

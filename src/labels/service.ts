@@ -299,6 +299,11 @@ export async function manifestOfLabel(ctx: AppContext, accountId: string, labelI
   return (await store.manifestOf(ctx.db, accountId, labelId)) ?? null;
 }
 
+/** The tracking numbers of a manifest's labels, in label-id order. */
+export function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Promise<string[]> {
+  return store.trackingNumbersOnManifest(db, manifestId);
+}
+
 /**
  * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
  * invalidated, 400 another carrier, 409 on another manifest, each naming the label); without, every

@@ -162,3 +162,8 @@ export async function claimUnmanifested(tx: Tx, accountId: string, carrier: stri
     .returning(manifestColumns)
     .execute();
 }
+
+/** The tracking numbers of a manifest's labels, in label-id order (the order every writer locks tracking states in). */
+export async function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Promise<string[]> {
+  return (await db.selectFrom('labels').select('tracking_number').where('manifest_id', '=', manifestId).orderBy('id').execute()).map((r) => r.tracking_number);
+}

@@ -12,7 +12,7 @@ import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
-import { DOWNLOAD_VALIDITY_MS, claimForManifest, type ManifestedLabel } from '../labels/service.ts';
+import { DOWNLOAD_VALIDITY_MS, claimForManifest, trackingNumbersOnManifest, type ManifestedLabel } from '../labels/service.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
 import { acceptParcels } from '../tracking/service.ts';
@@ -169,9 +169,11 @@ async function scanManifest(ctx: AppContext, id: string, chunk: number): Promise
     if (!row) return false;
     const data = JSON.parse(row.document) as ManifestData;
     const place = [data.shipper.city, data.shipper.state, data.shipper.country].filter(Boolean).join(', ');
-    // The document lists every label's tracking number; labels on a manifest stay active.
-    // Accepted when the parcels were handed over: when the manifest was made.
-    const events = data.trackingNumbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: data.createdAt, location: place, description: ACCEPTED }));
+    // Every label on the manifest (they stay active), in label-id order: the chunks then take their
+    // tracking states in the one order every writer takes them, so a tracking batch cannot deadlock
+    // with the scan. Accepted when the parcels were handed over: when the manifest was made.
+    const numbers = await trackingNumbersOnManifest(tx, id);
+    const events = numbers.map((trackingNumber) => ({ trackingNumber, status: 'in_transit' as const, timestamp: data.createdAt, location: place, description: ACCEPTED }));
     for (let i = 0; i < events.length; i += chunk) await acceptParcels(tx, row.account_id, events.slice(i, i + chunk));
     return true;
   });

@@ -2,8 +2,6 @@ import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
-/** The e-mail addresses an address may carry (the document states this pattern, not a format). */
-
 // Printable text; a required one must print something (not only spaces or invisible characters).
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
 

@@ -11,7 +11,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, placeOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -114,21 +114,25 @@ function printProblems(value: unknown, field: string, out: FieldProblem[]): void
 }
 
 /**
- * Routes a carrier does not run: USPS takes mail only in the US and the places it serves; only USPS
- * delivers to APO, FPO and DPO addresses; DHL's Express Worldwide and 12:00 are international.
+ * Routes a carrier does not run: the USPS services offered here are domestic, from and to the US and
+ * the places its mail serves; only USPS delivers to APO, FPO and DPO addresses; DHL's Express
+ * Worldwide and 12:00 carry between countries (a place told apart by its postal code counts as one).
  */
 function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const out: FieldProblem[] = [];
-  if (input.carrier === 'USPS' && !inUspsNetwork(input.from)) {
-    out.push({ field: `${prefix}from.country`, message: `USPS takes mail only in the United States and the places its mail serves, not in ${placeOf(input.from)}; choose another carrier` });
+  if (input.carrier === 'USPS') {
+    for (const side of ['from', 'to'] as const) {
+      if (inUspsNetwork(input[side])) continue;
+      out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose another carrier` });
+    }
   }
   if (input.carrier !== 'USPS') {
     for (const side of ['from', 'to'] as const) {
       if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
     }
   }
-  if (input.carrier === 'DHL' && (input.service === 'express_worldwide' || input.service === 'express_12') && placeOf(input.from) === placeOf(input.to)) {
-    out.push({ field: `${prefix}service`, message: `DHL's ${input.service} carries parcels between countries; from and to are both in ${placeOf(input.to)}` });
+  if (input.carrier === 'DHL' && (input.service === 'express_worldwide' || input.service === 'express_12') && localPlaceOf(input.from) === localPlaceOf(input.to)) {
+    out.push({ field: `${prefix}service`, message: `DHL's ${input.service} carries parcels between countries; from and to are both in ${customsPlaceName(input.to)}` });
   }
   return out;
 }

@@ -155,7 +155,7 @@ export class DeliveryEngine {
   #setup: { ctx: AppContext; ready: Promise<Setup> } | null = null;
   #finished: Finished[] = [];
   #writing = false;
-  /** Set by `stop`: no new claim starts, by the delivery job or a fan-out. */
+  /** Set by `stop`, for good: no new claim starts, by the delivery job or a fan-out (a stopped worker's jobs are not run again). */
   #stopping = false;
   // Decrypted secrets are turned into signers once per webhook and secret (a cache).
   readonly #signers = createCache<string, { sealed: string; signer: Signer }>({ max: SIGNER_CACHE });

@@ -214,7 +214,7 @@ describe('settings (README, Configuration)', () => {
     assert.equal(adminDatabase('sqlite:/srv/ship.db'), "DATABASE_URL='sqlite:/srv/ship.db' ");
     assert.equal(adminDatabase('postgres://postgres@127.0.0.1:5432/shipping'), "DATABASE_URL='postgres://postgres@127.0.0.1:5432/shipping' ");
     // Also a password with an unencoded '@', '/' or '#', which a URL parser reads as a host and a path.
-    for (const url of ['postgres://ops:s3cret@db:5432/shipping', 'postgres://ops@db/shipping?password=s3cret', 'postgres://ops@db/shipping?sslpassword=s3cret&sslmode=require', 'postgres://ops:p@s3cret/w#rd@db:5432/shipping', 'postgres://ops:s3/cret@db/shipping?sslmode=require']) {
+    for (const url of ['postgres://ops:s3cret@db:5432/shipping', 'postgres://ops@db/shipping?password=s3cret', 'postgres://ops@db/shipping?sslpassword=s3cret&sslmode=require', 'postgres://ops:p@s3cret/w#rd@db:5432/shipping', 'postgres://ops:s3/cret@db/shipping?sslmode=require', 'postgres://ops:2024?s3cret@db/shipping', 'postgres://ops:?s3cret@db/x', 'postgres://ops@db/shipping?password=s3#cret']) {
       const hint = adminDatabase(url)!;
       assert.doesNotMatch(hint, /s3|cret|w#rd/, url);
       assert.match(hint, /PASSWORD/, url);

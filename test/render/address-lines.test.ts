@@ -132,6 +132,17 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     lines: ['Via del Corso 12', '00186 ROMA RM', 'ITALY'],
   },
   {
+    name: 'Italy, a town written in capitals: its province still printed (TO is not found inside TORINO)',
+    data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Mario Rossi', street1: 'Via Roma 1', city: 'TORINO', state: 'TO', postalCode: '10121', country: 'IT' } },
+    lines: ['Via Roma 1', '10121 TORINO TO', 'ITALY'],
+  },
+  {
+    name: 'Germany with a Land sent as state: not printed, the postcode and town stay the last line before the country',
+    data: { ...UPS_LABEL, to: { name: 'Erika Mustermann', street1: 'Königstraße 1', city: 'Stuttgart', state: 'BW', postalCode: '70173', country: 'DE' } },
+    lines: ['Königstraße 1', '70173 STUTTGART', 'GERMANY'],
+    absent: ['BW'],
+  },
+  {
     name: 'the United Kingdom with a county: the postcode still last before the country',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'A Resident', street1: '1 High Street', city: 'Guildford', state: 'Surrey', postalCode: 'GU1 3AA', country: 'GB' } },
     lines: ['1 High Street', 'GUILDFORD', 'SURREY', 'GU1 3AA', 'UNITED KINGDOM'],

@@ -93,7 +93,8 @@ forEachDatabase((database) => {
       const apo = { name: 'SGT A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' };
       const before = await countRows(t.ctx, 'shipments');
       const cases: [Record<string, unknown>, string, RegExp][] = [
-        [{ carrier: 'USPS', service: 'priority_mail' }, 'from.country', /USPS takes mail only in the United States/],
+        [{ carrier: 'USPS', service: 'priority_mail' }, 'from.country', /USPS services offered here are domestic/],
+        [{ carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: sampleShipment.from }, 'to.country', /USPS services offered here are domestic/],
         [{ carrier: 'UPS', service: 'ground', to: apo }, 'to.state', /only USPS serves/],
         [{ carrier: 'FedEx', service: 'ground', from: apo, to: US }, 'from.state', /only USPS serves/],
         [{ carrier: 'DHL', service: 'express_worldwide', to: { name: 'B', street1: 'Unter den Linden 1', city: 'Berlin', postalCode: '10117', country: 'DE' } }, 'service', /between countries/],
@@ -106,11 +107,14 @@ forEachDatabase((database) => {
         assert.match(problem.message, message);
       }
       assert.equal(await countRows(t.ctx, 'shipments'), before);
-      // USPS takes an APO address, with its declaration from abroad and from the mainland alike.
+      // USPS takes an APO address (with its declaration), and mail from a territory it serves.
       const usps = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: apo } });
       assert.equal(usps.statusCode, 201, usps.body);
       const guam = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: { name: 'A', street1: '1 Marine Corps Dr', city: 'Hagatna', postalCode: '96910', country: 'GU' }, to: US } });
       assert.equal(guam.statusCode, 201, guam.body);
+      // DHL Express Worldwide from the Spanish mainland to the Canary Islands goes between customs territories.
+      const canaries = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: { name: 'A', street1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }, to: { name: 'B', street1: 'Calle Triana 1', city: 'Las Palmas de Gran Canaria', postalCode: '35002', country: 'ES' } } });
+      assert.equal(canaries.statusCode, 201, canaries.body);
     });
 
     it('codes in the wrong form are refused in words, never as a regular expression', async () => {

@@ -219,9 +219,9 @@ forEachDatabase((database) => {
       }
 
       // An item lighter than a gram is not printed as 0 kg.
-      const feather = await labelFor({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, netWeight: { value: 0.0004, unit: 'kg' } }] });
+      const feather = await labelFor({ ...FULL_CUSTOMS, items: [{ ...FULL_CUSTOMS.items[0]!, netWeight: { value: 0.0004, unit: 'kg' } }, { ...FULL_CUSTOMS.items[1]!, netWeight: { value: 0.0005, unit: 'g' } }] });
       const featherText = (await pdfText((await get(t, feather.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
-      assert.ok(featherText.includes('0.0004 kg') && !/ 0 kg/.test(featherText), featherText.slice(0, 600));
+      assert.ok(featherText.includes('0.0004 kg') && featherText.includes('0.0000005 kg') && !/ 0 kg|e-\d/.test(featherText), featherText.slice(0, 600));
 
       // Tampered: 403. A document the label does not have: 404. Expired: 410. Invalidated: 410.
       const u = new URL(byType.cn22);

@@ -6,6 +6,12 @@ import { crossesCustomsBorder, placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { cleanText } from '../text.ts';
 
+/** Where the post reads a state the address template leaves out (see `localityLines`). */
+const STATE_KEPT = new Set(['IT', 'IE']);
+
+/** A line's words in capitals, to tell whether a part was printed (`TO` is not in `TORINO`). */
+const words = (line: string): string[] => line.toUpperCase().split(/[\s,]+/);
+
 /** The US and the places whose address templates are the US's (its territories, Micronesia, the Marshall Islands): the USPS form. */
 const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH']);
 
@@ -14,8 +20,8 @@ const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 
  * from a maintained formatter (OpenCage's address templates): `70173 Stuttgart`; for the United
  * Kingdom the post town in capitals and the postcode on the last line; for the US and the places its
  * post serves as states the USPS form, `WASHINGTON DC 20500`, `SAN JUAN PR 00901`, and Canada's and
- * Australia's alike, `OTTAWA ON K1A 0B1`. A state the template leaves out still prints: Italy's
- * province after the town (`00186 Roma RM`), elsewhere on a line after the town's. On mail that
+ * Australia's alike, `OTTAWA ON K1A 0B1`. A state the template leaves out still prints where the post
+ * reads it: Italy's province after the town (`00186 Roma RM`), Ireland's county after the town. On mail that
  * crosses a border (`international`) the lines are in capitals, as the UPU's addressing standard asks
  * of the destination's locality. The postal code is printed in its canonical spelling (`SW1A 2AA`
  * for `sw1a2aa`); the country is not among these lines.
@@ -45,7 +51,9 @@ export function localityLines(a: Address, international = false): string[] {
   // Canada Post and Australia Post read their line as USPS does its own: capitals, no punctuation
   // (`OTTAWA ON K1A 0B1`, `SYDNEY NSW 2000`).
   if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
-  if (state && !joined.includes(state)) {
+  // The posts that want a state their template leaves out: Italy's province after the town, Ireland's
+  // county on a line of its own. Elsewhere (a German Land, a French région) the post does not read it.
+  if (state && STATE_KEPT.has(country) && !lines.some((l) => words(l).includes(state.toUpperCase()))) {
     const town = lines.findIndex((l) => l.includes(city));
     if (country === 'IT') lines[town] = `${lines[town]} ${state}`;
     else lines.splice(town + 1, 0, state);

@@ -57,7 +57,10 @@ function unitMoney(lineAmount: number, quantity: number, currency: string): stri
 /** A weight to three decimals of its unit, or to two significant digits when it is lighter than that (never 0 for something). */
 function weightText(w: { value: number; unit: string }): string {
   const rounded = Math.round(w.value * 1000) / 1000;
-  return `${rounded === 0 && w.value > 0 ? Number(w.value.toPrecision(2)) : rounded} ${w.unit}`;
+  if (rounded !== 0 || w.value <= 0) return `${rounded} ${w.unit}`;
+  // Two significant digits in plain decimals (0.0004, 0.00000051), never an exponent.
+  const digits = Math.min(20, 1 - Math.floor(Math.log10(w.value)));
+  return `${w.value.toFixed(digits).replace(/0+$/, '')} ${w.unit}`;
 }
 
 /** A weight in kilograms, as the UPU's CN 22 and CN 23 ask for every weight on them. */
