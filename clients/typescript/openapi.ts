@@ -989,6 +989,7 @@ export interface components {
             contentsExplanation?: string;
             /** @enum {string} */
             contentsType: "merchandise" | "gift" | "documents" | "sample" | "returned_goods" | "other";
+            /** @description The sender's EORI number: its country's code and up to 15 letters or digits, e.g. DE123456789012345. */
             eori?: string;
             importerVat?: string;
             /**

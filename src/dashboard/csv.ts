@@ -72,7 +72,8 @@ export const CSV_COLUMNS: readonly CsvColumn[] = [
   { name: 'customs_licence_number', path: 'customs.licenceNumber', kind: 'text', note: '' },
   { name: 'customs_certificate_number', path: 'customs.certificateNumber', kind: 'text', note: '' },
   { name: 'customs_importer_vat', path: 'customs.importerVat', kind: 'text', note: '' },
-  { name: 'customs_eori', path: 'customs.eori', kind: 'text', note: '' },
+  { name: 'customs_eori', path: 'customs.eori', kind: 'text', note: 'a country code and up to 15 letters or digits' },
+  { name: 'customs_ioss', path: 'customs.ioss', kind: 'text', note: 'the seller\'s IOSS number: IM and 10 digits' },
   ...ITEM_FIELDS.map(([col, key, kind, note]): CsvColumn => ({ name: `item_${col}`, path: `customs.items[].${key}`, kind, ...(col === 'weight_unit' ? {} : { required: 'abroad' as const }), note })),
 ];
 

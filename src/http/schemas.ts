@@ -43,6 +43,7 @@ export const HS_CODE_PATTERN = '^[0-9]{6,10}$';
 export const POSTAL_CODE_PATTERN = '^ *[A-Za-z0-9][A-Za-z0-9 -]*$';
 export const PHONE_PATTERN = '^[0-9+()./ -]*$';
 export const IOSS_PATTERN = '^IM[0-9]{10}$';
+export const EORI_PATTERN = '^[A-Z]{2}[A-Z0-9]{1,15}$';
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
 export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 

@@ -1,6 +1,6 @@
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
+import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
 // Printable text; a required one must print something (not only spaces or invisible characters).
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
@@ -52,7 +52,7 @@ export const customsSchema = {
     licenceNumber: text(35, 1),
     certificateNumber: text(35, 1),
     importerVat: text(35, 1),
-    eori: text(35, 1),
+    eori: { type: 'string', pattern: EORI_PATTERN, description: "The sender's EORI number: its country's code and up to 15 letters or digits, e.g. DE123456789012345." },
     ioss: { type: 'string', pattern: IOSS_PATTERN, description: "The seller's EU Import One-Stop Shop number (IM and 10 digits), for goods of at most 150 EUR sold to a buyer in the EU: printed on the declaration and the invoice, so the goods clear without VAT to pay on arrival." },
     signer: { ...text(100, 1), description: 'The declarant\'s name, printed as the signature.' },
   },

@@ -129,6 +129,7 @@ forEachDatabase((database) => {
         [{ customs: { ...FULL_CUSTOMS, nonDelivery: 'burn' } }, 'customs.nonDelivery'],
         [{ customs: { ...FULL_CUSTOMS, signer: undefined } }, 'customs.signer'],
         [{ customs: { ...FULL_CUSTOMS, eori: 'x'.repeat(36) } }, 'customs.eori'],
+        [{ customs: { ...FULL_CUSTOMS, eori: 'hello world' } }, 'customs.eori'],
         [{ customs: { ...FULL_CUSTOMS, ioss: 'IM12345' } }, 'customs.ioss'],
       ];
       // Guam written as a US state is Guam: no way around the declaration.
