@@ -15,7 +15,7 @@ import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index
 import { LABEL_SIZES } from '../render/label.ts';
 import { countryLine, crossesPostalBorder, localityLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
-import { createReturn, createShipment, getShipment, listShipments, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
@@ -277,6 +277,7 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const tracking = label ? await trackingInfo(d.ctx, accountId, label.id, { format: 'detailed', limit: 100, sort: 'newest_first' }) : null;
   const manifestId = label ? await manifestOfLabel(d.ctx, accountId, label.id) : null;
   const manifest = manifestId ? (await getManifest(d.ctx, accountId, manifestId)).number : null;
+  const returns = s.returnOf ? [] : await returnsOf(d.ctx.db, accountId, s.id);
   const c = s.customs;
   return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
 <p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
@@ -286,7 +287,7 @@ ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
-${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} created ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
 }
 
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {

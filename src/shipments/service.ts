@@ -251,6 +251,11 @@ export async function getShipment(db: Db | Tx, accountId: string, id: string): P
   return toShipment(row);
 }
 
+/** The return shipments made of this account's shipment, oldest first (the dashboard lists them on its page). */
+export async function returnsOf(db: Db | Tx, accountId: string, id: string, limit = 50): Promise<Shipment[]> {
+  return (await store.findReturnsOf(db, accountId, id, limit)).map(toShipment);
+}
+
 /** NOT_FOUND naming the id: also what another account's shipment answers. */
 function notFound(id: string): NotFound {
   return new NotFound('shipment', id);

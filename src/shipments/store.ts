@@ -15,6 +15,11 @@ export async function findShipment(db: Db | Tx, accountId: string, id: string): 
   return db.selectFrom('shipments').select(columns).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
+/** The returns of a shipment of this account, oldest first (at most `limit`). */
+export async function findReturnsOf(db: Db | Tx, accountId: string, id: string, limit: number): Promise<ShipmentRow[]> {
+  return db.selectFrom('shipments').select(columns).where('return_of', '=', id).where('account_id', '=', accountId).orderBy('id').limit(limit).execute();
+}
+
 export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
   return db.selectFrom('shipments').select(columns).where('id', 'in', ids).execute();
 }

@@ -234,6 +234,9 @@ forEachDatabase((database) => {
         assert.deepEqual(back.to, DOMESTIC.from);
         const again = await v.post(`/dashboard/shipments/${retId}/return`, {}, `/dashboard/shipments/${retId}`);
         assert.equal(again.statusCode, 409, 'a return of a return is refused as the API refuses it');
+        // The original's page lists its return, linked.
+        const original = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.match(original.body, new RegExp(`<li><a href="/dashboard/shipments/${retId}">Return [^<]+</a>`));
       });
     });
   });
