@@ -21,7 +21,8 @@ import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
-const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v] as const)];
+// Values as the API spells them, shown as words (`in transit` for in_transit).
+const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v.replace(/_/g, ' ')] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
 /** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
 const NUMBERS = new Set(['parcel.weight.value', 'parcel.length', 'parcel.width', 'parcel.height', 'customs.items[0].netWeight.value', 'customs.items[0].value.amount']);
@@ -270,7 +271,7 @@ function timeline(events: TrackingEvent[] | undefined): Html {
   return html`<ol class="timeline" reversed>${events.map((e) => html`<li>${time(e.timestamp)}: <strong>${e.status.replace(/_/g, ' ')}</strong> — ${e.description}${e.location ? `, ${e.location}` : ''}</li>`)}</ol>`;
 }
 
-async function shipmentPage(d: Dashboard, accountId: string, id: string): Promise<(token: string) => Html> {
+async function shipmentPage(d: Dashboard, accountId: string, id: string): Promise<{ title: string; body: (token: string) => Html }> {
   const s = await getShipment(d.ctx.db, accountId, id);
   const label = s.label ? await getLabel(d.ctx, accountId, s.label.id, 'PDF') : null;
   const preview = label ? (await getLabel(d.ctx, accountId, label.id, 'PNG')).url : null;
@@ -279,7 +280,8 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const manifest = manifestId ? (await getManifest(d.ctx, accountId, manifestId)).number : null;
   const returns = s.returnOf ? [] : await returnsOf(d.ctx.db, accountId, s.id);
   const c = s.customs;
-  return (token) => html`<h1>Shipment ${s.reference ?? s.id}</h1>
+  const title = `${s.returnOf ? 'Return' : 'Shipment'} ${s.reference ?? s.id}`;
+  return { title, body: (token) => html`<h1>${title}</h1>
 <p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
 <section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from, crossesPostalBorder(s.from, s.to, s.carrier))}</div><div><h3>To</h3>${addressBlock(s.to, crossesPostalBorder(s.from, s.to, s.carrier))}</div></div></section>
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
@@ -287,7 +289,7 @@ ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
-${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} created ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}`;
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} created ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
 }
 
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
@@ -351,8 +353,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     config: PAGE,
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
-      const body = await shipmentPage(d, d.user(request).accountId, request.params.id);
-      return d.send(request, reply, { title: 'Shipment', section: 'shipments', body });
+      const { title, body } = await shipmentPage(d, d.user(request).accountId, request.params.id);
+      return d.send(request, reply, { title, section: 'shipments', body });
     },
   });
 

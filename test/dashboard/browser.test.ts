@@ -264,10 +264,14 @@ forEachDatabase((database) => {
 
     it('creates a return, then invalidates the original label', async () => {
       await page.getByRole('button', { name: 'Create a return shipment' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Shipment Order 4711' }).waitFor();
+      // The return's page is headed and titled as a return; the original's page lists it.
+      await page.getByRole('heading', { level: 1, name: 'Return Order 4711' }).waitFor();
+      assert.equal(await page.title(), 'Return Order 4711 · Shipping dashboard');
       assert.match((await page.getByRole('status').textContent()) ?? '', /Return shipment created/);
       assert.ok(await page.getByText('return of').isVisible());
       await page.goto(shipmentUrl);
+      assert.equal(await page.title(), 'Shipment Order 4711 · Shipping dashboard');
+      assert.ok(await page.getByRole('link', { name: 'Return Order 4711' }).isVisible());
       await page.getByRole('button', { name: 'Invalidate label' }).click();
       // It asks first, on a page of its own.
       await page.getByRole('heading', { level: 1, name: `Invalidate label ${trackingNumber}?` }).waitFor();
