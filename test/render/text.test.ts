@@ -13,7 +13,7 @@ import { LABEL_SIZES, LABEL_FORMATS, layoutLabel, renderLabel } from '../../src/
 import type { LabelData } from '../../src/render/index.ts';
 import { faceRuns, placeText, textWidth } from '../../src/render/fonts.ts';
 import { cleanText, fitText } from '../../src/render/text.ts';
-import { NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
+import { DHL_LABEL, NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -107,6 +107,16 @@ describe('non-Latin text', () => {
     let dark = 0;
     for (let y = 0; y < img.height; y++) for (let x = 0; x < img.width; x++) if (isInk(img, x, y)) dark++;
     assert.ok(dark > 300, `${dark} dark pixels`);
+  });
+});
+
+describe('the service banner', () => {
+  it('a return with a CN23 mark still names its whole service on every size (smaller type before an ellipsis)', () => {
+    const customs = { contentsType: 'returned_goods' as const, signer: 'A', items: [{ description: 'x', quantity: 1, netWeight: { value: 1, unit: 'kg' as const }, value: { amount: 500, currency: 'EUR' }, hsCode: '123456', originCountry: 'DE' }] };
+    for (const size of LABEL_SIZES) {
+      const drawing = JSON.stringify(layoutLabel({ ...DHL_LABEL, size, serviceName: 'DHL EXPRESS WORLDWIDE RETURN', isReturn: true, customs, customsForm: 'CN23' }));
+      assert.ok(drawing.includes('"DHL EXPRESS WORLDWIDE RETURN"') && !drawing.includes('DHL EXPRESS WORLDWIDE RET…'), size);
+    }
   });
 });
 

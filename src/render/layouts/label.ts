@@ -282,7 +282,7 @@ function layoutPortrait(d: LabelData, W: number, H: number): Sheet {
 
   // Service banner (with the RETURN and customs form marks at its right) and tracking number.
   const marks = bannerMarks(s, d, W - M, bannerTop + 20);
-  s.text(M, bannerTop + 20, d.serviceName, 16, { bold: true, maxWidth: inner - marks, minSize: 9 });
+  s.text(M, bannerTop + 20, d.serviceName, 16, { bold: true, maxWidth: inner - marks, minSize: 7 });
   s.text(M, bannerTop + 38, `TRACKING #: ${groupTrackingNumber(d.carrier, cleanText(d.trackingNumber))}`, 10, { bold: true, maxWidth: inner, minSize: 7 });
   const barTop = bannerTop + 44;
   s.line(0, barTop, W, barTop, 1);
