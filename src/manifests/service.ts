@@ -147,20 +147,35 @@ const SCAN_CHUNK = 1000;
  */
 export async function scanManifests(ctx: AppContext, chunk = SCAN_CHUNK): Promise<number> {
   if (!ctx.config.sandboxTracking) return 0;
-  const due = await store.unscanned(ctx.db, isoNow(Date.now() - ctx.config.sandboxStepSeconds * 1000), 10);
+  const now = Date.now();
+  const due = await store.unscanned(ctx.db, isoNow(now - ctx.config.sandboxStepSeconds * 1000), SCANS_PER_RUN + Math.min(failedScans.size, MAX_PARKED));
   let done = 0;
   let failure: unknown;
   for (const { id } of due) {
+    const failed = failedScans.get(id);
+    if (failed && now < failed.retryAt) continue;
     try {
       if (await scanManifest(ctx, id, chunk)) done++;
+      failedScans.delete(id);
     } catch (err) {
-      // One manifest that cannot be scanned does not hold up the others; the job reports it after them.
+      // One manifest that cannot be scanned does not hold up the others; the job reports it after them,
+      // and this process tries it again later and later (5 s, 10 s, … up to an hour), not on every run.
+      const failures = (failed?.failures ?? 0) + 1;
+      failedScans.set(id, { failures, retryAt: now + Math.min(SCAN_RETRY_MS * 2 ** (failures - 1), MAX_SCAN_RETRY_MS) });
       failure ??= err;
     }
   }
   if (failure !== undefined) throw failure;
   return done;
 }
+
+const SCANS_PER_RUN = 10;
+/** Failed manifests skipped over at most per run, however many there are. */
+const MAX_PARKED = 100;
+const SCAN_RETRY_MS = 5000;
+const MAX_SCAN_RETRY_MS = 3600_000;
+/** Manifests whose scan failed in this process, with their failures and when to try again. */
+const failedScans = new Map<string, { failures: number; retryAt: number }>();
 
 async function scanManifest(ctx: AppContext, id: string, chunk: number): Promise<boolean> {
   return ctx.db.transaction().execute(async (tx) => {
