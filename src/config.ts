@@ -356,14 +356,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sdrRates: parseSdrRates(env.CUSTOMS_SDR_RATES),
     metricsPort: parseInteger('METRICS_PORT', env.METRICS_PORT, 9464, 0, 65535),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
-    tracing: {
-      endpoint: otlpEndpoint(env),
-      // Checked only where tracing is on: a protocol set for other programs must not stop this one.
-      protocol: otlpEndpoint(env) ? otlpProtocol(env) : undefined,
-      serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform',
-    },
+    tracing: tracingSettings(env),
     version,
   };
+}
+
+/** Where traces go (none: tracing is off), how, and under which service name. */
+function tracingSettings(env: NodeJS.ProcessEnv): Config['tracing'] {
+  const endpoint = otlpEndpoint(env);
+  // Checked only where tracing is on: a protocol set for other programs must not stop this one.
+  return { endpoint, protocol: endpoint ? otlpProtocol(env) : undefined, serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform' };
 }
 
 /** The OTLP endpoint of traces, an http(s) URL (the traces setting over the general one), or none. */

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator';
 import { canonicalPostal, countryName, isCountryCode } from '../countries.ts';
 import type { Address } from '../carriers/types.ts';
+import { isMilitaryPost, US_MILITARY_STATES } from '../carriers/customs.ts';
 import type { FieldProblem } from '../errors.ts';
 import { standardise } from './standard.ts';
 
@@ -16,10 +17,9 @@ const regions = require('country-region-data') as Record<string, [string, string
 /** Countries whose post needs the state (ISO 3166-2 code without the country prefix). */
 export const STATE_REQUIRED = ['US', 'CA', 'AU'] as const;
 /** USPS's codes of the armed forces' post (APO/FPO): not ISO 3166-2 subdivisions, but US states to the post. */
-const US_MILITARY = ['AA', 'AE', 'AP'];
 
 const subdivisions = new Map<string, Set<string>>(
-  STATE_REQUIRED.map((country) => [country, new Set([...(regions[country]?.[2] ?? []).map(([, code]) => code), ...(country === 'US' ? US_MILITARY : [])])]),
+  STATE_REQUIRED.map((country) => [country, new Set([...(regions[country]?.[2] ?? []).map(([, code]) => code), ...(country === 'US' ? US_MILITARY_STATES : [])])]),
 );
 
 /** Countries whose post has postal codes but delivers without them: Ireland's Eircodes are optional (An Post). */
@@ -70,7 +70,7 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
     else if (!known.has(state)) problems.push({ code: 'state_invalid', field: field('state'), message: `${address.state} is not a state or territory of ${countryName(country)}` });
   }
   // The armed forces' post addresses its units by APO, FPO or DPO in place of a city.
-  if (country === 'US' && US_MILITARY.includes(state) && !MILITARY_CITIES.has(address.city?.trim().toUpperCase() ?? '')) {
+  if (isMilitaryPost({ country, state }) && !MILITARY_CITIES.has(address.city?.trim().toUpperCase() ?? '')) {
     problems.push({ code: 'city_invalid', field: field('city'), message: `must be APO, FPO or DPO for an armed forces' address (state ${state}), not ${address.city}` });
   }
   if (country === 'US' && postal !== '' && problems.length === 0) {

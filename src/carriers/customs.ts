@@ -95,12 +95,17 @@ const POSTAL_PLACES: { country: string; postalCode: RegExp; place: string; name:
   ).map(([prefix, place]) => ({ country: 'FR', postalCode: new RegExp(`^${prefix}`), place, name: place })),
 ];
 
-/** The US armed forces' post (APO, FPO, DPO): goods sent there need a declaration (USPS DMM 703.2). */
-const MILITARY_STATES = new Set(['AA', 'AE', 'AP']);
+/**
+ * The US armed forces' post (APO, FPO, DPO) as a US address's state: the states of addresses only
+ * the US mail delivers to, and whose goods need a declaration (USPS DMM 703.2).
+ */
+export const US_MILITARY_STATES: readonly string[] = ['AA', 'AE', 'AP'];
+/** Their customs territory, which no country code names. */
+const MILITARY = 'US-MILITARY';
 
-/** Whether the address is an APO, FPO or DPO one, which only the US mail delivers to. */
+/** Whether the address is an APO, FPO or DPO one. */
 export function isMilitaryPost(address: Pick<Address, 'country' | 'state'>): boolean {
-  return address.country.trim().toUpperCase() === 'US' && MILITARY_STATES.has(address.state?.trim().toUpperCase() ?? '');
+  return address.country.trim().toUpperCase() === 'US' && US_MILITARY_STATES.includes(address.state?.trim().toUpperCase() ?? '');
 }
 
 /** Where USPS takes mail in: the United States and the places its domestic mail serves. */
@@ -108,7 +113,6 @@ export function inUspsNetwork(address: Pick<Address, 'country' | 'state'>): bool
   const place = placeOf(address);
   return place === 'US' || US_STATE_PLACES.has(place);
 }
-const MILITARY = 'US-MILITARY';
 
 type CustomsAddress = Pick<Address, 'country' | 'state' | 'postalCode'>;
 

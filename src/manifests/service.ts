@@ -139,6 +139,15 @@ export const ACCEPTED = 'Accepted at origin facility';
  * PostgreSQL's 65,535 parameters (ten columns an event), however many labels a manifest holds.
  */
 const SCAN_CHUNK = 1000;
+/** Manifests scanned at most per run. */
+const SCANS_PER_RUN = 10;
+/** Failed manifests skipped over at most per run, however many there are. */
+const MAX_PARKED = 100;
+/** A failed scan's first wait before it is tried again; each failure doubles it, up to the most. */
+const SCAN_RETRY_MS = 5000;
+const MAX_SCAN_RETRY_MS = 3600_000;
+/** Manifests whose scan failed in this process, with their failures and when to try again. */
+const failedScans = new Map<string, { failures: number; retryAt: number }>();
 
 /**
  * Worker job, outside production: scans each manifest one sandbox step after it was made. The scan
@@ -168,14 +177,6 @@ export async function scanManifests(ctx: AppContext, chunk = SCAN_CHUNK): Promis
   if (failure !== undefined) throw failure;
   return done;
 }
-
-const SCANS_PER_RUN = 10;
-/** Failed manifests skipped over at most per run, however many there are. */
-const MAX_PARKED = 100;
-const SCAN_RETRY_MS = 5000;
-const MAX_SCAN_RETRY_MS = 3600_000;
-/** Manifests whose scan failed in this process, with their failures and when to try again. */
-const failedScans = new Map<string, { failures: number; retryAt: number }>();
 
 async function scanManifest(ctx: AppContext, id: string, chunk: number): Promise<boolean> {
   return ctx.db.transaction().execute(async (tx) => {

@@ -125,8 +125,7 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
       if (inUspsNetwork(input[side])) continue;
       out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose another carrier` });
     }
-  }
-  if (input.carrier !== 'USPS') {
+  } else {
     for (const side of ['from', 'to'] as const) {
       if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
     }
