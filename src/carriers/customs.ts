@@ -161,8 +161,18 @@ export function crossesCustomsBorder(from: CustomsAddress, to: CustomsAddress): 
   return true;
 }
 
-/** ISO 4217 currency codes, from the ICU data Node carries. */
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+/** A code ISO 4217 added after the currency-codes package's list (2024-06-25): the Caribbean guilder (2025), which ICU carries. */
+const ADDED_AFTER_LIST = ['XCG'];
+/** A currency of ISO's list that Node's ICU does not carry: Venezuela's digital bolívar (VED). */
+const MISSING_FROM_ICU = ['VED'];
+
+/**
+ * ISO 4217 currency codes: those of the ICU data Node carries that ISO's list one (the currency-codes
+ * package) still has, so not the kuna (HRK), the old leone (SLL) or the Zimbabwe dollar (ZWL), which
+ * ISO has withdrawn and ICU still lists; with the two above. ICU leaves out ISO's funds, metals and
+ * test codes (BOV, XAU, XTS), and keeps the SDR (XDR), in which the UPU counts.
+ */
+const CURRENCIES = new Set([...Intl.supportedValuesOf('currency').filter((code) => currencyCodes.code(code) !== undefined || ADDED_AFTER_LIST.includes(code)), ...MISSING_FROM_ICU]);
 
 export function isCurrencyCode(code: string): boolean {
   return CURRENCIES.has(code);

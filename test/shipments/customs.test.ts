@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { crossesCustomsBorder, customsForm, DEFAULT_SDR_RATES } from '../../src/carriers/customs.ts';
+import { crossesCustomsBorder, customsForm, DEFAULT_SDR_RATES, isCurrencyCode } from '../../src/carriers/customs.ts';
 import { signedLink } from '../../src/http/signed-links.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { LABEL_FORMATS, layoutLabel, renderLabel, type LabelData } from '../../src/render/index.ts';
@@ -94,6 +94,11 @@ describe('§12 customs territories', () => {
     // A value declared in SDR needs no rate.
     assert.equal(at(300, 'XDR'), 'CN22');
     assert.equal(at(300.01, 'XDR'), 'CN23');
+  });
+
+  it('currencies are ISO 4217\'s current ones: none it has withdrawn, none that is a fund, a metal or a test code', () => {
+    for (const code of ['USD', 'EUR', 'JPY', 'XDR', 'XOF', 'ZWG', 'SLE', 'VES', 'VED', 'XCG']) assert.ok(isCurrencyCode(code), code);
+    for (const code of ['HRK', 'SLL', 'ZWL', 'VEF', 'LTL', 'BOV', 'USN', 'XAU', 'XTS', 'XXX', 'usd', 'ABC']) assert.ok(!isCurrencyCode(code), code);
   });
 });
 
