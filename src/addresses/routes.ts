@@ -4,6 +4,7 @@ import { errors } from '../http/schemas.ts';
 import type { Address } from '../carriers/types.ts';
 import { validateAddress } from './service.ts';
 import { loadZipCodes } from './zip.ts';
+import { australianPostcodes } from './postal-regions.ts';
 
 export const MAX_ADDRESSES_PER_VALIDATION = 250;
 
@@ -40,8 +41,9 @@ export const addressValidationSchema = {
 export const addressSchemas = [addressValidationSchema];
 
 export function addressRoutes(app: FastifyInstance, _ctx: AppContext): void {
-  // Every address the API takes is checked: the ZIP code table is loaded before the first request.
+  // Every address the API takes is checked: the ZIP code and postcode tables are loaded before the first request.
   loadZipCodes();
+  australianPostcodes();
   app.post<{ Body: { addresses: Address[] } }>('/addresses/validate', {
     config: { scope: 'read:shipments' },
     schema: {

@@ -1,7 +1,8 @@
 // The checks every address the service takes must pass (docs/addresses.md): an assigned country, a
-// postal code in that country's format, a state where the post needs one, and a US ZIP code that
-// exists and lies in its state. The data comes from maintained packages (docs/decisions.md).
+// postal code in that country's format, a state where the post needs one, a US ZIP code that exists
+// and lies in its state, and a Canadian or Australian postal code of its province or state. The data comes from maintained packages (docs/decisions.md).
 import { zipLookup } from './zip.ts';
+import { regionsOfPostalCode } from './postal-regions.ts';
 import { createRequire } from 'node:module';
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator';
 import { canonicalPostal, countryName, isCountryCode } from '../countries.ts';
@@ -77,6 +78,12 @@ export function addressProblems(address: Partial<Address>, prefix: string): Addr
     const zip = zipLookup(postal.slice(0, 5));
     if (!zip) problems.push({ code: 'postal_code_invalid', field: field('postalCode'), message: `ZIP code ${postal} does not exist` });
     else if (zip.state !== state) problems.push({ code: 'postal_code_state_mismatch', field: field('postalCode'), message: `ZIP code ${postal} is in ${zip.state}, not ${state}` });
+  }
+  if ((country === 'CA' || country === 'AU') && postal !== '' && problems.length === 0) {
+    const regions = regionsOfPostalCode(country, postal);
+    if (regions && !regions.includes(state)) {
+      problems.push({ code: 'postal_code_state_mismatch', field: field('postalCode'), message: `postal code ${postal} is in ${regions.join(' or ')}, not ${state}` });
+    }
   }
   return problems;
 }

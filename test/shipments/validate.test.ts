@@ -29,6 +29,12 @@ const CASES: { address: Record<string, string>; status: string; matched?: Record
   { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' }), status: 'verified', matched: { postalCode: '100-0005' }, codes: [] },
   { address: a({ street1: '55 Rue du Faubourg Saint-Honoré', city: 'Paris', postalCode: '75008', country: 'FR' }), status: 'verified', codes: [] },
   { address: a({ street1: '1 Macquarie St', city: 'Sydney', state: 'NSW', postalCode: '2000', country: 'AU' }), status: 'verified', codes: [] },
+  // A Canadian or Australian postal code of another province or state; a border postcode serves both.
+  { address: a({ street1: '1 Macquarie St', city: 'Sydney', state: 'VIC', postalCode: '2000', country: 'AU' }), status: 'error', codes: ['postal_code_state_mismatch'] },
+  { address: a({ street1: '1 Main St', city: 'Queanbeyan', state: 'NSW', postalCode: '2620', country: 'AU' }), status: 'verified', codes: [] },
+  { address: a({ street1: '1 Main St', city: 'Hume', state: 'ACT', postalCode: '2620', country: 'AU' }), status: 'verified', codes: [] },
+  { address: a({ street1: '24 Sussex Dr', city: 'Ottawa', state: 'QC', postalCode: 'K1M 1M4', country: 'CA' }), status: 'error', codes: ['postal_code_state_mismatch'] },
+  { address: a({ street1: '1 Federal Rd', city: 'Iqaluit', state: 'NU', postalCode: 'X0A 0H0', country: 'CA' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Piazza del Colosseo 1', city: 'Roma', postalCode: '00184', country: 'IT' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Plaza Mayor 1', city: 'Madrid', postalCode: '28012', country: 'ES' }), status: 'verified', codes: [] },
   { address: a({ street1: 'Bahnhofstrasse 1', city: 'Zürich', postalCode: '8001', country: 'CH' }), status: 'verified', codes: [] },
