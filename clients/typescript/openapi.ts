@@ -603,7 +603,7 @@ export interface paths {
         put?: never;
         /**
          * Put labels into one document to print
-         * @description The labels of a batch (its succeeded labels still active; none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.
+         * @description The labels of a completed batch (its succeeded labels still active; a batch still processing is 409 naming `batchId`, none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.
          */
         post: operations["createPrintFile"];
         delete?: never;
@@ -7216,7 +7216,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uuid
-                     * @description Print the batch's succeeded labels that are still active, in item order.
+                     * @description Print the batch's succeeded labels that are still active, in item order, once the batch is completed.
                      */
                     batchId?: string;
                     /**

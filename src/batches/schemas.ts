@@ -106,7 +106,7 @@ export const createPrintFileBody = {
   examples: [{ batchId: EXAMPLE_ID, format: 'PDF', layout: 'letter-2up', start: 2 }],
   additionalProperties: false,
   properties: {
-    batchId: { ...uuid, description: 'Print the batch\'s succeeded labels that are still active, in item order.' },
+    batchId: { ...uuid, description: 'Print the batch\'s succeeded labels that are still active, in item order, once the batch is completed.' },
     labelIds: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, uniqueItems: true, items: uuid, description: 'Or print these labels, in this order, each once (a label printed twice is two labels for one parcel).' },
     format: { type: 'string', enum: ['PDF', 'ZPL'], default: 'PDF' },
     layout: {

@@ -251,10 +251,18 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
   let ids: string[];
   if (input.batchId !== undefined) {
     const batch = await getBatch(ctx, accountId, input.batchId);
+    // A batch's print file is the whole batch: made while labels are still being made, it would hold
+    // some of them, and nothing in the answer would tell a printer so.
+    if (batch.status === 'processing') {
+      const done = batch.counts.succeeded + batch.counts.failed;
+      throw new AppError(409, 'CONFLICT', `batch ${batch.id} is still processing (${done} of ${batch.counts.total} items done): its print file can be made once it is completed; the labels made so far can be printed by their labelIds`, {
+        details: [{ field: 'batchId', message: 'is still processing' }],
+      });
+    }
     const succeeded = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));
     const rows = new Map((await labelsForPrint(ctx.db, accountId, succeeded)).map((r) => [r.id, r]));
     ids = succeeded.filter((id) => rows.get(id)?.status === 'active');
-    if (ids.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `batch ${batch.id} has no active label to print${batch.status === 'processing' ? ' yet' : ''}`);
+    if (ids.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `batch ${batch.id} has no active label to print`);
   } else {
     ids = input.labelIds!;
     const rows = new Map((await labelsForPrint(ctx.db, accountId, ids)).map((r) => [r.id, r]));

@@ -104,7 +104,7 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     });
   };
 
-  /** One batch: progress (refreshed while processing), its items, and the print-file form once labels exist. */
+  /** One batch: progress (refreshed while processing), its items, and the print-file form once it is completed with labels. */
   const batchPage = async (request: FastifyRequest, reply: FastifyReply, id: string, o: { status?: number; formErrors?: FieldProblem[]; message?: string; values?: Record<string, string> } = {}) => {
     const batch = await getBatch(ctx, d.user(request).accountId, batchId(id));
     const processing = batch.status === 'processing';
@@ -135,9 +135,9 @@ ${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors)}
 <p id="batch-status" data-live role="status"><span class="status">${batch.status}</span> ${progressText(batch)}${batch.completedAt ? html`; finished ${time(batch.completedAt)}` : ''}.</p>
 <p id="batch-note" data-live>${processing ? html`The labels are being made; this part of the page updates itself. <a href="${base}/batches/${batch.id}">Refresh</a>` : ''}</p>
 </section>
-<div id="batch-print" data-live>${batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
+<div id="batch-print" data-live>${processing ? html`<p>The print file of the whole batch can be made once every label is made.</p>` : batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
 <h2 id="print-heading">Print file</h2>
-<p>All of the batch’s labels that are still active, in order, in one document to print.${processing ? ' The labels made so far.' : ''}</p>
+<p>All of the batch’s labels that are still active, in order, in one document to print.</p>
 <form method="post" action="${base}/batches/${batch.id}/print-file">
 ${csrfField(token)}
 <div class="grid">

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { LabelData } from '../../src/render/index.ts';
 import { sheetOf, type PrintLayout } from '../../src/render/layouts/sheet.ts';
-import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { assertAllRead, expectedBarcodes } from '../render/expected.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
 import { runBatches } from './batches.test.ts';
@@ -80,6 +80,13 @@ forEachDatabase((database) => {
       ];
       const created = await t.request({ method: 'POST', url: '/v1/batches', payload: { items: [...shipments.map((s) => ({ shipment: s })), { shipmentId: '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f' }] } });
       assert.equal(created.statusCode, 202, created.body);
+      // Before the batch is completed its print file would hold only some of its labels: refused, and nothing is made.
+      const early = await t.request({ method: 'POST', url: '/v1/print-files', payload: { batchId: created.json().id } });
+      assert.equal(early.statusCode, 409, early.body);
+      assert.equal(early.json().code, 'CONFLICT');
+      assert.match(early.json().message, /is still processing \(0 of 6 items done\)/);
+      assert.deepEqual(early.json().details, [{ field: 'batchId', message: 'is still processing' }]);
+      assert.equal(await countRows(t.ctx, 'print_files'), 0);
       await runBatches(t);
       batch = (await t.request({ method: 'GET', url: `/v1/batches/${created.json().id}` })).json();
       labelIds = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));

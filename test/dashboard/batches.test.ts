@@ -84,10 +84,11 @@ forEachDatabase((database) => {
       assert.match(textOf(waiting), /0 of 3 done, 0 failed/);
       assert.match(waiting.body, new RegExp(`<a href="/dashboard/batches/${id}">Refresh</a>`));
       assert.doesNotMatch(waiting.body, /print-file/, 'nothing to print yet');
+      assert.match(textOf(waiting), /The print file of the whole batch can be made once every label is made/);
       // Asked for anyway: the service's refusal, on the batch's page.
       const early = await v.post(`/dashboard/batches/${id}/print-file`, { format: 'PDF', layout: 'label', start: '1' }, `/dashboard/batches/${id}`);
-      assert.equal(early.statusCode, 422);
-      assert.match(textOf(early), new RegExp(`batch ${id} has no active label to print yet`));
+      assert.equal(early.statusCode, 409);
+      assert.match(textOf(early), new RegExp(`batch ${id} is still processing \\(0 of 3 items done\\)`));
 
       await runBatches(t);
       const done = await v.get(`/dashboard/batches/${id}`);
