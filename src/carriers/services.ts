@@ -50,3 +50,29 @@ export const RETURN_SERVICE: Record<Carrier, string> = { UPS: 'return', USPS: 'g
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {
   return SERVICES[carrier].find((s) => s.code === code);
 }
+
+/** The largest package a carrier takes, as its published limits for one package say. */
+export interface PackageLimit {
+  /** The heaviest, and how the carrier writes that limit. */
+  weight: { value: number; unit: 'kg' | 'lb' };
+  /** The longest side, in the unit the carrier writes it in. */
+  length?: { value: number; unit: 'cm' | 'in' };
+  /** The length plus the girth (twice the width and height), in the same way. */
+  lengthPlusGirth?: { value: number; unit: 'cm' | 'in' };
+}
+
+const UPS_FEDEX: PackageLimit = { weight: { value: 150, unit: 'lb' }, length: { value: 108, unit: 'in' }, lengthPlusGirth: { value: 165, unit: 'in' } };
+
+/**
+ * Per carrier (and, where one differs, per service): UPS and FedEx 150 lb, 108 in long, 165 in in
+ * length and girth; USPS 70 lb and 108 in in length and girth, 130 in for Ground Advantage; DHL
+ * Express 70 kg a piece and 300 cm on its longest side.
+ */
+export function packageLimit(carrier: Carrier, service: string): PackageLimit {
+  if (carrier === 'USPS') {
+    const ground = service === 'ground_advantage' || service === 'ground_advantage_return';
+    return { weight: { value: 70, unit: 'lb' }, lengthPlusGirth: { value: ground ? 130 : 108, unit: 'in' } };
+  }
+  if (carrier === 'DHL') return { weight: { value: 70, unit: 'kg' }, length: { value: 300, unit: 'cm' } };
+  return UPS_FEDEX;
+}

@@ -5,7 +5,7 @@ import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
 import { unprintable } from '../render/text.ts';
-import { RETURN_SERVICE, SERVICES, findService, type Carrier } from '../carriers/services.ts';
+import { RETURN_SERVICE, SERVICES, findService, packageLimit, type Carrier } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
@@ -89,6 +89,7 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
   const p = input.parcel;
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) problems.push({ field: `${prefix}parcel`, message: 'dimensions need length, width, height and dimensionUnit together' });
+  else problems.push(...packageProblems(input, prefix));
   if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix), ...routeProblems(input, prefix));
   printProblems(input, prefix.replace(/\.$/, ''), problems);
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
@@ -132,6 +133,42 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   }
   if (input.carrier === 'DHL' && (input.service === 'express_worldwide' || input.service === 'express_12') && localPlaceOf(input.from) === localPlaceOf(input.to)) {
     out.push({ field: `${prefix}service`, message: `DHL's ${input.service} carries parcels between countries; from and to are both in ${customsPlaceName(input.to)}` });
+  }
+  return out;
+}
+
+const CM = { cm: 1, in: 2.54 } as const;
+const KG = { kg: 1, lb: 0.45359237 } as const;
+/** A measure as people read it: at most two decimals, no trailing zeros. */
+const measure = (value: number, unit: string) => `${Number(value.toFixed(2))} ${unit}`;
+
+/** A package heavier or larger than its carrier takes (carriers/services.ts), each problem naming its field in the unit it was sent in. */
+function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
+  const limit = packageLimit(input.carrier, input.service);
+  const p = input.parcel;
+  const out: FieldProblem[] = [];
+  const service = `${input.carrier} ${input.service.replace(/_/g, ' ')}`;
+  const kg = grams(p.weight) / 1000;
+  const maxKg = limit.weight.value * KG[limit.weight.unit];
+  // Sent in kg against a limit in lb (or the other way round): the limit in both units.
+  // (The converted limit rounded down, so that a package of that weight is taken.)
+  const inUnit = (max: number, unit: string, sent: string, toSent: number) => (unit === sent ? measure(max, unit) : `${measure(max, unit)} (${measure(Math.floor((max / toSent) * 100) / 100, sent)})`);
+  if (kg > maxKg * (1 + 1e-9)) {
+    const perSent = grams({ value: 1, unit: p.weight.unit }) / 1000 / KG[limit.weight.unit];
+    out.push({ field: `${prefix}parcel.weight`, message: `${measure(p.weight.value, p.weight.unit)} is over what ${service} takes: at most ${inUnit(limit.weight.value, limit.weight.unit, p.weight.unit, perSent)} a package` });
+  }
+  if (p.dimensionUnit && p.length !== undefined && p.width !== undefined && p.height !== undefined) {
+    const unit = p.dimensionUnit;
+    const [longest, ...others] = [p.length, p.width, p.height].sort((a, b) => b - a) as [number, number, number];
+    const side = (d: number) => d * CM[unit];
+    const perSent = CM[unit];
+    if (limit.length && side(longest) > limit.length.value * CM[limit.length.unit] * (1 + 1e-9)) {
+      out.push({ field: `${prefix}parcel.length`, message: `the longest side, ${measure(longest, unit)}, is over what ${service} takes: at most ${inUnit(limit.length.value, limit.length.unit, unit, perSent / CM[limit.length.unit])}` });
+    }
+    const girth = longest + 2 * (others[0] + others[1]);
+    if (limit.lengthPlusGirth && side(girth) > limit.lengthPlusGirth.value * CM[limit.lengthPlusGirth.unit] * (1 + 1e-9)) {
+      out.push({ field: `${prefix}parcel`, message: `length and girth (the longest side and twice the other two) come to ${measure(girth, unit)}, over what ${service} takes: at most ${inUnit(limit.lengthPlusGirth.value, limit.lengthPlusGirth.unit, unit, perSent / CM[limit.lengthPlusGirth.unit])}` });
+    }
   }
   return out;
 }

@@ -117,6 +117,42 @@ forEachDatabase((database) => {
       assert.equal(canaries.statusCode, 201, canaries.body);
     });
 
+    it('a package heavier or larger than its carrier takes is refused naming the field, in the unit it was sent in', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const cases: [Record<string, unknown>, Record<string, unknown>, Record<string, string>][] = [
+        [{}, { weight: { value: 5000, unit: 'kg' } }, { 'parcel.weight': '5000 kg is over what UPS ground takes: at most 150 lb (68.03 kg) a package' }],
+        [{ carrier: 'FedEx', service: 'ground' }, { weight: { value: 1, unit: 'kg' }, length: 10000, width: 1, height: 1, dimensionUnit: 'in' }, {
+          'parcel.length': 'the longest side, 10000 in, is over what FedEx ground takes: at most 108 in',
+          parcel: 'length and girth (the longest side and twice the other two) come to 10004 in, over what FedEx ground takes: at most 165 in',
+        }],
+        [{ carrier: 'DHL', service: 'express_worldwide' }, { weight: { value: 71, unit: 'kg' }, length: 301, width: 10, height: 10, dimensionUnit: 'cm' }, {
+          'parcel.weight': '71 kg is over what DHL express worldwide takes: at most 70 kg a package',
+          'parcel.length': 'the longest side, 301 cm, is over what DHL express worldwide takes: at most 300 cm',
+        }],
+        [{ carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: US }, { weight: { value: 71, unit: 'lb' }, length: 50, width: 15, height: 15, dimensionUnit: 'in' }, {
+          'parcel.weight': '71 lb is over what USPS priority mail takes: at most 70 lb a package',
+          parcel: 'length and girth (the longest side and twice the other two) come to 110 in, over what USPS priority mail takes: at most 108 in',
+        }],
+      ];
+      for (const [override, parcel, expected] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override, parcel } });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.deepEqual(Object.fromEntries(res.json().details.map((d: { field: string; message: string }) => [d.field, d.message])), expected);
+      }
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // At the limits exactly, and Ground Advantage's 130 in of length and girth, are taken.
+      const atLimits = [
+        { weight: { value: 150, unit: 'lb' }, length: 108, width: 14, height: 14.5, dimensionUnit: 'in' },
+        { weight: { value: 68.03, unit: 'kg' }, length: 274.32, width: 30, height: 30, dimensionUnit: 'cm' },
+      ];
+      for (const parcel of atLimits) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, parcel } });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      const ground = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'ground_advantage', from: US_SENDER, to: US, parcel: { weight: { value: 70, unit: 'lb' }, length: 50, width: 20, height: 20, dimensionUnit: 'in' } } });
+      assert.equal(ground.statusCode, 201, ground.body);
+    });
+
     it('codes in the wrong form are refused in words, never as a regular expression', async () => {
       const item = { ...sampleShipment.customs.items[0], hsCode: '6109.10', originCountry: 'de', value: { amount: 10, currency: 'eur' } };
       const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, to: { ...sampleShipment.to, country: 'gb', phone: 'call me' }, customs: { ...sampleShipment.customs, items: [item] } } });
