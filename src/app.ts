@@ -15,6 +15,7 @@ import { installInputChecks } from './http/input.ts';
 import { decimalNumbersOnly, everyProblem, inputValidator } from './http/validators.ts';
 import { installRateLimits, memoryLimiter, type RateLimiter, sharedLimiter } from './http/rate-limit.ts';
 import { installOpenApi, openApiRoutes } from './http/openapi.ts';
+import { webhookEventsDocument } from './webhooks/schemas.ts';
 import { errorSchema } from './http/schemas.ts';
 import { authRoutes } from './oauth/routes.ts';
 import { isGrantRevoked } from './oauth/authorize.ts';
@@ -170,7 +171,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installIdempotency(app, ctx);
   installLocations(app, ctx.config.baseUrl);
   installInputChecks(app);
-  await installOpenApi(app, ctx);
+  await installOpenApi(app, ctx, webhookEventsDocument);
 
   await app.register(async (scope) => authRoutes(scope, ctx));
   await app.register(

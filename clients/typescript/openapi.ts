@@ -893,7 +893,93 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every item of a batch was done */
+        post: operations["batchCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shipment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A shipment was created (also each one of a batch, and a return) */
+        post: operations["shipmentCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shipment.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A tracking event marked the shipment delivered */
+        post: operations["shipmentDeliveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shipment.exception": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A tracking event reported an exception (a failed attempt, a return to sender) */
+        post: operations["shipmentExceptionEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "shipment.in_transit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A tracking event put the shipment in transit */
+        post: operations["shipmentInTransitEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Address: {
@@ -11147,6 +11233,297 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    batchCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret (a `whsec_` secret's decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret. */
+                "webhook-signature"?: string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Batch"];
+                    /**
+                     * Format: uuid
+                     * @description The event's id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the service recorded the change: the same for every change one batch of tracking events made.
+                     */
+                    timestamp: string;
+                    /** @constant */
+                    type: "batch.completed";
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the webhook is deactivated and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    shipmentCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret (a `whsec_` secret's decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret. */
+                "webhook-signature"?: string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Shipment"];
+                    /**
+                     * Format: uuid
+                     * @description The event's id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the service recorded the change: the same for every change one batch of tracking events made.
+                     */
+                    timestamp: string;
+                    /** @constant */
+                    type: "shipment.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the webhook is deactivated and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    shipmentDeliveredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret (a `whsec_` secret's decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret. */
+                "webhook-signature"?: string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Shipment"] & {
+                        event: components["schemas"]["TrackingEvent"];
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event's id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the service recorded the change: the same for every change one batch of tracking events made.
+                     */
+                    timestamp: string;
+                    /** @constant */
+                    type: "shipment.delivered";
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the webhook is deactivated and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    shipmentExceptionEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret (a `whsec_` secret's decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret. */
+                "webhook-signature"?: string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Shipment"] & {
+                        event: components["schemas"]["TrackingEvent"];
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event's id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the service recorded the change: the same for every change one batch of tracking events made.
+                     */
+                    timestamp: string;
+                    /** @constant */
+                    type: "shipment.exception";
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the webhook is deactivated and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    shipmentInTransitEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook's secret (a `whsec_` secret's decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret. */
+                "webhook-signature"?: string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Shipment"] & {
+                        event: components["schemas"]["TrackingEvent"];
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event's id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the service recorded the change: the same for every change one batch of tracking events made.
+                     */
+                    timestamp: string;
+                    /** @constant */
+                    type: "shipment.in_transit";
+                };
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the webhook is deactivated and gets no more deliveries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -23,7 +23,8 @@ export const TAGS = [
   { name: 'service', description: 'The service itself: health and this description.' },
 ];
 
-export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** `webhooks`: the requests the service sends to subscribers (OpenAPI 3.1), described by the webhooks capability. */
+export async function installOpenApi(app: FastifyInstance, ctx: AppContext, webhooks: Record<string, object>): Promise<void> {
   const { config } = ctx;
   // Operations whose body may be left out (config.optionalBody): @fastify/swagger marks every body required.
   const optionalBodies = new Set<string>();
@@ -48,6 +49,8 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext): Pro
       },
       servers: [{ url: config.publicBaseUrl, description: 'This service (PUBLIC_BASE_URL)' }],
       tags: TAGS,
+      // The capability's description is plain data; @fastify/swagger copies it into the document as it is.
+      webhooks: webhooks as never,
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`sk_test_…` or `sk_live_…`); its scopes are set when it is created.' },

@@ -84,3 +84,70 @@ export const deliveryParams = {
   required: ['id', 'deliveryId'],
   properties: { id: uuid, deliveryId: uuid },
 } as const;
+
+/** What each delivery's request carries, per Standard Webhooks (docs/webhooks.md). */
+const DELIVERY_HEADERS = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event\'s id: the same on every attempt and for every subscriber. Deliveries are at least once: deduplicate on it.', schema: uuid },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'When this attempt was signed, in Unix seconds.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: false,
+    description: '`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the webhook\'s secret (a `whsec_` secret\'s decoded bytes, any other its UTF-8 bytes). Absent when the webhook has no secret.',
+    schema: { type: 'string', pattern: '^v1,' },
+  },
+] as const;
+
+const SHIPMENT = { $ref: '#/components/schemas/Shipment' } as const;
+
+/** Each event kind's `data`: the shipment right after the change (with the tracking event that caused it), or the completed batch. */
+const EVENT_DATA: Record<(typeof EVENT_TYPES)[number], { summary: string; data: object }> = {
+  'shipment.created': { summary: 'A shipment was created (also each one of a batch, and a return)', data: SHIPMENT },
+  'shipment.in_transit': { summary: 'A tracking event put the shipment in transit', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
+  'shipment.delivered': { summary: 'A tracking event marked the shipment delivered', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
+  'shipment.exception': { summary: 'A tracking event reported an exception (a failed attempt, a return to sender)', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
+  'batch.completed': { summary: 'Every item of a batch was done', data: { $ref: '#/components/schemas/Batch' } },
+};
+
+/**
+ * The OpenAPI document's `webhooks`: the request the service sends to a subscribed URL for each
+ * event kind, and what the answer does, so a generated client types the payloads too.
+ */
+export const webhookEventsDocument = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    type,
+    {
+      post: {
+        operationId: `${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Event`,
+        summary: EVENT_DATA[type].summary,
+        tags: ['webhooks'],
+        // The receiver checks the request by its signature, not by a scheme of this document.
+        security: [],
+        parameters: DELIVERY_HEADERS,
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['id', 'type', 'timestamp', 'data'],
+                properties: {
+                  id: { ...uuid, description: 'The event\'s id (a UUIDv7: ids sort in the order events were recorded), as in `webhook-id`.' },
+                  type: { type: 'string', const: type },
+                  timestamp: { ...dateTime, description: 'When the service recorded the change: the same for every change one batch of tracking events made.' },
+                  data: EVENT_DATA[type].data,
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '2XX': { description: 'Received: the delivery succeeded.' },
+          '410': { description: 'Gone: the webhook is deactivated and gets no more deliveries.' },
+          default: { description: 'Any other answer, or none within the timeout, is tried again on the retry schedule (WEBHOOK_RETRY_SCHEDULE).' },
+        },
+      },
+    },
+  ]),
+);

@@ -200,6 +200,15 @@ export class Conformance {
     return Boolean(this.#doc.paths[openApiPath(routeUrl)]?.[method.toLowerCase()]);
   }
 
+  /** A webhook delivery's body against the document's `webhooks` entry for its event kind. */
+  checkWebhook(type: string, body: unknown): void {
+    assert.ok(this.#doc.webhooks?.[type]?.post, `webhook ${type} is not in the document`);
+    const pointer = ['webhooks', type, 'post', 'requestBody', 'content', 'application/json', 'schema'].map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const validate = this.#ajv.getSchema(`openapi#/${pointer}`) ?? this.#ajv.compile({ $ref: `openapi#/${pointer}` });
+    assert.ok(validate(body), `webhook ${type}: body does not match its declared schema: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+    this.checked++;
+  }
+
   check(method: string, routeUrl: string, res: LightMyRequestResponse): void {
     const path = openApiPath(routeUrl);
     const where = `${method} ${path} → ${res.statusCode}`;

@@ -8,6 +8,9 @@ import { createShipment, forEachDatabase, startTestApp, type TestAccount, type T
 import { startWorker, type Worker } from '../../src/worker.ts';
 import { webhookJobs } from '../../src/webhooks/jobs.ts';
 import { eventually, startReceiver, type Answer, type Receiver } from './receiver.ts';
+import { Conformance } from '../core/support.ts';
+import { createLabel, postEvents } from '../tracking/fixtures.ts';
+import { EVENT_TYPES } from '../../src/db/events.ts';
 
 const WHSEC = `whsec_${Buffer.from('a 32-byte key for signing hooks!').toString('base64')}`;
 const PLAIN = 'pässwörd with spaces & ünïcode 🔑';
@@ -66,6 +69,30 @@ forEachDatabase((database) => {
       assert.equal(typeof d.attempts[0].durationMs, 'number');
       // A different key does not verify.
       assert.throws(() => new Webhook(`whsec_${Buffer.from('another key of thirty-two bytes!').toString('base64')}`).verify(req!.body, req!.headers as Record<string, string>));
+    });
+
+    it('every shipment event\'s request is what the OpenAPI document\'s `webhooks` describe, headers included', async () => {
+      const { acct, rx } = await subscriber(undefined, { secret: WHSEC, events: ['shipment.created', 'shipment.in_transit', 'shipment.delivered', 'shipment.exception'] });
+      const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+      const conformance = new Conformance(doc);
+      const label = await createLabel(t, {}, acct.apiKey);
+      const events = [
+        { trackingNumber: label.trackingNumber, status: 'in_transit', timestamp: '2026-03-02T08:00:00Z', location: 'Memphis, TN' },
+        { trackingNumber: label.trackingNumber, status: 'exception', timestamp: '2026-03-03T08:00:00Z', location: 'New York, NY' },
+        { trackingNumber: label.trackingNumber, status: 'delivered', timestamp: '2026-03-04T08:00:00Z', location: 'New York, NY' },
+      ];
+      for (const e of events) assert.equal((await postEvents(t, [e], acct.apiKey)).statusCode, 202);
+      const received = await rx.waitFor(4);
+      const types = new Set<string>();
+      for (const req of received) {
+        const body = new Webhook(WHSEC).verify(req.body, req.headers as Record<string, string>) as { type: string };
+        conformance.checkWebhook(body.type, body);
+        for (const p of doc.webhooks[body.type].post.parameters) if (p.required) assert.ok(req.headers[p.name], `${body.type}: ${p.name}`);
+        types.add(body.type);
+      }
+      assert.deepEqual([...types].sort(), ['shipment.created', 'shipment.delivered', 'shipment.exception', 'shipment.in_transit']);
+      // Every event kind a webhook may list is described.
+      assert.deepEqual(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort());
     });
 
     it('signs with the UTF-8 bytes of a plain secret', async () => {
