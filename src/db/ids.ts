@@ -69,6 +69,17 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?
  * leap second (`:60`) is refused. With its offset it may fall outside the years 0000 to 9999 in UTC,
  * which the stored form cannot hold: see `storedBound`.
  */
+/** A `+hh:mm` offset written unencoded in a query string, which form decoding turned into a space. */
+const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d)$/;
+
+/**
+ * A date-time sent in a query string as it was meant: `…T10:00:00+02:00` sent without encoding its `+`
+ * arrives as `…T10:00:00 02:00` (a `+` in a query means a space). Anything else is returned as it is.
+ */
+export function plusRestored(text: string): string {
+  return text.replace(PLUS_AS_SPACE, '$1+$2');
+}
+
 export function parseRfc3339(text: string): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;

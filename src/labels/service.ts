@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../db/index.ts';
 import type { Page } from '../db/page.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
-import { isoNow, parseRfc3339, storedBound, uuidv7 } from '../db/ids.ts';
+import { isoNow, parseRfc3339, plusRestored, storedBound, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
 import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
@@ -166,7 +166,7 @@ export interface LabelQuery {
 /** An RFC 3339 bound of a list as stored (UTC with milliseconds), or 400 naming the parameter. */
 function bound(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const ms = parseRfc3339(value);
+  const ms = parseRfc3339(plusRestored(value));
   if (ms === null) {
     throw new InvalidInput(`querystring ${name} must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [{ field: name, message: 'is not an RFC 3339 date-time with an offset' }]);
   }

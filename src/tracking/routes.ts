@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { plusRestored } from '../db/ids.ts';
 import { principalOf } from '../http/auth.ts';
 import { errors, idParams } from '../http/schemas.ts';
 import { EVENTS_BODY_LIMIT, ingestBody, ingestResponse, trackingEventSchema, trackingInfoSchema, trackingQuery } from './schemas.ts';
 import { ingestEvents, trackingInfo, type IncomingEvent, type TrackingQuery } from './service.ts';
 
 export const trackingSchemas = [trackingEventSchema, trackingInfoSchema];
-
-// An unencoded `+` in a query string arrives as a space: `…T10:00:00 02:00` meant `…T10:00:00+02:00`.
-const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d)$/;
 
 export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: { events: IncomingEvent[] } }>('/tracking/events', {
@@ -48,7 +46,8 @@ export function trackingRoutes(app: FastifyInstance, ctx: AppContext): void {
     // Synchronous (done-style): an async hook costs a promise round trip on every lookup.
     preValidation: (request, _reply, done) => {
       const q = request.query as unknown as Record<string, unknown>;
-      if (typeof q.events_since === 'string') q.events_since = q.events_since.replace(PLUS_AS_SPACE, '$1+$2');
+      // An unencoded `+` in a query string arrives as a space (before the schema checks the date-time).
+      if (typeof q.events_since === 'string') q.events_since = plusRestored(q.events_since);
       done();
     },
     handler: async (request) => trackingInfo(ctx, principalOf(request).accountId, request.params.id, request.query),

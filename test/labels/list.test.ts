@@ -34,6 +34,9 @@ forEachDatabase((database) => {
       assert.deepEqual(await ids('status=active&carrier=UPS'), [made[2]!.id]);
       assert.deepEqual(await ids(`created_after=${encodeURIComponent(made[1]!.createdAt)}`), [made[3]!.id, made[2]!.id].filter((id) => made.find((m) => m.id === id)!.createdAt > made[1]!.createdAt));
       assert.deepEqual(await ids(`created_before=${encodeURIComponent('2000-01-01T00:00:00+01:00')}`), []);
+      // An unencoded + (which arrives as a space) is the offset's sign, as in events_since.
+      assert.deepEqual(await ids('created_before=2000-01-01T00:00:00+01:00'), []);
+      assert.equal((await ids('created_after=2000-01-01T00:00:00+01:00')).length, made.length);
       // A bound past the year 9999 in UTC is the last moment the stored form holds: every label is before it.
       assert.equal((await ids(`created_before=${encodeURIComponent('9999-12-31T23:59:59-01:00')}`)).length, made.length);
 
