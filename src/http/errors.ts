@@ -54,6 +54,10 @@ function problemOf(v: { keyword: string; params?: unknown; schema?: unknown; mes
     case 'uniqueItems': return `must not repeat an item (items ${Math.min(params.i ?? 0, params.j ?? 0)} and ${Math.max(params.i ?? 0, params.j ?? 0)} are the same)`;
     case 'minLength': return params.limit === 1 ? 'must not be empty' : `must have at least ${plural(params.limit, 'character')}`;
     case 'maxLength': return `must have at most ${plural(params.limit, 'character')}`;
+    case 'maximum': return `must be at most ${params.limit}`;
+    case 'minimum': return `must be at least ${params.limit}`;
+    case 'exclusiveMaximum': return `must be less than ${params.limit}`;
+    case 'exclusiveMinimum': return `must be more than ${params.limit}`;
     case 'type': {
       const words = String(params.type ?? '').split(',').map((t) => TYPE_WORDS[t] ?? t);
       if (words.length && words.every(Boolean)) return `must be ${words.join(' or ')}`;
@@ -80,6 +84,9 @@ export function validationProblems(errors: readonly { keyword: string; instanceP
   return [...byField.values()];
 }
 
+/** How a message names the part of the request a field is in (a body's fields need no word). */
+const WHERE_WORDS: Record<string, string> = { querystring: 'query parameter', params: 'path parameter', headers: 'header' };
+
 /** Turns anything thrown into one of our typed errors. */
 export function toAppError(err: FastifyError | Error, request: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
@@ -87,8 +94,13 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
   if (fe.validation) {
     const where = fe.validationContext ?? 'body';
     const details = validationProblems(fe.validation, where);
+    // A query parameter given twice (`limit=5&limit=5`) arrives as a list, which no schema of one value takes.
+    if (where === 'querystring') {
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      for (const d of details) if (Array.isArray(query[d.field])) d.message = 'must be given once';
+    }
     const first = details[0]!;
-    const message = `${where === 'body' ? '' : `${where} `}${first.field} ${first.message}`.trim();
+    const message = `${WHERE_WORDS[where] ?? ''} ${first.field} ${first.message}`.trim();
     return new InvalidInput(message, details);
   }
   switch (fe.code) {

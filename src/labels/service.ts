@@ -168,7 +168,7 @@ function bound(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const ms = parseRfc3339(plusRestored(value));
   if (ms === null) {
-    throw new InvalidInput(`querystring ${name} must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [{ field: name, message: 'is not an RFC 3339 date-time with an offset' }]);
+    throw new InvalidInput(`query parameter ${name} must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [{ field: name, message: 'is not an RFC 3339 date-time with an offset' }]);
   }
   return storedBound(ms);
 }

@@ -271,7 +271,7 @@ function sinceOf(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   const ms = parseRfc3339(text);
   if (ms === null) {
-    throw new InvalidInput(`querystring events_since must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [
+    throw new InvalidInput(`query parameter events_since must be an RFC 3339 date-time with an offset, like 2026-01-01T10:00:00Z`, [
       { field: 'events_since', message: 'is not an RFC 3339 date-time with an offset' },
     ]);
   }

@@ -294,7 +294,7 @@ forEachDatabase((database) => {
       const badFormat = await t.request({ method: 'GET', url: `/v1/labels/${label.id}?format=DOCX` });
       assert.equal(badFormat.statusCode, 400);
       assert.deepEqual(badFormat.json().code, 'INVALID_INPUT');
-      assert.equal(badFormat.json().message, `querystring format must be one of ${LABEL_FORMATS.join(', ')}`);
+      assert.equal(badFormat.json().message, `query parameter format must be one of ${LABEL_FORMATS.join(', ')}`);
       const unknown = '01890a5d-ac96-774b-bcce-b302099a8057';
       const res = await t.request({ method: 'GET', url: `/v1/labels/${unknown}` });
       assert.equal(res.statusCode, 404);

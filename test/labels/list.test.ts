@@ -55,6 +55,14 @@ forEachDatabase((database) => {
         assert.equal(res.statusCode, 400, query);
         assert.ok(res.json().details.some((d: { field: string }) => d.field === field), `${query}: ${res.body}`);
       }
+      // In words: which part of the request, and a parameter given twice said to be so.
+      for (const [query, message] of [['limit=5&limit=5', 'query parameter limit must be given once'], ['limit=500', 'query parameter limit must be at most 100'], ['status=active&status=invalidated', 'query parameter status must be given once']]) {
+        const res = await t.request({ method: 'GET', url: `/v1/labels?${query}` });
+        assert.equal(res.statusCode, 400, query);
+        assert.equal(res.json().message, message);
+      }
+      const path = await t.request({ method: 'GET', url: '/v1/labels/not-a-label' });
+      assert.equal(path.json().message, 'path parameter id must be a UUID (in lower case, as ids are issued)');
     });
   });
 });
