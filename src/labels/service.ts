@@ -11,7 +11,7 @@ import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '..
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
+import { attachLabel, getShipment, returnShipmentIds, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
@@ -311,8 +311,15 @@ export function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Prom
  * two manifests made at the same moment never share one.
  */
 export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
-  if (ids === null) return (await store.claimUnmanifested(tx, accountId, carrier, manifestId)).map(manifested);
+  if (ids === null) {
+    // A return's label goes to the carrier from the customer, not in the sender's truck (docs/manifests.md).
+    const waiting = await store.unmanifestedLabels(tx, accountId, carrier);
+    const returns = await returnShipmentIds(tx, accountId, waiting.map((l) => l.shipment_id));
+    const sent = waiting.filter((l) => !returns.has(l.shipment_id)).map((l) => l.id);
+    return sent.length ? (await store.claimLabels(tx, accountId, sent, manifestId)).map(manifested) : [];
+  }
   const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
+  const returns = await returnShipmentIds(tx, accountId, [...rows.values()].map((r) => r.shipment_id));
   // A label that is not the account's is named first, wherever it is in the list (as for a print file).
   const unknown = ids.find((id) => !rows.has(id));
   if (unknown) throw new NotFound('label', unknown);
@@ -321,6 +328,7 @@ export async function claimForManifest(tx: Tx, accountId: string, carrier: Carri
     if (row.status !== 'active') throw new Conflict(`label ${id} is invalidated and cannot go on a manifest`);
     if (row.carrier !== carrier) throw new InvalidInput(`label ${id} is a ${row.carrier} label, not ${carrier}`, [{ field: `labelIds[${i}]`, message: `is a ${row.carrier} label, not ${carrier}` }]);
     if (row.manifest_id) throw new Conflict(`label ${id} is already on manifest ${row.manifest_id}`);
+    if (returns.has(row.shipment_id)) throw new InvalidInput(`label ${id} is a return's label: the customer hands it to the carrier, so it goes on no manifest`, [{ field: `labelIds[${i}]`, message: "is a return's label, which goes on no manifest" }]);
   });
   const claimed = await store.claimLabels(tx, accountId, ids, manifestId);
   if (claimed.length !== ids.length) {

@@ -121,12 +121,17 @@ export async function manifestOf(db: Db | Tx, accountId: string, id: string): Pr
   return (await db.selectFrom('labels').select('manifest_id').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst())?.manifest_id;
 }
 
-export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id'>[]> {
-  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id'>[] = [];
+export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'shipment_id'>[]> {
+  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'shipment_id'>[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
+    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'shipment_id']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
   }
   return out;
+}
+
+/** The account's active labels of the carrier on no manifest yet, in id order. */
+export async function unmanifestedLabels(db: Db | Tx, accountId: string, carrier: string): Promise<Pick<LabelRow, 'id' | 'shipment_id'>[]> {
+  return db.selectFrom('labels').select(['id', 'shipment_id']).where('account_id', '=', accountId).where('carrier', '=', carrier).where('status', '=', 'active').where('manifest_id', 'is', null).orderBy('id').execute();
 }
 
 const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
@@ -150,18 +155,6 @@ export async function claimLabels(tx: Tx, accountId: string, ids: string[], mani
   return out;
 }
 
-/** Sets the manifest on every active label of the carrier on none yet; returns them. */
-export async function claimUnmanifested(tx: Tx, accountId: string, carrier: string, manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  return tx
-    .updateTable('labels')
-    .set({ manifest_id: manifestId })
-    .where('account_id', '=', accountId)
-    .where('carrier', '=', carrier)
-    .where('status', '=', 'active')
-    .where('manifest_id', 'is', null)
-    .returning(manifestColumns)
-    .execute();
-}
 
 /** The tracking numbers of a manifest's labels, in label-id order (the order every writer locks tracking states in). */
 export async function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Promise<string[]> {

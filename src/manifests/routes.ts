@@ -33,7 +33,7 @@ export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
       tags: ['manifests'],
       operationId: 'createManifest',
       summary: 'Close the day for a carrier',
-      description: 'Without `labelIds`: every active label of the carrier in the account on no manifest yet (none is 422 `NOTHING_TO_MANIFEST`). With `labelIds`: each must be the account\'s (404), active (409), of the carrier (400) and on no other manifest (409 naming it). Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility".',
+      description: 'Without `labelIds`: every active label of the carrier in the account on no manifest yet, but returns\' labels, which the customer hands to the carrier (none is 422 `NOTHING_TO_MANIFEST`). With `labelIds`: each must be the account\'s (404), active (409), of the carrier (400), on no other manifest (409 naming it) and not a return\'s (400). Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility".',
       body: {
         type: 'object',
         examples: [{ carrier: 'USPS' }],

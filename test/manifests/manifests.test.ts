@@ -116,22 +116,34 @@ forEachDatabase((database) => {
       assert.equal((await t.app.inject({ method: 'GET', url: tampered.replace('http://localhost:8080', '') })).statusCode, 403);
     });
 
-    it('the shipper is the warehouse that sends, not the customer who posts a return on the same manifest', async () => {
+    it('a return\'s label goes on no manifest: the customer hands it to the carrier; the shipper is the warehouse that sends', async () => {
       const acct = await t.newAccount();
       const as = (url: string, payload: object) => t.app.inject({ method: 'POST', url, headers: { 'x-api-key': acct.apiKey }, payload });
       const original = (await as('/v1/shipments', sampleShipment)).json();
-      // The returns' labels first, so that they come first in tracking-number order (a serial).
+      const returnLabels: string[] = [];
       for (let i = 0; i < 3; i++) {
         const ret = await as(`/v1/shipments/${original.id}/returns`, {});
         assert.equal(ret.statusCode, 201, ret.body);
-        assert.equal((await as('/v1/labels', { shipmentId: ret.json().id })).statusCode, 201);
+        const label = await as('/v1/labels', { shipmentId: ret.json().id });
+        assert.equal(label.statusCode, 201);
+        returnLabels.push(label.json().id);
       }
-      assert.equal((await as('/v1/labels', { shipmentId: original.id })).statusCode, 201);
+      // Only returns waiting: nothing to manifest.
+      const none = await as('/v1/manifests', { carrier: 'UPS' });
+      assert.equal(none.statusCode, 422, none.body);
+      const sent = (await as('/v1/labels', { shipmentId: original.id })).json();
+      // Named, a return's label is refused naming it, and nothing is claimed.
+      const named = await as('/v1/manifests', { carrier: 'UPS', labelIds: [sent.id, returnLabels[1]] });
+      assert.equal(named.statusCode, 400, named.body);
+      assert.deepEqual(named.json().details, [{ field: 'labelIds[1]', message: "is a return's label, which goes on no manifest" }]);
       const m = (await as('/v1/manifests', { carrier: 'UPS' })).json();
-      assert.equal(m.labelCount, 4);
+      assert.deepEqual(m.labelIds, [sent.id]);
       const text = (await pdfText((await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload)).replace(/[ \t]+/g, ' ');
       assert.ok(text.includes(sampleShipment.from.street1) && text.includes('10115 Berlin'), text.slice(0, 600));
       assert.ok(!text.includes(sampleShipment.to.street1), `the customer's address is not the shipper's: ${text.slice(0, 600)}`);
+      // The returns' labels are still on no manifest, and can still be invalidated.
+      const invalidated = await t.app.inject({ method: 'PUT', url: `/v1/labels/${returnLabels[0]}/invalidate`, headers: { 'x-api-key': acct.apiKey } });
+      assert.equal(invalidated.statusCode, 204, invalidated.body);
     });
 
     it('the sandbox\'s acceptance scan of a parcel that has already moved is history: no delivered parcel goes back in transit', async () => {
