@@ -45,6 +45,8 @@ export interface PageFrame {
   csrfToken?: string;
   /** One message above the content (after an action), announced to screen readers. */
   notice?: string;
+  /** The notice says the action was refused: an alert, in the colours of an error. */
+  refused?: boolean;
 }
 
 export const SECTIONS = [
@@ -78,7 +80,7 @@ export function page(frame: PageFrame, body: Html): string {
 <a class="skip" href="#main">Skip to content</a>
 <header><p class="brand"><a href="${esc(base)}/shipments">Shipping</a></p>${nav}</header>
 <main id="main" tabindex="-1">
-${frame.notice ? `<p class="notice" role="status" id="notice" tabindex="-1">${esc(frame.notice)}</p>\n` : ''}${body.html}
+${frame.notice ? `<p class="notice${frame.refused ? ' refused' : ''}" role="${frame.refused ? 'alert' : 'status'}" id="notice" tabindex="-1">${esc(frame.notice)}</p>\n` : ''}${body.html}
 </main>
 </body>
 </html>

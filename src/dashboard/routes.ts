@@ -50,6 +50,8 @@ const SESSION_COOKIE = 'dashboard_session';
 const CSRF_COOKIE = 'dashboard_csrf';
 /** The message of the page after a form (Post/Redirect/Get), shown once: never in a URL anyone can write. */
 const NOTICE_COOKIE = 'dashboard_notice';
+/** A notice that says an action was refused: shown as an alert, not as a success. */
+const REFUSAL_COOKIE = 'dashboard_refusal';
 const ONCE_COOKIE = 'dashboard_once';
 const STYLESHEET = readFileSync(new URL('./assets/dashboard.css', import.meta.url), 'utf8');
 const SCRIPT = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
@@ -66,7 +68,7 @@ export interface Dashboard {
   /** A whole page for the signed-in user, with a fresh CSRF token for its forms. */
   send(request: FastifyRequest, reply: FastifyReply, view: { title: string; section?: Section; notice?: string; status?: number; body: (csrfToken: string) => ReturnType<typeof html> }): FastifyReply;
   /** After a form: 303 to a page of the dashboard (Post/Redirect/Get), with an optional notice. */
-  redirect(reply: FastifyReply, path: string, notice?: string): FastifyReply;
+  redirect(reply: FastifyReply, path: string, notice?: string, refused?: boolean): FastifyReply;
   /**
    * After a form whose answer shows something once (a new API key): 303 to `path`, the value riding
    * in a signed HttpOnly cookie for that page alone, for a minute. Refreshing the page, or going back
@@ -193,12 +195,15 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     send(request, reply, view) {
       // Only a notice this service signed is shown: a cookie planted by another host is ignored.
       const carried = takeSigned(request, reply, NOTICE_COOKIE, cookieOpts);
-      const notice = view.notice ?? (carried !== undefined && carried.length <= 300 ? carried : undefined);
-      const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), ...(notice ? { notice } : {}) });
+      const refusal = takeSigned(request, reply, REFUSAL_COOKIE, cookieOpts);
+      const shown = (text: string | undefined) => (text !== undefined && text.length <= 300 ? text : undefined);
+      const notice = view.notice ?? shown(refusal) ?? shown(carried);
+      const refused = view.notice === undefined && shown(refusal) !== undefined;
+      const frame = frameOf(request, reply, view.title, { ...(view.section ? { section: view.section } : {}), ...(notice ? { notice, ...(refused ? { refused } : {}) } : {}) });
       return reply.status(view.status ?? 200).type('text/html; charset=utf-8').send(page(frame, view.body(frame.csrfToken)));
     },
-    redirect(reply, path, notice) {
-      if (notice) reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60, signed: true });
+    redirect(reply, path, notice, refused = false) {
+      if (notice) reply.setCookie(refused ? REFUSAL_COOKIE : NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60, signed: true });
       return reply.redirect(`${base}${path}`, 303);
     },
     redirectOnce(reply, path, value) {

@@ -366,7 +366,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const format = (LABEL_FORMATS as readonly string[]).includes(form.one('format')) ? (form.one('format') as LabelFormat) : 'PDF';
       const size = (LABEL_SIZES as readonly string[]).includes(form.one('size')) ? (form.one('size') as LabelSize) : '4x6';
       const made = await refusedOnPage(() => createLabel(d.ctx, d.user(request).accountId, { shipmentId: request.params.id, format, size }));
-      if ('refused' in made) return d.redirect(reply, `/shipments/${request.params.id}`, `No label was created: ${made.refused}`);
+      if ('refused' in made) return d.redirect(reply, `/shipments/${request.params.id}`, `No label was created: ${made.refused}`, true);
       return d.redirect(reply, `/shipments/${request.params.id}`, `Label ${made.done.trackingNumber} is ready.`);
     },
   });
@@ -378,9 +378,9 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const accountId = d.user(request).accountId;
       const form = d.form(request);
       const s = await getShipment(d.ctx.db, accountId, request.params.id);
-      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label.');
+      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label.', true);
       // The label the page showed: from a page older than the shipment's current label, nothing is invalidated.
-      if (form.one('label') !== s.label.id) return d.redirect(reply, `/shipments/${s.id}`, `The shipment's label has changed since that page was shown: label ${s.label.trackingNumber} is not invalidated.`);
+      if (form.one('label') !== s.label.id) return d.redirect(reply, `/shipments/${s.id}`, `The shipment's label has changed since that page was shown: label ${s.label.trackingNumber} is not invalidated.`, true);
       if (form.one('confirmed') !== 'yes') {
         return d.send(request, reply, {
           title: 'Invalidate the label?',
@@ -416,11 +416,11 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const accountId = d.user(request).accountId;
       const form = d.form(request);
       const s = await getShipment(d.ctx.db, accountId, request.params.id);
-      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label to print.');
+      if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label to print.', true);
       const layout = (PRINT_LAYOUTS as readonly string[]).includes(form.one('layout')) ? (form.one('layout') as PrintLayout) : 'label';
       const format = form.one('printFormat') === 'ZPL' ? 'ZPL' : 'PDF';
       const made = await refusedOnPage(() => createPrintFile(d.ctx, accountId, { labelIds: [s.label!.id], layout, format }));
-      if ('refused' in made) return d.redirect(reply, `/shipments/${s.id}`, `No print file was made: ${made.refused}`);
+      if ('refused' in made) return d.redirect(reply, `/shipments/${s.id}`, `No print file was made: ${made.refused}`, true);
       return reply.redirect(made.done.url, 303);
     },
   });

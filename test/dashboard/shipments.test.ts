@@ -203,10 +203,14 @@ forEachDatabase((database) => {
         const zplSheet = await v.post(`/dashboard/shipments/${s.id}/print-file`, { layout: 'a4-4up', printFormat: 'ZPL' }, `/dashboard/shipments/${s.id}`);
         assert.equal(zplSheet.statusCode, 303);
         assert.equal(zplSheet.headers.location, `/dashboard/shipments/${s.id}`);
-        assert.match(noticeOf(zplSheet) ?? '', /^No print file was made: .*layout must be label/);
+        assert.match(noticeOf(zplSheet, true) ?? '', /^No print file was made: .*layout must be label/);
         const second = await v.post(`/dashboard/shipments/${s.id}/label`, { format: 'PDF', size: '4x6' }, `/dashboard/shipments/${s.id}`);
         assert.equal(second.headers.location, `/dashboard/shipments/${s.id}`);
-        assert.match(noticeOf(second) ?? '', /^No label was created: shipment \S+ already has an active label/);
+        assert.equal(noticeOf(second), undefined, 'a refusal is not carried as a success');
+        assert.match(noticeOf(second, true) ?? '', /^No label was created: shipment \S+ already has an active label/);
+        // Shown on the next page as an alert in an error's colours, not in the success box.
+        const shown = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.match(shown.body, /<p class="notice refused" role="alert" id="notice" tabindex="-1">No label was created: /);
 
         // The button asks first, naming the label; nothing is invalidated until that page's own button.
         const asked = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id }, `/dashboard/shipments/${s.id}`);
@@ -219,7 +223,7 @@ forEachDatabase((database) => {
         // A page showing another label than the shipment's own (a stale tab) invalidates nothing.
         const stale = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: 'e0d2b2a4-0000-7000-8000-000000000000', confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(stale.statusCode, 303);
-        assert.match(noticeOf(stale) ?? '', new RegExp(`^The shipment's label has changed since that page was shown: label ${label.trackingNumber} is not invalidated\\.`));
+        assert.match(noticeOf(stale, true) ?? '', new RegExp(`^The shipment's label has changed since that page was shown: label ${label.trackingNumber} is not invalidated\\.`));
         assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'active');
         const gone = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(gone.statusCode, 303);

@@ -89,8 +89,9 @@ export async function signedIn(t: TestApp, accountId = t.accountId, email = `use
 }
 
 /** The notice a form's redirect carries to the next page (a signed cookie, never the URL), or undefined. */
-export function noticeOf(res: LightMyRequestResponse): string | undefined {
-  const c = res.cookies.find((x) => x.name === 'dashboard_notice' && x.value !== '');
+/** The notice a redirect carries to the next page: a success, or (`refused`) a refusal shown as an alert. */
+export function noticeOf(res: LightMyRequestResponse, refused = false): string | undefined {
+  const c = res.cookies.find((x) => x.name === (refused ? 'dashboard_refusal' : 'dashboard_notice') && x.value !== '');
   // `value.signature` (decoded once by the parser): the signature is base64url, so the last dot separates them.
   return c ? decodeURIComponent(c.value.slice(0, c.value.lastIndexOf('.'))) : undefined;
 }
