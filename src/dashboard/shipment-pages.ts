@@ -188,15 +188,23 @@ const LABELS = new Map<string, string>(
   GROUPS.flatMap((g) => [[g.name, g.legend] as const, ...g.fields.map((f) => [f.name, SHARED_LABELS.has(f.label) ? `${f.label}, ${g.legend}` : f.label] as const)]),
 );
 
-/** A problem of a field the form does not have (`customs.items`) is shown at the nearest one it has (`customs`). */
+/**
+ * A problem of a field the form does not have is shown at the nearest one it has, in words: one of an
+ * object the form asks for in parts (`customs.items[0].netWeight`) at its first part (Net weight), any
+ * other at its group (`customs.items` at Customs declaration, as `Items: …`).
+ */
 function shownAt(problem: FieldProblem): FieldProblem {
   if (LABELS.has(problem.field)) return problem;
+  const part = FIELD_NAMES.find((name) => name.startsWith(`${problem.field}.`) && !/[.[]/.test(name.slice(problem.field.length + 1)));
+  if (part) return { field: part, message: problem.message };
   let field = problem.field;
   while (!LABELS.has(field)) {
     const shorter = field.replace(/(?:\.[^.[\]]*|\[\d+\])$/, '');
     field = shorter === field || shorter === '' ? 'body' : shorter;
   }
-  return { field, message: `${problem.field} ${problem.message}` };
+  const rest = problem.field.slice(field === 'body' ? 0 : field.length).replace(/^\./, '');
+  const words = rest.replace(/\[(\d+)\]/g, (_, i: string) => ` ${Number(i) + 1}`).replace(/\./g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return { field, message: `${words.charAt(0).toUpperCase()}${words.slice(1)}: ${problem.message}` };
 }
 
 function newShipmentPage(d: Dashboard, form: Form, given?: FieldProblem[], message?: string): (token: string) => Html {

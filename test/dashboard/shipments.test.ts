@@ -103,6 +103,14 @@ forEachDatabase((database) => {
         const second = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(parcelUnit.headers.location))![1]!;
         const made = (await t.request({ method: 'GET', url: `/v1/shipments/${second}` })).json();
         assert.deepEqual(made.customs.items[0].netWeight, { value: item.netWeight.value, unit: sampleShipment.parcel.weight.unit });
+        // Problems of what the form asks in parts are said in its words, beside the part or the group.
+        const { 'customs.items[0].netWeight.value': _value, ...noNet } = customs;
+        const noWeight = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...noNet, 'customs.contentsExplanation': 'Samples' }, '/dashboard/shipments/new');
+        assert.equal(noWeight.statusCode, 400);
+        assert.ok(messageBeside(noWeight.body, 'f-customs-items-0-netWeight-value'), noWeight.body.slice(0, 3000));
+        const heavy = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs, 'customs.contentsExplanation': 'Samples', 'customs.items[0].netWeight.value': '5000', 'customs.items[0].netWeight.unit': 'g' }, '/dashboard/shipments/new');
+        assert.equal(heavy.statusCode, 400);
+        assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items' net weights add up to 5000 g, more than the parcel's 1200 g$/);
       });
     });
 
