@@ -2,12 +2,14 @@
 // messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
 // downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
 import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { idParams } from '../http/schemas.ts';
+import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { createPrintFile } from '../batches/service.ts';
 import { createLabel, getLabel, invalidateLabel, manifestOfLabel, type Label } from '../labels/service.ts';
 import { getManifest } from '../manifests/service.ts';
@@ -207,13 +209,17 @@ function shownAt(problem: FieldProblem): FieldProblem {
   return { field, message: `${words.charAt(0).toUpperCase()}${words.slice(1)}: ${problem.message}` };
 }
 
-function newShipmentPage(d: Dashboard, form: Form, given?: FieldProblem[], message?: string): (token: string) => Html {
+/** A form's key: a new one each time the empty form is shown, kept while it comes back refused. */
+const FORM_KEY = /^[0-9a-f-]{36}$/;
+
+function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string): (token: string) => Html {
   const problems = given?.map(shownAt);
   const errors = fieldErrors(problems);
   return (token) => html`<h1>New shipment and label</h1>
 ${errorSummary(problems, message, LABELS)}
 <form method="post" action="${d.base}/shipments/new" novalidate>
 ${csrfField(token)}
+<input type="hidden" name="formKey" value="${formKey}">
 ${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, g.hint))}
 <button type="submit">Create shipment and label</button>
 </form>`;
@@ -324,17 +330,20 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
   app.get('/shipments/new', {
     config: PAGE,
     schema: { hide: true },
-    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }) }),
+    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }, randomUUID()) }),
   });
 
   app.post('/shipments/new', {
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const form = readForm(d.form(request));
+      const fields = d.form(request);
+      const form = readForm(fields);
+      const sentKey = fields.one('formKey');
+      const formKey = FORM_KEY.test(sentKey) ? sentKey : randomUUID();
       const accountId = d.user(request).accountId;
       const refuse = (problems: FieldProblem[], message?: string) =>
-        d.send(request, reply, { title: 'New shipment (problems)', section: 'shipments/new', status: 400, body: newShipmentPage(d, form, problems, message) });
+        d.send(request, reply, { title: 'New shipment (problems)', section: 'shipments/new', status: 400, body: newShipmentPage(d, form, formKey, problems, message) });
       const body = bodyOf(form);
       const format = form['label.format'] || 'PDF';
       const size = form['label.size'] || '4x6';
@@ -345,15 +354,22 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       // The API's own checks, every problem at once: the schema first, then the service's rules.
       const problems = [...shipmentBodyProblems(body), ...labelProblems];
       if (problems.length) return refuse(problems);
-      let shipment: Shipment;
+      // The same form sent again (Back and submit, a double click) makes no second shipment and label.
+      let made: { trackingNumber: string } | undefined;
+      let sending: FormSending;
       try {
-        shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
+        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+          const shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
+          made = await createLabel(d.ctx, accountId, { shipmentId: shipment.id, format: format as LabelFormat, size: size as LabelSize });
+          return `/shipments/${shipment.id}`;
+        });
       } catch (err) {
         if (err instanceof InvalidInput) return refuse(err.details ?? [], err.message);
         throw err;
       }
-      const label = await createLabel(d.ctx, accountId, { shipmentId: shipment.id, format: format as LabelFormat, size: size as LabelSize });
-      return d.redirect(reply, `/shipments/${shipment.id}`, `Shipment created; label ${label.trackingNumber} is ready.`);
+      if (!sending.again) return d.redirect(reply, sending.answer, `Shipment created; label ${made!.trackingNumber} is ready.`);
+      if (sending.answer) return d.redirect(reply, sending.answer, 'This form was already sent: this is the shipment and label it made. Nothing new was created.');
+      return d.redirect(reply, '/shipments', 'This form was already sent and is still being carried out: find its shipment in the list before sending it again.', true);
     },
   });
 

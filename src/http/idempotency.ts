@@ -146,3 +146,35 @@ export async function purgeIdempotencyKeys(ctx: AppContext): Promise<number> {
   const r = await ctx.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/** What a form sent a second time gets: the first sending's answer, or null while it is carried out (or if its answer was lost). */
+export type FormSending = { again: false; answer: string } | { again: true; answer: string | null };
+
+/**
+ * A form of the dashboard carried out at most once. `formKey` is a hidden field of the rendered form
+ * (kept with the API's Idempotency-Keys, per account, for 24 hours): the first sending carries out
+ * `work` and keeps its answer (the page to go to); the same form sent again (the browser's Back and
+ * a second submit, a double click) gets that answer instead of a second shipment. A sending whose
+ * work throws (a refusal) keeps nothing, so the corrected form can be sent with the same key.
+ */
+export async function onceForForm(ctx: AppContext, accountId: string, formKey: string, work: () => Promise<string>): Promise<FormSending> {
+  const key = `dashboard-form:${formKey}`;
+  const claimedAt = isoNow();
+  try {
+    await ctx.db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: 'dashboard form', status_code: null, content_type: null, response_body: null, created_at: claimedAt }).execute();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const row = await ctx.db.selectFrom('idempotency_keys').select(['status_code', 'response_body']).where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+    return { again: true, answer: row?.status_code ? row.response_body : null };
+  }
+  const mine = ctx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', claimedAt);
+  let answer: string;
+  try {
+    answer = await work();
+  } catch (err) {
+    await mine.execute();
+    throw err;
+  }
+  await ctx.db.updateTable('idempotency_keys').set({ status_code: 303, content_type: 'text/plain', response_body: answer, work_committed: 1 }).where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', claimedAt).execute();
+  return { again: false, answer };
+}

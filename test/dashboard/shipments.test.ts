@@ -52,6 +52,31 @@ forEachDatabase((database) => {
         assert.match(page.body, /<address>Ada Lovelace\n350 Fifth Avenue\nNEW YORK NY 10118<\/address>/, 'no country line at home');
       });
 
+      it('the same form sent again (Back and submit, a double click) makes no second shipment or label', async () => {
+        const empty = await v.get('/dashboard/shipments/new');
+        const formKey = /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(empty.body)?.[1];
+        assert.ok(formKey, 'the form carries a key of its own');
+        assert.notEqual(/name="formKey" value="([0-9a-f-]{36})"/.exec((await v.get('/dashboard/shipments/new')).body)?.[1], formKey, 'a new one each time it is shown');
+        const fields = { ...formOf({ ...DOMESTIC, reference: 'Sent twice' }), formKey };
+        // Refused first: the form comes back with the same key, and nothing is kept for it.
+        const refused = await v.post('/dashboard/shipments/new', { ...fields, 'to.postalCode': '94105' }, '/dashboard/shipments/new');
+        assert.equal(refused.statusCode, 400);
+        assert.match(refused.body, new RegExp(`name="formKey" value="${formKey}"`));
+        const before = await countRows(t.ctx, 'shipments');
+        const first = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+        assert.equal(first.statusCode, 303, first.body.slice(0, 500));
+        const again = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+        assert.equal(again.statusCode, 303);
+        assert.equal(again.headers.location, first.headers.location, 'back on the shipment the form made');
+        assert.match(noticeOf(again) ?? '', /^This form was already sent: this is the shipment and label it made\. Nothing new was created\.$/);
+        assert.equal(await countRows(t.ctx, 'shipments'), before + 1);
+        // Another account sending the same key makes its own shipment: keys are per account.
+        const other = await signedIn(t, (await t.newAccount()).accountId);
+        const theirs = await other.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+        assert.equal(theirs.statusCode, 303, theirs.body.slice(0, 300));
+        assert.notEqual(theirs.headers.location, first.headers.location);
+      });
+
       it('shows the API\'s messages beside the fields, keeps what was typed, and creates nothing', async () => {
         const before = await countRows(t.ctx, 'shipments');
         const fields = { ...formOf(DOMESTIC), 'to.postalCode': '94105', 'parcel.weight.value': '2' };
@@ -110,7 +135,7 @@ forEachDatabase((database) => {
         assert.ok(messageBeside(noWeight.body, 'f-customs-items-0-netWeight-value'), noWeight.body.slice(0, 3000));
         const heavy = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs, 'customs.contentsExplanation': 'Samples', 'customs.items[0].netWeight.value': '5000', 'customs.items[0].netWeight.unit': 'g' }, '/dashboard/shipments/new');
         assert.equal(heavy.statusCode, 400);
-        assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items' net weights add up to 5000 g, more than the parcel's 1200 g$/);
+        assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items&#39; net weights add up to 5000 g, more than the parcel&#39;s 1200 g$/);
       });
     });
 
