@@ -7,7 +7,8 @@ import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
-import { csrfField, errorSummary, field, fieldErrors, Html, html, olderLink, table, time } from './html.ts';
+import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
+import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { pageOf } from '../http/pagination.ts';
 import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
@@ -50,7 +51,9 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
     );
 
   /** The batches list with the upload form; a refused upload comes back here with its problems. */
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[] } = {}) => {
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[]; formKey?: string } = {}) => {
+    // The upload form's key: new each time the page is shown, kept while it comes back refused (onceForForm).
+    const formKey = formKeyOf(o.formKey);
     const { accountId } = d.user(request);
     const cursor = (request.query as { cursor?: string }).cursor;
     const page = pageOf({ limit: PER_PAGE, ...(cursor ? { cursor } : {}) });
@@ -73,6 +76,7 @@ ${problems.length > SHOWN_PROBLEMS ? html`<p>… and ${problems.length - SHOWN_P
 <p>One shipment per row, up to ${MAX_BATCH_ITEMS.toLocaleString('en-US')} rows and ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB, with a header row naming the columns. Every row is checked first: if any is wrong, nothing is created and every problem is listed by its row. <a href="${base}/batches/example.csv" download>Download an example CSV file</a>.</p>
 <form method="post" action="${base}/batches" enctype="multipart/form-data">
 ${csrfField(token)}
+${formKeyField(formKey)}
 <div class="field${errors.has('file') ? ' invalid' : ''}"><label for="f-file">CSV file</label><input type="file" id="f-file" name="file" accept=".csv,text/csv" required aria-describedby="f-file-hint${errors.has('file') ? ' f-file-error' : ''}"${errors.has('file') ? new Html(' aria-invalid="true"') : ''}><p class="hint" id="f-file-hint">UTF-8, comma separated; the columns are listed below.</p>${errors.has('file') ? html`<p class="error" id="f-file-error">${errors.get('file')}</p>` : ''}</div>
 <div class="grid">
 ${field({ label: 'Label format', name: 'format', value: o.format ?? 'PDF', options: LABEL_FORMATS.map((f) => [f, f] as const), required: true, errors })}
@@ -177,22 +181,30 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
       const form = d.form(request);
       const format = form.one('format').trim() || 'PDF';
       const size = form.one('size').trim() || '4x6';
+      const formKey = formKeyOf(form.one('formKey'));
       const formErrors: FieldProblem[] = [];
       if (!(LABEL_FORMATS as readonly string[]).includes(format)) formErrors.push({ field: 'format', message: `must be one of ${LABEL_FORMATS.join(', ')}` });
       if (!(LABEL_SIZES as readonly string[]).includes(size)) formErrors.push({ field: 'size', message: `must be one of ${LABEL_SIZES.join(', ')}` });
       const file = form.file('file');
       if (!file) formErrors.push({ field: 'file', message: 'Choose a CSV file to upload.' });
-      if (formErrors.length) return listPage(request, reply, { status: 400, formErrors, format, size });
+      if (formErrors.length) return listPage(request, reply, { status: 400, formErrors, format, size, formKey });
       const parsed = parseShipmentsCsv(file!);
-      if (!parsed.ok) return listPage(request, reply, { status: 400, problems: parsed.problems, format, size });
-      let batch: Batch;
+      if (!parsed.ok) return listPage(request, reply, { status: 400, problems: parsed.problems, format, size, formKey });
+      // The same upload form sent again (Back and submit, a double click) makes no second batch.
+      let batch: Batch | undefined;
+      let sending: FormSending;
       try {
-        batch = await createBatch(ctx, d.user(request).accountId, { items: parsed.rows.map((r) => ({ shipment: r.shipment })), format: format as LabelFormat, size: size as LabelSize });
+        sending = await onceForForm(ctx, d.user(request).accountId, formKey, async () => {
+          batch = await createBatch(ctx, d.user(request).accountId, { items: parsed.rows.map((r) => ({ shipment: r.shipment })), format: format as LabelFormat, size: size as LabelSize });
+          return `/batches/${batch.id}`;
+        });
       } catch (err) {
         if (!(err instanceof InvalidInput)) throw err;
-        return listPage(request, reply, { status: 400, problems: batchProblems(parsed.rows, err.details ?? [{ field: 'items', message: err.message }]), format, size });
+        return listPage(request, reply, { status: 400, problems: batchProblems(parsed.rows, err.details ?? [{ field: 'items', message: err.message }]), format, size, formKey });
       }
-      return d.redirect(reply, `/batches/${batch.id}`, `The batch of ${batch.counts.total} ${batch.counts.total === 1 ? 'shipment' : 'shipments'} was created; its labels are being made.`);
+      if (!sending.again) return d.redirect(reply, sending.answer, `The batch of ${batch!.counts.total} ${batch!.counts.total === 1 ? 'shipment' : 'shipments'} was created; its labels are being made.`);
+      if (sending.answer) return d.redirect(reply, sending.answer, 'This upload was already sent: this is the batch it made. Nothing new was created.');
+      return d.redirect(reply, '/batches', 'This upload was already sent and is still being carried out: find its batch in the list before sending it again.', true);
     },
   });
 

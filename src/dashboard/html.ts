@@ -1,6 +1,7 @@
 // The pieces every dashboard page is built from: escaping, the page frame (skip link, navigation,
 // one h1), form fields that show the API's messages beside them, tables and dates. Every dynamic
 // value goes through `esc` (or a helper that calls it); nothing here loads anything from elsewhere.
+import { randomUUID } from 'node:crypto';
 import type { FieldProblem } from '../errors.ts';
 import { escapeHtml as esc } from '../http/html.ts';
 import { cursorAfter } from '../http/pagination.ts';
@@ -198,4 +199,14 @@ export function olderLink(path: string, filters: Record<string, string | undefin
   if (cursor === null) return new Html('');
   const params = new URLSearchParams(Object.entries({ ...filters, cursor }).filter((e): e is [string, string] => Boolean(e[1])));
   return html`<p><a href="${path}?${params}" rel="next">${text}</a></p>`;
+}
+
+/** A form's key for `onceForForm`: new each time an empty form is shown, the one it was sent with while it comes back refused. */
+export function formKeyOf(sent?: string): string {
+  return sent !== undefined && /^[0-9a-f-]{36}$/.test(sent) ? sent : randomUUID();
+}
+
+/** The hidden field that carries a form's key. */
+export function formKeyField(key: string): Html {
+  return html`<input type="hidden" name="formKey" value="${key}">`;
 }

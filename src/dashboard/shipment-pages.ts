@@ -2,7 +2,6 @@
 // messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
 // downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
 import type { FastifyInstance } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
@@ -19,7 +18,7 @@ import { countryLine, crossesPostalBorder, localityLines } from '../render/layou
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -209,9 +208,6 @@ function shownAt(problem: FieldProblem): FieldProblem {
   return { field, message: `${words.charAt(0).toUpperCase()}${words.slice(1)}: ${problem.message}` };
 }
 
-/** A form's key: a new one each time the empty form is shown, kept while it comes back refused. */
-const FORM_KEY = /^[0-9a-f-]{36}$/;
-
 function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string): (token: string) => Html {
   const problems = given?.map(shownAt);
   const errors = fieldErrors(problems);
@@ -219,7 +215,7 @@ function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: Fiel
 ${errorSummary(problems, message, LABELS)}
 <form method="post" action="${d.base}/shipments/new" novalidate>
 ${csrfField(token)}
-<input type="hidden" name="formKey" value="${formKey}">
+${formKeyField(formKey)}
 ${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, g.hint))}
 <button type="submit">Create shipment and label</button>
 </form>`;
@@ -330,7 +326,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
   app.get('/shipments/new', {
     config: PAGE,
     schema: { hide: true },
-    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }, randomUUID()) }),
+    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }, formKeyOf()) }),
   });
 
   app.post('/shipments/new', {
@@ -339,8 +335,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     handler: async (request, reply) => {
       const fields = d.form(request);
       const form = readForm(fields);
-      const sentKey = fields.one('formKey');
-      const formKey = FORM_KEY.test(sentKey) ? sentKey : randomUUID();
+      const formKey = formKeyOf(fields.one('formKey'));
       const accountId = d.user(request).accountId;
       const refuse = (problems: FieldProblem[], message?: string) =>
         d.send(request, reply, { title: 'New shipment (problems)', section: 'shipments/new', status: 400, body: newShipmentPage(d, form, formKey, problems, message) });

@@ -8,7 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { processBatches } from '../../src/batches/service.ts';
 import { CSV_COLUMNS } from '../../src/dashboard/csv.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
-import { signedIn, type Visitor } from './support.ts';
+import { noticeOf, signedIn, type Visitor } from './support.ts';
 
 /** Runs the worker's batch job until nothing is left. */
 async function runBatches(t: TestApp): Promise<void> {
@@ -171,6 +171,25 @@ forEachDatabase((database) => {
       assert.equal(example.body.split('\r\n')[0], CSV_COLUMNS.map((c) => c.name).join(','));
       const res = await upload(v, example.body);
       assert.equal(res.statusCode, 303, textOf(res).slice(0, 2000));
+    });
+
+    it('the same upload form sent again (Back and submit, a double click) makes no second batch', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const page = await v.get('/dashboard/batches');
+      const formKey = /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(page.body)?.[1];
+      assert.ok(formKey, 'the upload form carries a key of its own');
+      const first = await upload(v, csv([DOMESTIC]), { format: 'PDF', size: '4x6', formKey });
+      assert.equal(first.statusCode, 303, textOf(first).slice(0, 1000));
+      const again = await upload(v, csv([DOMESTIC]), { format: 'PDF', size: '4x6', formKey });
+      assert.equal(again.statusCode, 303);
+      assert.equal(again.headers.location, first.headers.location);
+      assert.match(noticeOf(again) ?? '', /^This upload was already sent: this is the batch it made\. Nothing new was created\.$/);
+      const batches = await t.app.inject({ method: 'GET', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey } });
+      assert.equal(batches.json().length, 1);
+      // The page shown again gives the form a new key: a second upload of the same file is a new batch.
+      const next = /name="formKey" value="([0-9a-f-]{36})"/.exec((await v.get('/dashboard/batches')).body)?.[1];
+      assert.notEqual(next, formKey);
     });
 
     it('a file with problems is 400 listing every one by row and column, and nothing is created', async () => {
