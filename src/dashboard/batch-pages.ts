@@ -9,6 +9,7 @@ import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '..
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
 import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
+import { shipmentsByIds } from '../shipments/service.ts';
 import { pageOf } from '../http/pagination.ts';
 import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
@@ -116,11 +117,18 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     const errors = fieldErrors(o.formErrors);
     const values = o.values ?? {};
     const defaultFormat = batch.format === 'ZPL' ? 'ZPL' : 'PDF';
-    const itemRow = (i: BatchItem): Html[] => [
-      html`${i.index + 1}`,
-      i.trackingNumber ? (i.shipmentId ? html`<a href="${base}/shipments/${i.shipmentId}">${i.trackingNumber}</a>` : html`${i.trackingNumber}`) : html`—`,
-      i.error ? html`<span class="error">${i.error.code}</span>: ${i.error.message}` : i.labelId ? html`labelled` : html`waiting`,
-    ];
+    // What a picker knows a parcel by: its reference and its recipient (once the item's shipment exists).
+    const shipments = new Map((await shipmentsByIds(ctx.db, batch.items.flatMap((i) => (i.shipmentId ? [i.shipmentId] : [])))).map((s) => [s.id, s]));
+    const itemRow = (i: BatchItem): Html[] => {
+      const s = i.shipmentId ? shipments.get(i.shipmentId) : undefined;
+      return [
+        html`${i.index + 1}`,
+        s?.reference ? html`${s.reference}` : html`—`,
+        s ? html`${s.to.name}, ${s.to.city} ${s.to.country}` : html`—`,
+        i.trackingNumber ? (i.shipmentId ? html`<a href="${base}/shipments/${i.shipmentId}">${i.trackingNumber}</a>` : html`${i.trackingNumber}`) : html`—`,
+        i.error ? html`<span class="error">${i.error.code}</span>: ${i.error.message}` : i.labelId ? html`labelled` : html`waiting`,
+      ];
+    };
     return d.send(request, reply, {
       title: `Batch of ${batch.counts.total}`,
       section: 'batches',
@@ -155,7 +163,7 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
 <section aria-labelledby="items-heading">
 <h2 id="items-heading">Items</h2>
 <p class="hint">In the order of the batch: for an uploaded CSV file, item 1 is its first shipment row (row 2, below the header).</p>
-<div id="batch-items" data-live>${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Tracking number', 'Outcome'], batch.items.map(itemRow), 'The batch has no items.')}</div>
+<div id="batch-items" data-live>${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Reference', 'Recipient', 'Tracking number', 'Outcome'], batch.items.map(itemRow), 'The batch has no items.')}</div>
 </section>
 </div>
 <p><a href="${base}/batches">All batches</a></p>`,

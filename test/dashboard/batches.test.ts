@@ -108,6 +108,8 @@ forEachDatabase((database) => {
       const shipment = (i: number) => t.app.inject({ method: 'GET', url: `/v1/shipments/${api.items[i].shipmentId}`, headers: { 'x-api-key': acct.apiKey } }).then((r) => r.json());
       const [first, second, third] = [await shipment(0), await shipment(1), await shipment(2)];
       assert.equal(first.reference, 'Order 1');
+      // Each item's row names its parcel as a picker knows it: reference and recipient.
+      assert.match(textOf(done), new RegExp(`1 Order 1 ${first.to.name}, ${first.to.city} ${first.to.country} ${api.items[0].trackingNumber} labelled`));
       assert.deepEqual(first.parcel, { weight: { value: 1.5, unit: 'lb' } });
       assert.equal(first.customs, undefined);
       assert.equal(second.reference, 'Order 2, "mugs"');
