@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CARRIERS, type Carrier } from '../carriers/services.ts';
 import { AppError, type FieldProblem } from '../errors.ts';
 import { createManifest, listManifests, type Manifest } from '../manifests/service.ts';
-import { csrfField, errorSummary, field, fieldErrors, html, olderLink, table, time } from './html.ts';
+import { confirmation, csrfField, errorSummary, field, fieldErrors, html, olderLink, table, time } from './html.ts';
+import { labelsWaitingForManifest } from '../labels/service.ts';
 import { pageOf } from '../http/pagination.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 
@@ -33,7 +34,7 @@ export function manifestPages(app: FastifyInstance, d: Dashboard): void {
 ${errorSummary(o.formErrors, o.message)}
 <section aria-labelledby="close-heading">
 <h2 id="close-heading">Close the day</h2>
-<p>Puts every active label of the carrier that is on no manifest yet onto one manifest: the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). A label on a manifest can no longer be invalidated.</p>
+<p>Puts every active label of the carrier that is on no manifest yet onto one manifest (returns’ labels are left out: the customer hands those to the carrier): the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). The next page says how many labels that is before anything is done. A label on a manifest can no longer be invalidated.</p>
 <form method="post" action="${base}/manifests">
 ${csrfField(token)}
 ${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: [['', 'Choose a carrier'] as const, ...CARRIERS.map((c) => [c, c] as const)], required: true, errors })}
@@ -70,8 +71,28 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
         const message = carrier === '' ? 'choose the carrier whose day to close' : `must be one of ${CARRIERS.join(', ')}`;
         return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message }] });
       }
+      const { accountId } = d.user(request);
+      // Closing the day cannot be undone: first how many labels it would take, and a button that does it.
+      if (d.form(request).one('confirmed') !== 'yes') {
+        const waiting = (await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier)).length;
+        if (waiting > 0) {
+          const labels = `${waiting} ${waiting === 1 ? 'label' : 'labels'}`;
+          return d.send(request, reply, {
+            title: `Close the day for ${carrier}?`,
+            section: 'manifests',
+            body: confirmation({
+              question: `Close the day for ${carrier}?`,
+              consequence: `${labels} of ${carrier} (every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier) go on one manifest for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
+              action: `${base}/manifests`,
+              button: `Close the day: manifest ${labels}`,
+              cancel: `${base}/manifests`,
+              hidden: { carrier },
+            }),
+          });
+        }
+      }
       try {
-        const manifest = await createManifest(ctx, d.user(request).accountId, { carrier: carrier as Carrier });
+        const manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier });
         const labels = `${manifest.labelCount} ${manifest.labelCount === 1 ? 'label' : 'labels'}`;
         return d.redirect(reply, '/manifests', `Manifest ${manifest.number} was made for ${manifest.carrier} with ${labels}.`);
       } catch (err) {

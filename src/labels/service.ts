@@ -310,13 +310,21 @@ export function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Prom
  * active label of the carrier on no manifest yet. Labels are claimed by one conditional UPDATE, so
  * two manifests made at the same moment never share one.
  */
+/**
+ * The labels a manifest of the carrier made now would take (§14): the account's active labels of the
+ * carrier on no manifest yet, in id order, but returns' labels, which go to the carrier from the
+ * customer, not in the sender's truck (docs/manifests.md).
+ */
+export async function labelsWaitingForManifest(db: Db | Tx, accountId: string, carrier: Carrier): Promise<string[]> {
+  const waiting = await store.unmanifestedLabels(db, accountId, carrier);
+  const returns = await returnShipmentIds(db, accountId, waiting.map((l) => l.shipment_id));
+  return waiting.filter((l) => !returns.has(l.shipment_id)).map((l) => l.id);
+}
+
 export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
   if (ids === null) {
-    // A return's label goes to the carrier from the customer, not in the sender's truck (docs/manifests.md).
-    const waiting = await store.unmanifestedLabels(tx, accountId, carrier);
-    const returns = await returnShipmentIds(tx, accountId, waiting.map((l) => l.shipment_id));
-    const sent = waiting.filter((l) => !returns.has(l.shipment_id)).map((l) => l.id);
-    return sent.length ? (await store.claimLabels(tx, accountId, sent, manifestId)).map(manifested) : [];
+    const waiting = await labelsWaitingForManifest(tx, accountId, carrier);
+    return waiting.length ? (await store.claimLabels(tx, accountId, waiting, manifestId)).map(manifested) : [];
   }
   const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
   const returns = await returnShipmentIds(tx, accountId, [...rows.values()].map((r) => r.shipment_id));

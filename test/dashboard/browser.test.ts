@@ -309,6 +309,10 @@ forEachDatabase((database) => {
       await page.getByRole('heading', { level: 1, name: 'Manifests' }).waitFor();
       await page.getByLabel(label('Carrier')).selectOption('UPS');
       await page.getByRole('button', { name: 'Close the day' }).click();
+      // It asks first, naming how many labels; its button closes the day.
+      await page.getByRole('heading', { level: 1, name: 'Close the day for UPS?' }).waitFor();
+      await accessible('manifests-confirm');
+      await page.getByRole('button', { name: /^Close the day: manifest \d+ labels?$/ }).click();
       await page.getByRole('status').waitFor();
       assert.match((await page.getByRole('status').textContent()) ?? '', /Manifest \S+ was made for UPS/);
       await accessible('manifests');

@@ -48,7 +48,13 @@ forEachDatabase((database) => {
       assert.match(textOf(unchosen), /choose the carrier whose day to close/);
       assert.match(empty.body, /<button type="submit">Close the day<\/button>/);
 
-      const closed = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+      // It asks first, saying how many labels the manifest would take; nothing is made until its button.
+      const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+      assert.equal(asked.statusCode, 200, textOf(asked).slice(0, 1000));
+      assert.match(textOf(asked), /Close the day for UPS\? 2 labels of UPS \(every active one on no manifest yet; returns’ labels are left out/);
+      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day: manifest 2 labels<\/button>/);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 0);
+      const closed = await v.post('/dashboard/manifests', { carrier: 'UPS', confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(closed.statusCode, 303, textOf(closed).slice(0, 1000));
       const location = String(closed.headers.location);
       assert.equal(location, '/dashboard/manifests');
@@ -101,7 +107,7 @@ forEachDatabase((database) => {
       assert.match(textOf(unknown), /carrier: must be one of UPS, USPS, FedEx, DHL/);
 
       // USPS: its own manifest, a SCAN form number.
-      const scan = await v.post('/dashboard/manifests', { carrier: 'USPS' }, '/dashboard/manifests');
+      const scan = await v.post('/dashboard/manifests', { carrier: 'USPS', confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(scan.statusCode, 303);
       assert.match(noticeOf(scan)!, /^Manifest 9475\d{18} was made for USPS with 1 label\.$/);
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 2);
