@@ -116,6 +116,8 @@ export interface FieldOptions {
   hint?: string;
   autocomplete?: string;
   step?: string;
+  /** The keyboard a phone shows for a text field of numbers (`decimal`, `numeric`). */
+  inputMode?: 'decimal' | 'numeric';
   /** The most characters the browser lets one type. */
   maxLength?: number;
   errors?: FieldErrors;
@@ -134,6 +136,7 @@ export function field(o: FieldOptions): Html {
       o.required ? 'required' : '',
       o.autocomplete ? `autocomplete="${esc(o.autocomplete)}"` : '',
       o.step ? `step="${esc(o.step)}"` : '',
+      o.inputMode ? `inputmode="${o.inputMode}"` : '',
       o.maxLength ? `maxlength="${o.maxLength}"` : '',
       described ? `aria-describedby="${esc(described)}"` : '',
       error ? 'aria-invalid="true"' : '',

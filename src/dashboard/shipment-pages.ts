@@ -52,6 +52,21 @@ export function bodyOf(form: Form): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Numbers as people type them: a text field (a number field of some browsers turns `1,5` into 15
+ * without a word), and a decimal comma refused with the way to write it, as the CSV upload does.
+ */
+function numberProblems(form: Form): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const path of [...NUMBERS, ...INTEGERS]) {
+    const text = (form[path] ?? '').trim();
+    if (text === '' || Number.isFinite(Number(text))) continue;
+    const hint = /^\d+,\d+$/.test(text) ? ` (write decimals with a point: ${text.replace(',', '.')})` : '';
+    out.push({ field: path, message: `${text} is not a number${hint}` });
+  }
+  return out;
+}
+
 /** The new-shipment form as posted: its own fields only. */
 function readForm(form: FormFields): Form {
   return Object.fromEntries(FIELD_NAMES.map((name) => [name, form.one(name)]));
@@ -146,11 +161,11 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
     legend: 'Parcel',
     name: 'parcel',
     fields: [
-      { name: 'parcel.weight.value', label: 'Weight', required: true, type: 'number', step: 'any' },
+      { name: 'parcel.weight.value', label: 'Weight', required: true, inputMode: 'decimal', hint: 'With a decimal point: 1.5' },
       { name: 'parcel.weight.unit', label: 'Weight unit', required: true, options: options(WEIGHT_UNITS), initial: 'kg' },
-      { name: 'parcel.length', label: 'Length', type: 'number', step: 'any' },
-      { name: 'parcel.width', label: 'Width', type: 'number', step: 'any' },
-      { name: 'parcel.height', label: 'Height', type: 'number', step: 'any' },
+      { name: 'parcel.length', label: 'Length', inputMode: 'decimal' },
+      { name: 'parcel.width', label: 'Width', inputMode: 'decimal' },
+      { name: 'parcel.height', label: 'Height', inputMode: 'decimal' },
       { name: 'parcel.dimensionUnit', label: 'Dimension unit', options: options(['cm', 'in'], 'None') },
     ],
   },
@@ -163,10 +178,10 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
       { name: 'customs.contentsExplanation', label: 'What the contents are', hint: 'Needed when the contents are "other".' },
       { name: 'customs.signer', label: 'Signed by' },
       { name: 'customs.items[0].description', label: 'Item description' },
-      { name: 'customs.items[0].quantity', label: 'Quantity', type: 'number' },
-      { name: 'customs.items[0].netWeight.value', label: 'Net weight', type: 'number', step: 'any' },
+      { name: 'customs.items[0].quantity', label: 'Quantity', inputMode: 'numeric' },
+      { name: 'customs.items[0].netWeight.value', label: 'Net weight', inputMode: 'decimal' },
       { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
-      { name: 'customs.items[0].value.amount', label: 'Value', type: 'number', step: 'any' },
+      { name: 'customs.items[0].value.amount', label: 'Value', inputMode: 'decimal' },
       { name: 'customs.items[0].value.currency', label: 'Currency', hint: 'Three letters: USD, EUR …' },
       { name: 'customs.items[0].hsCode', label: 'HS code', hint: '6 to 10 digits.' },
       { name: 'customs.items[0].originCountry', label: 'Country of origin', hint: 'Two letters.' },
@@ -347,7 +362,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
         ...((LABEL_SIZES as readonly string[]).includes(size) ? [] : [{ field: 'label.size', message: `must be one of ${LABEL_SIZES.join(', ')}` }]),
       ];
       // The API's own checks, every problem at once: the schema first, then the service's rules.
-      const problems = [...shipmentBodyProblems(body), ...labelProblems];
+      const typed = numberProblems(form);
+      const problems = [...typed, ...shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field)), ...labelProblems];
       if (problems.length) return refuse(problems);
       // The same form sent again (Back and submit, a double click) makes no second shipment and label.
       let made: { trackingNumber: string } | undefined;

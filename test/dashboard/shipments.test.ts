@@ -87,7 +87,11 @@ forEachDatabase((database) => {
         assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*Postal code, To \(recipient\): ZIP code 94105 is in CA, not NY/s);
         const schema = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), 'parcel.weight.value': 'heavy', carrier: 'Pigeon' }, '/dashboard/shipments/new');
         assert.equal(schema.statusCode, 400);
-        assert.equal(messageBeside(schema.body, 'f-parcel-weight-value'), 'must be a number');
+        assert.equal(messageBeside(schema.body, 'f-parcel-weight-value'), 'heavy is not a number');
+        // A decimal comma is said to be one (a number field of some browsers would have made it 15).
+        const comma = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), 'parcel.weight.value': '1,5' }, '/dashboard/shipments/new');
+        assert.equal(messageBeside(comma.body, 'f-parcel-weight-value'), '1,5 is not a number (write decimals with a point: 1.5)');
+        assert.match(comma.body, /<input type="text" id="f-parcel-weight-value" name="parcel.weight.value" required inputmode="decimal"/);
         assert.equal(messageBeside(schema.body, 'f-carrier'), 'must be one of UPS, USPS, FedEx, DHL');
         assert.equal(await countRows(t.ctx, 'shipments'), before);
       });
