@@ -115,6 +115,17 @@ function parseForm(body: string): Record<string, string | string[]> {
   return out;
 }
 
+/** The path and query of a Referer header (the browser sends it within this origin only), or undefined. */
+function refererPath(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    const url = new URL(referer);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Only a path inside the dashboard may be returned to after sign-in (no open redirect), judged as the
  * browser will resolve it (`/dashboard/../x` is `/x`), and sent in that resolved form.
@@ -171,8 +182,11 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     // A signed-in user's pages take tokens of their own bucket, as an API key's requests do.
     if (request.dashboardUser && limiter && !config.signedOut && !config.unlimited) await charge(limiter, reply, `user:${request.dashboardUser.userId}`);
     if (request.dashboardUser || config.signedOut) return;
-    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}` : '';
-    return reply.redirect(`${base}/sign-in${next}`, 303);
+    if (request.method === 'GET') return reply.redirect(`${base}/sign-in?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}`, 303);
+    // A form sent after the session ended: nothing is done, the sign-in page says so, and signing in
+    // leads back to the page the form was on (its Referer, sent within this origin), not elsewhere.
+    const from = refererPath(request.headers.referer);
+    return d.redirect(reply, `/sign-in${from ? `?next=${encodeURIComponent(from)}` : ''}`, 'Your session had ended, so the form was not sent and nothing was done. Sign in, then send it again.', true);
   });
   // Every form carries the page's token; checked once the body (urlencoded or multipart) is read.
   app.addHook('preHandler', (request, reply, done) => {

@@ -6,7 +6,7 @@ import { countRows, forEachDatabase, sampleShipment, startTestApp, type TestApp 
 import { createUser, disableUser } from '../../src/oauth/users.ts';
 import { MAX_FAILURES_PER_EMAIL } from '../../src/oauth/service.ts';
 import { purgeSessions } from '../../src/dashboard/service.ts';
-import { csrfOf, PASSWORD, signedIn, visitor } from './support.ts';
+import { csrfOf, noticeOf, PASSWORD, signedIn, visitor } from './support.ts';
 
 forEachDatabase((database) => {
   describe('dashboard sessions', () => {
@@ -140,6 +140,24 @@ forEachDatabase((database) => {
         assert.ok(!v.cookies.has('dashboard_session'));
         const replay = await t.app.inject({ method: 'GET', url: '/dashboard/shipments', headers: { cookie: `dashboard_session=${token}` } });
         assert.equal(replay.statusCode, 303);
+      });
+
+      it('a form sent after the session ended does nothing, and signing in says so and leads back to its page', async () => {
+        const v = await signedIn(t);
+        const token = await v.csrf('/dashboard/shipments/new');
+        const session = v.cookies.get('dashboard_session')!;
+        await v.post('/dashboard/sign-out', {}, '/dashboard/shipments');
+        const before = await countRows(t.ctx, 'shipments');
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/dashboard/shipments/new',
+          headers: { cookie: `dashboard_session=${session}`, referer: 'http://localhost/dashboard/shipments/new', 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ _csrf: token, carrier: 'UPS' }).toString(),
+        });
+        assert.equal(res.statusCode, 303);
+        assert.equal(res.headers.location, '/dashboard/sign-in?next=%2Fdashboard%2Fshipments%2Fnew');
+        assert.match(noticeOf(res, true) ?? '', /^Your session had ended, so the form was not sent and nothing was done\. Sign in, then send it again\.$/);
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
       });
     });
 
