@@ -1396,7 +1396,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
@@ -1466,7 +1466,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
@@ -2116,7 +2116,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2567,7 +2567,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -2765,7 +2765,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -2967,7 +2967,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Accepted */
             202: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3278,7 +3278,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -5188,7 +5188,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
@@ -5203,7 +5203,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description Service Unavailable */
             503: {
                 headers: {
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
@@ -5271,7 +5271,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -5426,7 +5426,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5765,7 +5765,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -6512,7 +6512,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -6652,7 +6652,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6980,7 +6980,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -7327,7 +7327,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7540,7 +7540,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -7714,7 +7714,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8025,7 +8025,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -8312,7 +8312,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8543,7 +8543,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8757,7 +8757,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -9213,7 +9213,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -9654,7 +9654,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -9806,7 +9806,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -10117,7 +10117,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -10575,7 +10575,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -10756,7 +10756,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page. */
@@ -11037,7 +11037,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Accepted */
             202: {
                 headers: {
                     /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key. */

@@ -2,6 +2,7 @@
 // a human-readable reference page rendered from it.
 import { escapeHtml } from './html.ts';
 import type { FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import type { AppContext } from '../context.ts';
 import { SCOPE_DESCRIPTIONS } from '../auth/scopes.ts';
@@ -32,9 +33,13 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext, webh
     // Every GET answers HEAD too (Fastify adds the route): the document says so.
     exposeHeadRoutes: true,
     transformObject: (document) => {
-      const doc = (document as { openapiObject: { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>> } }).openapiObject;
+      const doc = (document as { openapiObject: { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean }; responses?: Record<string, { description?: string }> }>> } }).openapiObject;
       for (const path of Object.values(doc.paths ?? {})) {
-        for (const op of Object.values(path)) if (op?.operationId && op.requestBody && optionalBodies.has(op.operationId)) op.requestBody.required = false;
+        for (const op of Object.values(path)) {
+          if (op?.operationId && op.requestBody && optionalBodies.has(op.operationId)) op.requestBody.required = false;
+          // A response whose schema has no description of its own says what its status says, not Fastify's "Default Response".
+          for (const [status, response] of Object.entries(op?.responses ?? {})) if (response.description === 'Default Response') response.description = STATUS_CODES[Number(status)] ?? status;
+        }
       }
       return doc as ReturnType<SwaggerTransformObject>;
     },

@@ -110,4 +110,12 @@ describe('the OpenAPI document', () => {
     assert.ok(doc.info.license?.name);
     assert.ok(doc.servers?.[0]?.url);
   });
+
+  it('describes every response in words of its own or its status, never Fastify\'s "Default Response"', () => {
+    for (const [method, path, op] of operations) {
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, { description?: string }][]) {
+        assert.ok(response.description && response.description !== 'Default Response', `${method} ${path} ${status}: ${response.description}`);
+      }
+    }
+  });
 });
