@@ -257,6 +257,14 @@ ${field({ label: 'Format', name: 'format', value: 'PDF', options: options(LABEL_
 ${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZES), required: true })}
 <button type="submit">Create label</button></form></section>`;
   }
+  // A label's downloads end 24 hours after it was made (the spec's rule): then no preview, no download.
+  if (Date.parse(label.expiresAt) <= Date.now()) {
+    return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
+<dl><dt>Tracking number</dt><dd>${label.trackingNumber}</dd><dt>Created</dt><dd>${time(label.createdAt)}</dd><dt>Downloads ended</dt><dd>${time(label.expiresAt)}</dd></dl>
+<p>Its downloads ended 24 hours after it was made, and its customs documents’ with them.${manifest ? html` It is on manifest ${manifest}: the carrier has it, so it can no longer be invalidated.` : ' To print a label for this shipment again, invalidate this one and create a new one (with a new tracking number).'}</p>
+${manifest ? '' : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`}
+</section>`;
+  }
   return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
 <dl><dt>Tracking number</dt><dd>${label.trackingNumber}</dd><dt>Created</dt><dd>${time(label.createdAt)}</dd><dt>Downloads until</dt><dd>${time(label.expiresAt)}</dd></dl>
 <p class="preview"><img src="${preview ?? ''}" alt="Label ${label.trackingNumber}, preview" width="${previewPixels(label.size)[0]}" height="${previewPixels(label.size)[1]}" id="label-preview"></p>
@@ -467,6 +475,10 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const format = request.query.format ?? 'PDF';
       if (!(LABEL_FORMATS as readonly string[]).includes(format)) throw new InvalidInput(`format must be one of ${LABEL_FORMATS.join(', ')}`);
       const label = await getLabel(d.ctx, d.user(request).accountId, request.params.id, format as LabelFormat);
+      // Past its 24 hours the link would answer 410 in JSON: say so on the shipment's page instead.
+      if (label.status !== 'active' || Date.parse(label.expiresAt) <= Date.now()) {
+        return d.redirect(reply, `/shipments/${label.shipmentId}`, label.status !== 'active' ? `Label ${label.trackingNumber} is invalidated and can no longer be downloaded.` : `The downloads of label ${label.trackingNumber} ended ${label.expiresAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}, 24 hours after it was made.`, true);
+      }
       return reply.redirect(label.url, 303);
     },
   });

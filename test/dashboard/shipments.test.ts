@@ -216,6 +216,22 @@ forEachDatabase((database) => {
         assert.match(page.body, /This shipment has no active label\./);
       });
 
+      it('a label past its 24 hours shows no preview or download, says why and what to do; its download says so on the page', async () => {
+        const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
+        const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.id } })).json();
+        await t.ctx.db.updateTable('labels').set({ expires_at: '2026-01-02T10:00:00.000Z' }).where('id', '=', label.id).execute();
+        const page = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.equal(page.statusCode, 200);
+        assert.doesNotMatch(page.body, /<img /, 'no broken preview');
+        assert.doesNotMatch(page.body, /Download label/);
+        assert.match(page.body, /<dt>Downloads ended<\/dt><dd><time datetime="2026-01-02T10:00:00.000Z">2026-01-02 10:00:00 UTC<\/time><\/dd>/);
+        assert.match(page.body, /To print a label for this shipment again, invalidate this one and create a new one/);
+        const download = await v.get(`/dashboard/labels/${label.id}/download?format=PDF`);
+        assert.equal(download.statusCode, 303);
+        assert.equal(download.headers.location, `/dashboard/shipments/${s.id}`);
+        assert.equal(noticeOf(download, true), `The downloads of label ${label.trackingNumber} ended 2026-01-02 10:00:00 UTC, 24 hours after it was made.`);
+      });
+
       it('creates a label, sends each download format to the label\'s signed link, prints, invalidates and returns', async () => {
         const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
         const made = await v.post(`/dashboard/shipments/${s.id}/label`, { format: 'PDF', size: '4x6' }, `/dashboard/shipments/${s.id}`);
