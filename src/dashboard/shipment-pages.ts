@@ -28,6 +28,8 @@ const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
 /** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
 const NUMBERS = new Set(['parcel.weight.value', 'parcel.length', 'parcel.width', 'parcel.height', 'customs.items[0].netWeight.value', 'customs.items[0].value.amount']);
 const INTEGERS = new Set(['customs.items[0].quantity']);
+/** Fields of codes the API takes in capitals: countries and currencies (a state is kept as typed: `Bayern`). */
+const CODES = /(?:\.country|\.originCountry|\.currency)$/;
 
 type Form = Record<string, string>;
 
@@ -42,7 +44,8 @@ export function bodyOf(form: Form): Record<string, unknown> {
     if (text === '' || path.startsWith('label.')) continue;
     const n = Number(text);
     // A number the person mistyped stays text, so the schema names the field ("must be number").
-    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : text;
+    // Codes are typed in any case (`de`, `usd`); the API takes them in capitals.
+    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : CODES.test(path) ? text.toUpperCase() : text;
     setField(out, path, value);
   }
   // The item's net weight is in the parcel's unit unless another is chosen, as in the CSV upload.

@@ -45,6 +45,9 @@ forEachDatabase((database) => {
         const api = (await t.request({ method: 'GET', url: `/v1/shipments/${id}` })).json();
         assert.equal(api.reference, 'Form 1');
         assert.deepEqual(api.to, DOMESTIC.to, 'kept as sent');
+        // Codes typed in small letters are sent in capitals.
+        const lower = await v.post('/dashboard/shipments/new', { ...formOf({ ...DOMESTIC, reference: 'Form 2' }), 'to.country': 'us', 'from.country': ' us ' }, '/dashboard/shipments/new');
+        assert.equal(lower.statusCode, 303, lower.body.slice(0, 800));
         const label = (await t.request({ method: 'GET', url: `/v1/labels/${api.label.id}` })).json();
         assert.equal(label.format, 'PDF', 'GET answers in its own default format');
         const page = await v.get(`/dashboard/shipments/${id}`);
