@@ -9,7 +9,7 @@ import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '..
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
 import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
-import { shipmentsByIds } from '../shipments/service.ts';
+import { accountShipmentsByIds } from '../shipments/service.ts';
 import { pageOf } from '../http/pagination.ts';
 import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
@@ -51,6 +51,9 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
       '',
     );
 
+  /** What the error summaries call each field: its label on the form. */
+  const BATCH_LABELS = new Map([['file', 'CSV file'], ['format', 'Format'], ['size', 'Label size'], ['layout', 'Layout'], ['start', 'Start position']]);
+
   /** The batches list with the upload form; a refused upload comes back here with its problems. */
   const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[]; formKey?: string } = {}) => {
     // The upload form's key: new each time the page is shown, kept while it comes back refused (onceForForm).
@@ -71,7 +74,7 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
 ${problems.length ? html`<div class="error-summary" role="alert" tabindex="-1" id="error-summary"><h2>The file was refused; no batch was created</h2>
 <p>${problems.length === 1 ? 'Correct this and upload the file again:' : `Correct these ${problems.length} problems and upload the file again:`}</p>
 <ul>${problems.slice(0, SHOWN_PROBLEMS).map((p) => html`<li><a href="#f-file">${problemText(p)}</a></li>`)}</ul>
-${problems.length > SHOWN_PROBLEMS ? html`<p>… and ${problems.length - SHOWN_PROBLEMS} more.</p>` : ''}</div>` : errorSummary(o.formErrors)}
+${problems.length > SHOWN_PROBLEMS ? html`<p>… and ${problems.length - SHOWN_PROBLEMS} more.</p>` : ''}</div>` : errorSummary(o.formErrors, undefined, BATCH_LABELS)}
 <section aria-labelledby="upload-heading">
 <h2 id="upload-heading">Upload a CSV file</h2>
 <p>One shipment per row, up to ${MAX_BATCH_ITEMS.toLocaleString('en-US')} rows and ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB, with a header row naming the columns. Every row is checked first: if any is wrong, nothing is created and every problem is listed by its row. <a href="${base}/batches/example.csv" download>Download an example CSV file</a>.</p>
@@ -118,7 +121,8 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     const values = o.values ?? {};
     const defaultFormat = batch.format === 'ZPL' ? 'ZPL' : 'PDF';
     // What a picker knows a parcel by: its reference and its recipient (once the item's shipment exists).
-    const shipments = new Map((await shipmentsByIds(ctx.db, batch.items.flatMap((i) => (i.shipmentId ? [i.shipmentId] : [])))).map((s) => [s.id, s]));
+    // (An item sent as another account's shipment id keeps that id, failed: only this account's are read.)
+    const shipments = new Map((await accountShipmentsByIds(ctx.db, d.user(request).accountId, batch.items.flatMap((i) => (i.shipmentId ? [i.shipmentId] : [])))).map((s) => [s.id, s]));
     const itemRow = (i: BatchItem): Html[] => {
       const s = i.shipmentId ? shipments.get(i.shipmentId) : undefined;
       return [
@@ -134,7 +138,7 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
       section: 'batches',
       status: o.status ?? 200,
       body: (token) => html`<h1>Batch of ${batch.counts.total} ${batch.counts.total === 1 ? 'shipment' : 'shipments'}</h1>
-${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors)}
+${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors, undefined, BATCH_LABELS)}
 <dl>
 <dt>Created</dt><dd>${time(batch.createdAt)}</dd>
 <dt>Labels</dt><dd>${batch.format}, ${batch.size}</dd>

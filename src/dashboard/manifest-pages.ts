@@ -31,7 +31,7 @@ export function manifestPages(app: FastifyInstance, d: Dashboard): void {
       section: 'manifests',
       status: o.status ?? 200,
       body: (token) => html`<h1>Manifests</h1>
-${errorSummary(o.formErrors, o.message)}
+${errorSummary(o.formErrors, o.message, new Map([['carrier', 'Carrier']]))}
 <section aria-labelledby="close-heading">
 <h2 id="close-heading">Close the day</h2>
 <p>Puts every active label of the carrier that is on no manifest yet onto one manifest (returns’ labels are left out: the customer hands those to the carrier): the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). The next page says how many labels that is before anything is done. A label on a manifest can no longer be invalidated.</p>

@@ -55,6 +55,9 @@ function formProblems(form: WebhookForm): FieldProblem[] {
   return problems.map((p) => (/^events\[\d+\]$/.test(p.field) ? { ...p, field: 'events' } : p));
 }
 
+/** What the error summary calls each field: its label on the form. */
+const WEBHOOK_LABELS = new Map([['url', 'URL'], ['events', 'Events'], ['active', 'Active'], ['secret', 'Signing secret']]);
+
 /** The URL, events and active fields shared by the add and the change form. */
 function webhookFields(form: WebhookForm, errors: FieldErrors, mode: 'create' | 'edit'): Html {
   const eventsError = errors.get('events');
@@ -99,7 +102,7 @@ ${older}
 </section>
 <section aria-labelledby="webhooks-add">
 <h2 id="webhooks-add">Add a webhook</h2>
-${errorSummary(problems, message)}
+${errorSummary(problems, message, WEBHOOK_LABELS)}
 <form method="post" action="${d.base}/webhooks" novalidate>
 ${csrfField(token)}
 ${webhookFields(form, errors, 'create')}

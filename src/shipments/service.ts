@@ -311,6 +311,11 @@ export async function listShipments(ctx: AppContext, accountId: string, page: Pa
 
 // ---- what the other capabilities do to a shipment, inside their own transactions ----
 
+/** This account's shipments among these ids, in no particular order (another account's id finds nothing). */
+export async function accountShipmentsByIds(db: Db | Tx, accountId: string, ids: string[]): Promise<Shipment[]> {
+  return ids.length ? (await store.findAccountShipmentsByIds(db, accountId, [...new Set(ids)])).map(toShipment) : [];
+}
+
 /** Any accounts' shipments by id, in no particular order (ids come from the caller's own rows). */
 export async function shipmentsByIds(tx: Db | Tx, ids: string[]): Promise<Shipment[]> {
   if (ids.length === 0) return [];

@@ -30,6 +30,12 @@ export async function returnsAmong(db: Db | Tx, accountId: string, ids: string[]
   return out;
 }
 
+export async function findAccountShipmentsByIds(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
+  const out: ShipmentRow[] = [];
+  for (let i = 0; i < ids.length; i += 500) out.push(...(await db.selectFrom('shipments').select(columns).where('id', 'in', ids.slice(i, i + 500)).where('account_id', '=', accountId).execute()));
+  return out;
+}
+
 export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
   return db.selectFrom('shipments').select(columns).where('id', 'in', ids).execute();
 }

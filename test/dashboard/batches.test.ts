@@ -139,7 +139,7 @@ forEachDatabase((database) => {
       assert.match(textOf(badStart), /start must be 1 to 2 for layout letter-2up/);
       const notANumber = await v.post(`/dashboard/batches/${id}/print-file`, { format: 'PDF', layout: 'label', start: 'first' }, `/dashboard/batches/${id}`);
       assert.equal(notANumber.statusCode, 400);
-      assert.match(textOf(notANumber), /start: must be a whole number from 1 to 4/);
+      assert.match(textOf(notANumber), /Start position: must be a whole number from 1 to 4/);
 
       const print = await v.post(`/dashboard/batches/${id}/print-file`, { format: 'PDF', layout: 'letter-2up', start: '2' }, `/dashboard/batches/${id}`);
       assert.equal(print.statusCode, 303, textOf(print).slice(0, 1000));
@@ -173,6 +173,20 @@ forEachDatabase((database) => {
       assert.equal(example.body.split('\r\n')[0], CSV_COLUMNS.map((c) => c.name).join(','));
       const res = await upload(v, example.body);
       assert.equal(res.statusCode, 303, textOf(res).slice(0, 2000));
+    });
+
+    it('a batch naming another account\'s shipment shows nothing of it', async () => {
+      const victim = await t.newAccount();
+      const theirs = (await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': victim.apiKey }, payload: { ...sampleShipment, reference: 'SECRET-REF', to: { ...sampleShipment.to, name: 'Victim Person' } } })).json();
+      const acct = await t.newAccount();
+      const batch = await t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: [{ shipmentId: theirs.id }] } });
+      assert.equal(batch.statusCode, 202, batch.body);
+      await runBatches(t);
+      const v = await signedIn(t, acct.accountId);
+      const page = await v.get(`/dashboard/batches/${batch.json().id}`);
+      assert.equal(page.statusCode, 200);
+      assert.match(textOf(page), /NOT_FOUND/);
+      assert.ok(!page.body.includes('SECRET-REF') && !page.body.includes('Victim Person'), 'nothing of the other account\'s shipment');
     });
 
     it('the same upload form sent again (Back and submit, a double click) makes no second batch', async () => {
@@ -257,7 +271,7 @@ forEachDatabase((database) => {
       assert.match(textOf(noFile), /Choose a CSV file to upload/);
       const badFormat = await upload(v, csv([DOMESTIC]), { format: 'DOCX', size: '4x6' });
       assert.equal(badFormat.statusCode, 400);
-      assert.match(textOf(badFormat), /format: must be one of PDF, PNG, ZPL/);
+      assert.match(textOf(badFormat), /Format: must be one of PDF, PNG, ZPL/);
       const tooBig = await upload(v, Buffer.alloc(2 * 1024 * 1024 + 10, 'a'));
       assert.equal(tooBig.statusCode, 413);
       assert.equal(await countRows(t.ctx, 'batches'), batches);

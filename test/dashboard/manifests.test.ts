@@ -104,7 +104,7 @@ forEachDatabase((database) => {
 
       const unknown = await v.post('/dashboard/manifests', { carrier: 'TNT' }, '/dashboard/manifests');
       assert.equal(unknown.statusCode, 400);
-      assert.match(textOf(unknown), /carrier: must be one of UPS, USPS, FedEx, DHL/);
+      assert.match(textOf(unknown), /Carrier: must be one of UPS, USPS, FedEx, DHL/);
 
       // USPS: its own manifest, a SCAN form number.
       const scan = await v.post('/dashboard/manifests', { carrier: 'USPS', confirmed: 'yes' }, '/dashboard/manifests');
