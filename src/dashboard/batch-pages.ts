@@ -11,7 +11,7 @@ import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, H
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { accountShipmentsByIds } from '../shipments/service.ts';
 import { pageOf } from '../http/pagination.ts';
-import { MAX_UPLOAD_BYTES, PAGE, UPLOAD, type Dashboard } from './routes.ts';
+import { MAX_UPLOAD_BYTES, PAGE, sentAgain, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
 
 // ---- the pages ----
@@ -214,9 +214,8 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
         if (!(err instanceof InvalidInput)) throw err;
         return listPage(request, reply, { status: 400, problems: batchProblems(parsed.rows, err.details ?? [{ field: 'items', message: err.message }]), format, size, formKey });
       }
-      if (!sending.again) return d.redirect(reply, sending.answer, `The batch of ${batch!.counts.total} ${batch!.counts.total === 1 ? 'shipment' : 'shipments'} was created; its labels are being made.`);
-      if (sending.answer) return d.redirect(reply, sending.answer, 'This upload was already sent: this is the batch it made. Nothing new was created.');
-      return d.redirect(reply, '/batches', 'This upload was already sent and is still being carried out: find its batch in the list before sending it again.', true);
+      if (sending.again) return sentAgain(d, reply, sending, { made: 'batch', list: '/batches' });
+      return d.redirect(reply, sending.answer, `The batch of ${batch!.counts.total} ${batch!.counts.total === 1 ? 'shipment' : 'shipments'} was created; its labels are being made.`);
     },
   });
 

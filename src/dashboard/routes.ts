@@ -2,6 +2,7 @@
 // services as the API. This file is the plumbing every page shares: the session cookie, CSRF tokens
 // on every form, form and file bodies, security headers, sign-in and sign-out, the stylesheet and
 // script, and errors shown as pages. The pages themselves are in *-pages.ts beside it.
+import type { FormSending } from '../http/idempotency.ts';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import multipart from '@fastify/multipart';
@@ -342,4 +343,20 @@ function takeSigned(request: FastifyRequest, reply: FastifyReply, name: string, 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where a form sent again goes (onceForForm): to what the first sending made, saying so; or, when
+ * that has no answer yet, to the list where it will appear, saying when it was sent.
+ */
+export function sentAgain(d: Dashboard, reply: FastifyReply, sending: Exclude<FormSending, { again: false }>, what: { made: string; list: string }): FastifyReply {
+  if (sending.answer !== null) return d.redirect(reply, sending.answer, `This form was already sent: this is the ${what.made} it made. Nothing new was created.`);
+  const at = sending.sentAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+  return d.redirect(
+    reply,
+    what.list,
+    sending.lost
+      ? `This form was sent at ${at}, and what it made was not recorded. Look for its ${what.made} in this list before sending it again.`
+      : `This form was sent at ${at} and is still being carried out: its ${what.made} appears in this list once it is made.`,
+  );
 }

@@ -19,7 +19,7 @@ import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
-import { PAGE, type Dashboard, type FormFields } from './routes.ts';
+import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
 // Values as the API spells them, shown as words (`in transit` for in_transit).
@@ -376,22 +376,23 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const typed = numberProblems(form);
       const problems = [...typed, ...shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field)), ...labelProblems];
       if (problems.length) return refuse(problems);
-      // The same form sent again (Back and submit, a double click) makes no second shipment and label.
-      let made: { trackingNumber: string } | undefined;
+      // The same form sent again (Back and submit, a double click) makes no second shipment: the
+      // shipment is the form's one transaction; its label follows, and the shipment's page offers
+      // one should that fail.
+      let shipment: Shipment | undefined;
       let sending: FormSending;
       try {
         sending = await onceForForm(d.ctx, accountId, formKey, async () => {
-          const shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
-          made = await createLabel(d.ctx, accountId, { shipmentId: shipment.id, format: format as LabelFormat, size: size as LabelSize });
+          shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
           return `/shipments/${shipment.id}`;
         });
       } catch (err) {
         if (err instanceof InvalidInput) return refuse(err.details ?? [], err.message);
         throw err;
       }
-      if (!sending.again) return d.redirect(reply, sending.answer, `Shipment created; label ${made!.trackingNumber} is ready.`);
-      if (sending.answer) return d.redirect(reply, sending.answer, 'This form was already sent: this is the shipment and label it made. Nothing new was created.');
-      return d.redirect(reply, '/shipments', 'This form was already sent and is still being carried out: find its shipment in the list before sending it again.', true);
+      if (sending.again) return sentAgain(d, reply, sending, { made: 'shipment', list: '/shipments' });
+      const label = await createLabel(d.ctx, accountId, { shipmentId: shipment!.id, format: format as LabelFormat, size: size as LabelSize });
+      return d.redirect(reply, sending.answer, `Shipment created; label ${label.trackingNumber} is ready.`);
     },
   });
 

@@ -147,15 +147,23 @@ export async function purgeIdempotencyKeys(ctx: AppContext): Promise<number> {
   return Number(r.numDeletedRows);
 }
 
-/** What a form sent a second time gets: the first sending's answer, or null while it is carried out (or if its answer was lost). */
-export type FormSending = { again: false; answer: string } | { again: true; answer: string | null };
+/**
+ * What a form sent a second time gets: the first sending's answer; or, when none came within a few
+ * seconds, when the first was sent (`pending`), and whether that is so long ago that its process must
+ * have died before it recorded one (`lost`).
+ */
+export type FormSending = { again: false; answer: string } | { again: true; answer: string } | { again: true; answer: null; sentAt: string; lost: boolean };
+
+/** How long a second sending waits for the first one's answer (a double click arrives while the first is at work). */
+const FORM_WAIT_MS = 5000;
 
 /**
  * A form of the dashboard carried out at most once. `formKey` is a hidden field of the rendered form
  * (kept with the API's Idempotency-Keys, per account, for 24 hours): the first sending carries out
  * `work` and keeps its answer (the page to go to); the same form sent again (the browser's Back and
- * a second submit, a double click) gets that answer instead of a second shipment. A sending whose
- * work throws (a refusal) keeps nothing, so the corrected form can be sent with the same key.
+ * a second submit, a double click) gets that answer instead of doing it twice. `work` must be one
+ * transaction, so that when it throws (a refusal) nothing of it was kept: then neither is the key,
+ * and the corrected form can be sent with it.
  */
 export async function onceForForm(ctx: AppContext, accountId: string, formKey: string, work: () => Promise<string>): Promise<FormSending> {
   const key = `dashboard-form:${formKey}`;
@@ -164,15 +172,20 @@ export async function onceForForm(ctx: AppContext, accountId: string, formKey: s
     await ctx.db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: 'dashboard form', status_code: null, content_type: null, response_body: null, created_at: claimedAt }).execute();
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    const row = await ctx.db.selectFrom('idempotency_keys').select(['status_code', 'response_body']).where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
-    return { again: true, answer: row?.status_code ? row.response_body : null };
+    for (const deadline = Date.now() + FORM_WAIT_MS; ; ) {
+      const row = await ctx.db.selectFrom('idempotency_keys').select(['status_code', 'response_body', 'created_at']).where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+      // The first sending was refused meanwhile (its key is gone): this one is carried out.
+      if (!row) return onceForForm(ctx, accountId, formKey, work);
+      if (row.status_code && row.response_body) return { again: true, answer: row.response_body };
+      if (Date.now() >= deadline) return { again: true, answer: null, sentAt: row.created_at, lost: Date.now() - Date.parse(row.created_at) > ABANDONED_MS };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
-  const mine = ctx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', claimedAt);
   let answer: string;
   try {
     answer = await work();
   } catch (err) {
-    await mine.execute();
+    await ctx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', claimedAt).execute();
     throw err;
   }
   await ctx.db.updateTable('idempotency_keys').set({ status_code: 303, content_type: 'text/plain', response_body: answer, work_committed: 1 }).where('account_id', '=', accountId).where('key', '=', key).where('created_at', '=', claimedAt).execute();

@@ -200,7 +200,7 @@ forEachDatabase((database) => {
       const again = await upload(v, csv([DOMESTIC]), { format: 'PDF', size: '4x6', formKey });
       assert.equal(again.statusCode, 303);
       assert.equal(again.headers.location, first.headers.location);
-      assert.match(noticeOf(again) ?? '', /^This upload was already sent: this is the batch it made\. Nothing new was created\.$/);
+      assert.match(noticeOf(again) ?? '', /^This form was already sent: this is the batch it made\. Nothing new was created\.$/);
       const batches = await t.app.inject({ method: 'GET', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey } });
       assert.equal(batches.json().length, 1);
       // The page shown again gives the form a new key: a second upload of the same file is a new batch.

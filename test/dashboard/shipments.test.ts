@@ -71,8 +71,21 @@ forEachDatabase((database) => {
         const again = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
         assert.equal(again.statusCode, 303);
         assert.equal(again.headers.location, first.headers.location, 'back on the shipment the form made');
-        assert.match(noticeOf(again) ?? '', /^This form was already sent: this is the shipment and label it made\. Nothing new was created\.$/);
+        assert.match(noticeOf(again) ?? '', /^This form was already sent: this is the shipment it made\. Nothing new was created\.$/);
         assert.equal(await countRows(t.ctx, 'shipments'), before + 1);
+        // Sent twice at once (a double click): the second waits for the first's answer and goes there too.
+        const twiceKey = /name="formKey" value="([0-9a-f-]{36})"/.exec((await v.get('/dashboard/shipments/new')).body)![1]!;
+        const both = await Promise.all([0, 1].map(() => v.post('/dashboard/shipments/new', { ...fields, formKey: twiceKey, reference: 'Clicked twice' }, '/dashboard/shipments/new')));
+        assert.deepEqual(both.map((r) => r.statusCode), [303, 303]);
+        assert.equal(both[0]!.headers.location, both[1]!.headers.location);
+        assert.equal(await countRows(t.ctx, 'shipments'), before + 2);
+        // A key whose first sending died before it recorded what it made: nothing is made, and the page says so.
+        const lostKey = '0190aaaa-0000-7000-8000-000000000001';
+        await t.ctx.db.insertInto('idempotency_keys').values({ account_id: t.accountId, key: `dashboard-form:${lostKey}`, request_hash: 'dashboard form', status_code: null, content_type: null, response_body: null, created_at: '2026-01-02T10:00:00.000Z' }).execute();
+        const lost = await v.post('/dashboard/shipments/new', { ...fields, formKey: lostKey }, '/dashboard/shipments/new');
+        assert.equal(lost.headers.location, '/dashboard/shipments');
+        assert.equal(noticeOf(lost), 'This form was sent at 2026-01-02 10:00:00 UTC, and what it made was not recorded. Look for its shipment in this list before sending it again.');
+        assert.equal(await countRows(t.ctx, 'shipments'), before + 2);
         // Another account sending the same key makes its own shipment: keys are per account.
         const other = await signedIn(t, (await t.newAccount()).accountId);
         const theirs = await other.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
