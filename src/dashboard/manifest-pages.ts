@@ -74,7 +74,7 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
       const { accountId } = d.user(request);
       // Closing the day cannot be undone: first how many labels it would take, and a button that does it.
       if (d.form(request).one('confirmed') !== 'yes') {
-        const waiting = (await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier)).length;
+        const waiting = await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier);
         if (waiting > 0) {
           const labels = `${waiting} ${waiting === 1 ? 'label' : 'labels'}`;
           return d.send(request, reply, {
@@ -82,9 +82,9 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
             section: 'manifests',
             body: confirmation({
               question: `Close the day for ${carrier}?`,
-              consequence: `${labels} of ${carrier} (every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier) go on one manifest for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
+              consequence: `${labels} of ${carrier} wait for a manifest now (every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier). The manifest takes those waiting when the button is pressed, for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
               action: `${base}/manifests`,
-              button: `Close the day: manifest ${labels}`,
+              button: `Close the day for ${carrier}`,
               cancel: `${base}/manifests`,
               hidden: { carrier },
             }),

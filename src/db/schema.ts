@@ -124,6 +124,8 @@ export interface LabelsTable {
   invalidated_at: string | null;
   /** The manifest the label is on (§14), or null. */
   manifest_id: string | null;
+  /** 1 for the label of a return (§13), which goes on no manifest; else 0. */
+  is_return: number;
 }
 
 export interface StampsTable {

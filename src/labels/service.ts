@@ -11,7 +11,7 @@ import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '..
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { attachLabel, getShipment, returnShipmentIds, type Shipment } from '../shipments/service.ts';
+import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
@@ -137,6 +137,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
     expires_at: isoNow(now + DOWNLOAD_VALIDITY_MS),
     invalidated_at: null,
     manifest_id: null,
+    is_return: shipment.returnOf ? 1 : 0,
   };
   await store.insertLabel(tx, row);
   await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
@@ -285,13 +286,11 @@ export interface ManifestedLabel {
   serviceName: string;
   weight: LabelData['parcel']['weight'];
   from: LabelData['from'];
-  /** A return's label: its sender is the customer, not the shipper. */
-  isReturn: boolean;
 }
 
 function manifested(row: Pick<store.LabelRow, 'id' | 'tracking_number' | 'label_data'>): ManifestedLabel {
   const d = JSON.parse(row.label_data) as LabelData;
-  return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from, isReturn: d.isReturn === true };
+  return { id: row.id, trackingNumber: row.tracking_number, serviceName: d.serviceName, weight: d.parcel.weight, from: d.from };
 }
 
 /** The id of the manifest this account's label is on, or null (then it can still be invalidated). */
@@ -305,29 +304,23 @@ export function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Prom
 }
 
 /**
- * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
- * invalidated, 400 another carrier, 409 on another manifest, each naming the label); without, every
- * active label of the carrier on no manifest yet. Labels are claimed by one conditional UPDATE, so
- * two manifests made at the same moment never share one.
+ * How many labels a manifest of the carrier made now would take (§14): the account's active labels of
+ * the carrier on no manifest yet, but returns' labels, which go to the carrier from the customer, not
+ * in the sender's truck (docs/manifests.md).
  */
-/**
- * The labels a manifest of the carrier made now would take (§14): the account's active labels of the
- * carrier on no manifest yet, in id order, but returns' labels, which go to the carrier from the
- * customer, not in the sender's truck (docs/manifests.md).
- */
-export async function labelsWaitingForManifest(db: Db | Tx, accountId: string, carrier: Carrier): Promise<string[]> {
-  const waiting = await store.unmanifestedLabels(db, accountId, carrier);
-  const returns = await returnShipmentIds(db, accountId, waiting.map((l) => l.shipment_id));
-  return waiting.filter((l) => !returns.has(l.shipment_id)).map((l) => l.id);
+export async function labelsWaitingForManifest(db: Db | Tx, accountId: string, carrier: Carrier): Promise<number> {
+  return store.countWaitingForManifest(db, accountId, carrier);
 }
 
+/**
+ * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
+ * invalidated, 400 another carrier, 409 on another manifest, 400 a return's, each naming the label);
+ * without, those `labelsWaitingForManifest` counts. Labels are claimed by conditional UPDATEs (in id
+ * order, as every writer locks them), so two manifests made at the same moment never share one.
+ */
 export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
-  if (ids === null) {
-    const waiting = await labelsWaitingForManifest(tx, accountId, carrier);
-    return waiting.length ? (await store.claimLabels(tx, accountId, waiting, manifestId)).map(manifested) : [];
-  }
+  if (ids === null) return (await store.claimWaiting(tx, accountId, carrier, manifestId)).map(manifested);
   const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
-  const returns = await returnShipmentIds(tx, accountId, [...rows.values()].map((r) => r.shipment_id));
   // A label that is not the account's is named first, wherever it is in the list (as for a print file).
   const unknown = ids.find((id) => !rows.has(id));
   if (unknown) throw new NotFound('label', unknown);
@@ -336,7 +329,7 @@ export async function claimForManifest(tx: Tx, accountId: string, carrier: Carri
     if (row.status !== 'active') throw new Conflict(`label ${id} is invalidated and cannot go on a manifest`);
     if (row.carrier !== carrier) throw new InvalidInput(`label ${id} is a ${row.carrier} label, not ${carrier}`, [{ field: `labelIds[${i}]`, message: `is a ${row.carrier} label, not ${carrier}` }]);
     if (row.manifest_id) throw new Conflict(`label ${id} is already on manifest ${row.manifest_id}`);
-    if (returns.has(row.shipment_id)) throw new InvalidInput(`label ${id} is a return's label: the customer hands it to the carrier, so it goes on no manifest`, [{ field: `labelIds[${i}]`, message: "is a return's label, which goes on no manifest" }]);
+    if (row.is_return) throw new InvalidInput(`label ${id} is a return's label: the customer hands it to the carrier, so it goes on no manifest`, [{ field: `labelIds[${i}]`, message: "is a return's label, which goes on no manifest" }]);
   });
   const claimed = await store.claimLabels(tx, accountId, ids, manifestId);
   if (claimed.length !== ids.length) {

@@ -5,7 +5,7 @@ import type { Page } from '../db/page.ts';
 
 export type LabelRow = LabelsTable;
 
-const columns = allColumns<LabelsTable>()(['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'format', 'size', 'status', 'label_data', 'created_at', 'expires_at', 'invalidated_at', 'manifest_id']);
+const columns = allColumns<LabelsTable>()(['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'format', 'size', 'status', 'label_data', 'created_at', 'expires_at', 'invalidated_at', 'manifest_id', 'is_return']);
 
 const recordColumns = ['id', 'account_id', 'shipment_id', 'carrier', 'service', 'tracking_number', 'status', 'created_at'] as const;
 export type LabelRecord = Pick<LabelRow, (typeof recordColumns)[number]>;
@@ -121,23 +121,36 @@ export async function manifestOf(db: Db | Tx, accountId: string, id: string): Pr
   return (await db.selectFrom('labels').select('manifest_id').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst())?.manifest_id;
 }
 
-export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'shipment_id'>[]> {
-  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'shipment_id'>[] = [];
+export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'is_return'>[]> {
+  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'is_return'>[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'shipment_id']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
+    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'is_return']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
   }
   return out;
 }
 
-/** The account's active labels of the carrier on no manifest yet, in id order. */
-export async function unmanifestedLabels(db: Db | Tx, accountId: string, carrier: string): Promise<Pick<LabelRow, 'id' | 'shipment_id'>[]> {
-  return db.selectFrom('labels').select(['id', 'shipment_id']).where('account_id', '=', accountId).where('carrier', '=', carrier).where('status', '=', 'active').where('manifest_id', 'is', null).orderBy('id').execute();
+/** How many of the account's labels of the carrier a manifest made now would take (`claimWaiting`). */
+export async function countWaitingForManifest(db: Db | Tx, accountId: string, carrier: string): Promise<number> {
+  const row = await db
+    .selectFrom('labels')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('carrier', '=', carrier)
+    .where('status', '=', 'active')
+    .where('manifest_id', 'is', null)
+    .where('is_return', '=', 0)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
 
-/** Sets the manifest on those of `ids` still active and on none; returns the labels it set it on. */
-export async function claimLabels(tx: Tx, accountId: string, ids: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
+/**
+ * Sets the manifest on those of `ids` still active and on none; returns the labels it set it on. In
+ * id order, 500 at a time, as every writer locks labels: two overlapping lists cannot deadlock.
+ */
+export async function claimLabels(tx: Tx, accountId: string, given: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
+  const ids = [...given].sort();
   const out: Pick<LabelRow, (typeof manifestColumns)[number]>[] = [];
   for (let i = 0; i < ids.length; i += 500) {
     out.push(
@@ -155,6 +168,19 @@ export async function claimLabels(tx: Tx, accountId: string, ids: string[], mani
   return out;
 }
 
+/** Sets the manifest on every active label of the carrier on none yet but returns' labels; returns them. */
+export async function claimWaiting(tx: Tx, accountId: string, carrier: string, manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
+  return tx
+    .updateTable('labels')
+    .set({ manifest_id: manifestId })
+    .where('account_id', '=', accountId)
+    .where('carrier', '=', carrier)
+    .where('status', '=', 'active')
+    .where('manifest_id', 'is', null)
+    .where('is_return', '=', 0)
+    .returning(manifestColumns)
+    .execute();
+}
 
 /** The tracking numbers of a manifest's labels, in label-id order (the order every writer locks tracking states in). */
 export async function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Promise<string[]> {

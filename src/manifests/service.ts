@@ -1,5 +1,6 @@
-// End of day (contract §14): a manifest is one form standing for every parcel handed to a carrier.
-// Its labels are claimed by one conditional UPDATE in the manifest's transaction, so two manifests
+// End of day (contract §14): a manifest is one form standing for every parcel handed to a carrier
+// (returns' labels are not: the customer hands those over, docs/manifests.md). Its labels are claimed
+// by conditional UPDATEs in the manifest's transaction, so two manifests
 // made at the same moment never share a label, and a label on a manifest can no longer be
 // invalidated. Outside production the sandbox carrier scans each manifest once, one sandbox step
 // after it was made: every label on it gets its "Accepted at origin facility" event.
@@ -54,14 +55,10 @@ function manifestNumber(carrier: Carrier, serial: number): string {
   return `${{ UPS: 'UPSM', FedEx: 'FDXM', DHL: 'DHLM' }[carrier]}${String(serial).padStart(10, '0')}`;
 }
 
-/**
- * The shipper the manifest names: the sender most of its outgoing labels share (a return's sender is
- * the customer who posts it), the first in tracking-number order on a tie; only returns: theirs.
- */
+/** The shipper the manifest names: the sender most of its labels share, the first in tracking-number order on a tie. */
 function shipperOf(labels: ManifestedLabel[]): ManifestedLabel['from'] {
-  const outgoing = labels.filter((l) => !l.isReturn);
   const senders = new Map<string, { from: ManifestedLabel['from']; count: number }>();
-  for (const l of outgoing.length > 0 ? outgoing : labels) {
+  for (const l of labels) {
     const key = JSON.stringify(l.from);
     const seen = senders.get(key);
     if (seen) seen.count++;

@@ -245,11 +245,6 @@ export interface NewReturn {
   customs?: Customs;
 }
 
-/** Which of these shipments of the account are returns: their labels go to the carrier from the customer, not on the sender's manifest. */
-export async function returnShipmentIds(db: Db | Tx, accountId: string, ids: string[]): Promise<Set<string>> {
-  return new Set(ids.length ? await store.returnsAmong(db, accountId, [...new Set(ids)]) : []);
-}
-
 /**
  * `POST /v1/shipments/{id}/returns` (§13): the original's addresses swapped, its carrier and parcel,
  * the carrier's return service unless another is given, and across a customs border the original's

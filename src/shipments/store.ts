@@ -20,16 +20,6 @@ export async function findReturnsOf(db: Db | Tx, accountId: string, id: string, 
   return db.selectFrom('shipments').select(columns).where('return_of', '=', id).where('account_id', '=', accountId).orderBy('id').limit(limit).execute();
 }
 
-/** Which of these shipments of the account are returns (§13). */
-export async function returnsAmong(db: Db | Tx, accountId: string, ids: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('shipments').select('id').where('id', 'in', ids.slice(i, i + 500)).where('account_id', '=', accountId).where('return_of', 'is not', null).execute();
-    out.push(...rows.map((r) => r.id));
-  }
-  return out;
-}
-
 export async function findAccountShipmentsByIds(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
   const out: ShipmentRow[] = [];
   for (let i = 0; i < ids.length; i += 500) out.push(...(await db.selectFrom('shipments').select(columns).where('id', 'in', ids.slice(i, i + 500)).where('account_id', '=', accountId).execute()));

@@ -51,8 +51,8 @@ forEachDatabase((database) => {
       // It asks first, saying how many labels the manifest would take; nothing is made until its button.
       const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
       assert.equal(asked.statusCode, 200, textOf(asked).slice(0, 1000));
-      assert.match(textOf(asked), /Close the day for UPS\? 2 labels of UPS \(every active one on no manifest yet; returns’ labels are left out/);
-      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day: manifest 2 labels<\/button>/);
+      assert.match(textOf(asked), /Close the day for UPS\? 2 labels of UPS wait for a manifest now \(every active one on no manifest yet; returns’ labels are left out/);
+      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day for UPS<\/button>/);
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 0);
       const closed = await v.post('/dashboard/manifests', { carrier: 'UPS', confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(closed.statusCode, 303, textOf(closed).slice(0, 1000));
