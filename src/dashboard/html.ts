@@ -169,10 +169,15 @@ export function table(caption: string, headers: string[], rows: Html[][], empty:
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
+/** A timestamp as people read it: `2026-01-02 10:00:00 UTC`. */
+export function readableTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+}
+
 /** A timestamp people read, with the machine-readable one kept. */
 export function time(iso: string | null | undefined): Html {
   if (!iso) return new Html('—');
-  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}</time>`;
+  return html`<time datetime="${iso}">${readableTime(iso)}</time>`;
 }
 
 /** A POST form of one button (invalidate, revoke, redeliver): CSRF-protected, works without script. */

@@ -13,7 +13,7 @@ import type { AppContext } from '../context.ts';
 import { toAppError } from '../http/errors.ts';
 import { UnsupportedMediaType } from '../errors.ts';
 import { charge, type RateLimiter } from '../http/rate-limit.ts';
-import { errorSummary, field, html, page, type PageFrame, type Section } from './html.ts';
+import { errorSummary, field, html, page, readableTime, type PageFrame, type Section } from './html.ts';
 import { sessionUser, signIn, signOut, type SessionUser } from './service.ts';
 import { shipmentPages } from './shipment-pages.ts';
 import { batchPages } from './batch-pages.ts';
@@ -351,7 +351,7 @@ function takeSigned(request: FastifyRequest, reply: FastifyReply, name: string, 
  */
 export function sentAgain(d: Dashboard, reply: FastifyReply, sending: Exclude<FormSending, { again: false }>, what: { made: string; list: string }): FastifyReply {
   if (sending.answer !== null) return d.redirect(reply, sending.answer, `This form was already sent: this is the ${what.made} it made. Nothing new was created.`);
-  const at = sending.sentAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+  const at = readableTime(sending.sentAt);
   return d.redirect(
     reply,
     what.list,

@@ -18,7 +18,7 @@ import { countryLine, crossesPostalBorder, localityLines } from '../render/layou
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink, readableTime } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
 import { setField, shipmentBodyProblems } from './validation.ts';
 
@@ -260,12 +260,21 @@ ${field({ label: 'Format', name: 'format', value: 'PDF', options: options(LABEL_
 ${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZES), required: true })}
 <button type="submit">Create label</button></form></section>`;
   }
-  // A label's downloads end 24 hours after it was made (the spec's rule): then no preview, no download.
+  const printFile = html`<form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
+${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
+${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
+<button type="submit" class="secondary">Print file</button></form>`;
+  const invalidation = manifest
+    ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>`
+    : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`;
+  // A label's download link ends 24 hours after it was made (the spec's rule): then no preview and no
+  // download, but a print file of it (a document of its own, with its own 24 hours) prints it again.
   if (Date.parse(label.expiresAt) <= Date.now()) {
     return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
 <dl><dt>Tracking number</dt><dd>${label.trackingNumber}</dd><dt>Created</dt><dd>${time(label.createdAt)}</dd><dt>Downloads ended</dt><dd>${time(label.expiresAt)}</dd></dl>
-<p>Its downloads ended 24 hours after it was made, and its customs documents’ with them.${manifest ? html` It is on manifest ${manifest}: the carrier has it, so it can no longer be invalidated.` : ' To print a label for this shipment again, invalidate this one and create a new one (with a new tracking number).'}</p>
-${manifest ? '' : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`}
+<p>Its download link and its customs documents’ ended 24 hours after it was made. To print it again, with the same tracking number, make a print file of it:</p>
+${printFile}
+${invalidation}
 </section>`;
   }
   return html`<section aria-labelledby="label-h"><h2 id="label-h">Label</h2>
@@ -275,11 +284,8 @@ ${manifest ? '' : html`<div class="actions">${actionButton(`${d.base}/shipments/
 ${field({ label: 'Download format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS), required: true })}
 <button type="submit">Download label</button></form>
 ${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')} (PDF)</a>`)}</p>` : ''}
-<form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
-${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
-${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
-<button type="submit" class="secondary">Print file</button></form>
-${manifest ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>` : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`}
+${printFile}
+${invalidation}
 </section>`;
 }
 
@@ -481,7 +487,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const label = await getLabel(d.ctx, d.user(request).accountId, request.params.id, format as LabelFormat);
       // Past its 24 hours the link would answer 410 in JSON: say so on the shipment's page instead.
       if (label.status !== 'active' || Date.parse(label.expiresAt) <= Date.now()) {
-        return d.redirect(reply, `/shipments/${label.shipmentId}`, label.status !== 'active' ? `Label ${label.trackingNumber} is invalidated and can no longer be downloaded.` : `The downloads of label ${label.trackingNumber} ended ${label.expiresAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}, 24 hours after it was made.`, true);
+        return d.redirect(reply, `/shipments/${label.shipmentId}`, label.status !== 'active' ? `Label ${label.trackingNumber} is invalidated and can no longer be downloaded.` : `The download link of label ${label.trackingNumber} ended ${readableTime(label.expiresAt)}, 24 hours after it was made: make a print file of it to print it again.`, true);
       }
       return reply.redirect(label.url, 303);
     },

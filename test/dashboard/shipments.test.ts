@@ -241,11 +241,18 @@ forEachDatabase((database) => {
         assert.doesNotMatch(page.body, /<img /, 'no broken preview');
         assert.doesNotMatch(page.body, /Download label/);
         assert.match(page.body, /<dt>Downloads ended<\/dt><dd><time datetime="2026-01-02T10:00:00.000Z">2026-01-02 10:00:00 UTC<\/time><\/dd>/);
-        assert.match(page.body, /To print a label for this shipment again, invalidate this one and create a new one/);
+        assert.match(page.body, /To print it again, with the same tracking number, make a print file of it:/);
         const download = await v.get(`/dashboard/labels/${label.id}/download?format=PDF`);
         assert.equal(download.statusCode, 303);
         assert.equal(download.headers.location, `/dashboard/shipments/${s.id}`);
-        assert.equal(noticeOf(download, true), `The downloads of label ${label.trackingNumber} ended 2026-01-02 10:00:00 UTC, 24 hours after it was made.`);
+        assert.equal(noticeOf(download, true), `The download link of label ${label.trackingNumber} ended 2026-01-02 10:00:00 UTC, 24 hours after it was made: make a print file of it to print it again.`);
+        // The print file the page offers prints it, with its tracking number.
+        const file = await v.post(`/dashboard/shipments/${s.id}/print-file`, { layout: 'label', printFormat: 'ZPL' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(file.statusCode, 303, file.body.slice(0, 300));
+        const link = new URL(String(file.headers.location));
+        const zpl = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
+        assert.equal(zpl.statusCode, 200);
+        assert.ok(zpl.body.startsWith('^XA'), zpl.body.slice(0, 40));
       });
 
       it('creates a label, sends each download format to the label\'s signed link, prints, invalidates and returns', async () => {
