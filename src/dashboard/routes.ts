@@ -116,12 +116,25 @@ function parseForm(body: string): Record<string, string | string[]> {
   return out;
 }
 
-/** The path and query of a Referer header (the browser sends it within this origin only), or undefined. */
+/** Paths only a form's POST answers (a confirmation page, an action), each with the page it is on. */
+const POSTED_ONLY: [RegExp, string][] = [
+  [/\/(?:invalidate|label|print-file|return)$/, ''],
+  [/\/keys\/[^/]+\/revoke$/, '/keys'],
+  [/\/deliveries\/[^/]+\/redeliver$/, ''],
+  [/\/sign-out$/, ''],
+];
+
+/**
+ * The page a form was on, from its Referer (which may come from anywhere: `safeNext` keeps only the
+ * dashboard's own paths): a confirmation page, which only a POST answers, gives the page it confirms
+ * for, so that signing in does not lead to a 404.
+ */
 function refererPath(referer: string | undefined): string | undefined {
   if (!referer) return undefined;
   try {
     const url = new URL(referer);
-    return `${url.pathname}${url.search}`;
+    const posted = POSTED_ONLY.find(([pattern]) => pattern.test(url.pathname));
+    return posted ? url.pathname.replace(posted[0], posted[1]) : `${url.pathname}${url.search}`;
   } catch {
     return undefined;
   }
@@ -185,7 +198,7 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     if (request.dashboardUser || config.signedOut) return;
     if (request.method === 'GET') return reply.redirect(`${base}/sign-in?next=${encodeURIComponent(request.url.replace(/^\/dashboard/, base))}`, 303);
     // A form sent after the session ended: nothing is done, the sign-in page says so, and signing in
-    // leads back to the page the form was on (its Referer, sent within this origin), not elsewhere.
+    // leads back to the page the form was on (from its Referer).
     const from = refererPath(request.headers.referer);
     return d.redirect(reply, `/sign-in${from ? `?next=${encodeURIComponent(from)}` : ''}`, 'Your session had ended, so the form was not sent and nothing was done. Sign in, then send it again.', true);
   });

@@ -158,6 +158,16 @@ forEachDatabase((database) => {
         assert.equal(res.headers.location, '/dashboard/sign-in?next=%2Fdashboard%2Fshipments%2Fnew');
         assert.match(noticeOf(res, true) ?? '', /^Your session had ended, so the form was not sent and nothing was done\. Sign in, then send it again\.$/);
         assert.equal(await countRows(t.ctx, 'shipments'), before);
+        // From a confirmation page (which only a POST answers): back to the page it confirms for.
+        for (const [from, next] of [['/dashboard/shipments/0190aaaa-0000-7000-8000-000000000001/invalidate', '/dashboard/shipments/0190aaaa-0000-7000-8000-000000000001'], ['/dashboard/keys/0190aaaa-0000-7000-8000-000000000002/revoke', '/dashboard/keys']]) {
+          const confirmed = await t.app.inject({
+            method: 'POST',
+            url: from,
+            headers: { cookie: `dashboard_session=${session}`, referer: `http://localhost${from}`, 'content-type': 'application/x-www-form-urlencoded' },
+            payload: new URLSearchParams({ _csrf: token, confirmed: 'yes' }).toString(),
+          });
+          assert.equal(confirmed.headers.location, `/dashboard/sign-in?next=${encodeURIComponent(next)}`, from);
+        }
       });
     });
 
