@@ -64,7 +64,8 @@ function numberProblems(form: Form): FieldProblem[] {
   for (const path of [...NUMBERS, ...INTEGERS]) {
     const text = (form[path] ?? '').trim();
     if (text === '' || Number.isFinite(Number(text))) continue;
-    const hint = /^\d+,\d+$/.test(text) ? ` (write decimals with a point: ${text.replace(',', '.')})` : '';
+    // `1,5` is a decimal comma; `1,500` may be a thousands separator, so no number is suggested for it.
+    const hint = /^\d+,\d{1,2}$/.test(text) ? ` (write decimals with a point: ${text.replace(',', '.')})` : /,/.test(text) ? ' (write it with a decimal point and no separators, like 1.5 or 1500)' : '';
     out.push({ field: path, message: `${text} is not a number${hint}` });
   }
   return out;

@@ -64,11 +64,6 @@ export function storedBound(ms: number): string {
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/**
- * Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one. A
- * leap second (`:60`) is refused. With its offset it may fall outside the years 0000 to 9999 in UTC,
- * which the stored form cannot hold: see `storedBound`.
- */
 /** A `+hh:mm` offset written unencoded in a query string, which form decoding turned into a space. */
 const PLUS_AS_SPACE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?) (\d\d:\d\d)$/;
 
@@ -80,6 +75,11 @@ export function plusRestored(text: string): string {
   return text.replace(PLUS_AS_SPACE, '$1+$2');
 }
 
+/**
+ * Milliseconds since the epoch of an RFC 3339 date-time with an offset, or null if it is not one. A
+ * leap second (`:60`) is refused. With its offset it may fall outside the years 0000 to 9999 in UTC,
+ * which the stored form cannot hold: see `storedBound`.
+ */
 export function parseRfc3339(text: string): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
