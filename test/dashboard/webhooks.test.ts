@@ -106,7 +106,7 @@ forEachDatabase((database) => {
       assert.equal(messageBeside(res.body, 'events'), 'is required');
       assert.match(res.body, /<div class="field invalid"><label for="f-url">URL<\/label><input type="url" id="f-url" name="url" required aria-describedby="f-url-hint f-url-error" aria-invalid="true" value="not a url">/);
       assert.match(res.body, /<fieldset id="f-events" class="checks invalid" aria-describedby="f-events-error">/);
-      assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*<a href="#f-url">url: /s);
+      assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*<a href="#f-url">URL: /s);
       assert.ok(!res.body.includes('a secret never echoed'));
       assert.deepEqual(await api(acct, '/v1/webhooks'), []);
     });
