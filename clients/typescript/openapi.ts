@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * List shipments, newest first
-         * @description A bare array; the next page is in the `Link: <…>; rel="next"` header.
+         * @description A bare array, filtered as asked; the next page is in the `Link: <…>; rel="next"` header (which keeps the filters).
          */
         get: operations["listShipments"];
         put?: never;
@@ -634,7 +634,7 @@ export interface paths {
         options?: never;
         /**
          * List shipments, newest first: headers only (HEAD)
-         * @description A bare array; the next page is in the `Link: <…>; rel="next"` header.
+         * @description A bare array, filtered as asked; the next page is in the `Link: <…>; rel="next"` header (which keeps the filters).
          */
         head: operations["listShipmentsHead"];
         patch?: never;
@@ -7529,10 +7529,16 @@ export interface operations {
     listShipments: {
         parameters: {
             query?: {
+                /** @description Only shipments of this carrier. */
+                carrier?: "UPS" | "USPS" | "FedEx" | "DHL";
                 /** @description Opaque cursor from the previous page's Link header. */
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description A tracking number (any case, spaces ignored) or part of a reference (any case). */
+                q?: string;
+                /** @description Only shipments in this status. */
+                status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
             };
             header?: never;
             path?: never;
@@ -7901,10 +7907,16 @@ export interface operations {
     listShipmentsHead: {
         parameters: {
             query?: {
+                /** @description Only shipments of this carrier. */
+                carrier?: "UPS" | "USPS" | "FedEx" | "DHL";
                 /** @description Opaque cursor from the previous page's Link header. */
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description A tracking number (any case, spaces ignored) or part of a reference (any case). */
+                q?: string;
+                /** @description Only shipments in this status. */
+                status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
             };
             header?: never;
             path?: never;

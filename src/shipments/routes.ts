@@ -3,9 +3,9 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams } from '../http/schemas.ts';
-import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema } from './schemas.ts';
+import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema, shipmentStatuses } from './schemas.ts';
 import { createReturn, createShipment, getShipment, listShipments, type NewReturn, type NewShipment } from './service.ts';
-import { RETURN_SERVICE } from '../carriers/services.ts';
+import { CARRIERS, RETURN_SERVICE } from '../carriers/services.ts';
 
 export const shipmentSchemas = [addressSchema, parcelSchema, customsSchema, shipmentSchema];
 
@@ -64,18 +64,29 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (request) => getShipment(ctx.db, principalOf(request).accountId, request.params.id),
   });
 
-  app.get<{ Querystring: { limit?: number; cursor?: string } }>('/shipments', {
+  app.get<{ Querystring: { limit?: number; cursor?: string; status?: string; carrier?: string; q?: string } }>('/shipments', {
     config: { scope: 'read:shipments' },
     schema: {
       tags: ['shipments'],
       operationId: 'listShipments', summary: 'List shipments, newest first',
-      description: 'A bare array; the next page is in the `Link: <…>; rel="next"` header.',
-      querystring: { type: 'object', additionalProperties: false, properties: paginationQuery },
+      description: 'A bare array, filtered as asked; the next page is in the `Link: <…>; rel="next"` header (which keeps the filters).',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...paginationQuery,
+          status: { type: 'string', enum: [...shipmentStatuses], description: 'Only shipments in this status.' },
+          carrier: { type: 'string', enum: [...CARRIERS], description: 'Only shipments of this carrier.' },
+          q: { type: 'string', minLength: 1, maxLength: 100, description: 'A tracking number (any case, spaces ignored) or part of a reference (any case).' },
+        },
+      },
       response: { 200: { type: 'array', items: { $ref: 'Shipment#' } }, ...errors(400, 401, 403) },
     },
     handler: async (request, reply) => {
       const page = pageOf(request.query);
-      const rows = await listShipments(ctx, principalOf(request).accountId, page);
+      const { status, carrier } = request.query;
+      const search = request.query.q?.trim();
+      const rows = await listShipments(ctx, principalOf(request).accountId, page, { ...(status ? { status } : {}), ...(carrier ? { carrier } : {}), ...(search ? { search } : {}) });
       return sendPage(request, reply, ctx.config.publicBaseUrl, page, rows);
     },
   });

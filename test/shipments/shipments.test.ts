@@ -123,5 +123,29 @@ forEachDatabase((database) => {
       }
       assert.deepEqual(seen, ids.reverse());
     });
+
+    it('filters by status, carrier and a tracking number or part of a reference, the filters kept in the Link header', async () => {
+      const acct = await t.newAccount();
+      const get = async (query: string) => {
+        const res = await t.app.inject({ method: 'GET', url: `/v1/shipments?${query}`, headers: { 'x-api-key': acct.apiKey } });
+        assert.equal(res.statusCode, 200, `${query}: ${res.body}`);
+        return { ids: res.json().map((x: { id: string }) => x.id) as string[], link: res.headers.link as string | undefined };
+      };
+      const a = await createShipment(t, { reference: 'Order 100% Blue_1' }, acct.apiKey);
+      const b = await createShipment(t, { reference: 'Order 2002', carrier: 'DHL', service: 'express_worldwide' }, acct.apiKey);
+      const c = await createShipment(t, { reference: 'Order 2003' }, acct.apiKey);
+      const label = (await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': acct.apiKey }, payload: { shipmentId: c.id } })).json();
+      assert.deepEqual((await get('q=blue_1')).ids, [a.id], 'part of a reference, any case, _ and % taken as written');
+      assert.deepEqual((await get('q=100%25')).ids, [a.id]);
+      assert.deepEqual((await get(`q=${encodeURIComponent(label.trackingNumber.toLowerCase().replace(/(.{4})/g, '$1 '))}`)).ids, [c.id], 'a tracking number, any case, spaces ignored');
+      assert.deepEqual((await get('carrier=DHL')).ids, [b.id]);
+      assert.deepEqual((await get('q=Order%20200&limit=1')).ids, [c.id]);
+      assert.match((await get('q=Order%20200&limit=1')).link ?? '', /q=Order\+200|q=Order%20200/, 'the next page keeps the filter');
+      for (const [query, field] of [['status=lost', 'status'], ['carrier=TNT', 'carrier'], ['q=', 'q']]) {
+        const res = await t.app.inject({ method: 'GET', url: `/v1/shipments?${query}`, headers: { 'x-api-key': acct.apiKey } });
+        assert.equal(res.statusCode, 400, query);
+        assert.equal(res.json().details[0].field, field);
+      }
+    });
   });
 });
