@@ -280,7 +280,7 @@ ${field({ label: 'Email address', name: 'email', type: 'email', value: o.email ?
 ${field({ label: 'Password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' })}
 <button type="submit">Sign in</button>
 </form>
-<p class="hint">Users are created by the operator: <code>npm run admin -- user create</code>.</p>`,
+<p class="hint">No account yet? Ask whoever runs this service: they create users (<code>npm run admin -- user create</code>).</p>`,
     });
 
   app.get('/', { config: PAGE, schema: { hide: true } }, async (_request, reply) => reply.redirect(`${base}/shipments`, 303));
