@@ -7,7 +7,7 @@ import { checkShipment, type NewShipment } from '../shipments/service.ts';
 import { CARRIERS, SERVICES } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { InvalidInput, type FieldProblem } from '../errors.ts';
-import { setField, shipmentBodyProblems } from './validation.ts';
+import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 
 /** One column of the upload: its name in the header row, the API field it fills, and what it takes. */
 export interface CsvColumn {
@@ -172,7 +172,7 @@ function rowShipment(cells: Map<string, string>, row: number): { shipment: NewSh
     let value: string | number = raw;
     if (kind !== 'text') {
       if ((kind === 'integer' ? INTEGER : NUMBER).test(raw)) value = Number(raw);
-      else problems.push({ row, column, path, message: `“${raw}” is not ${kind === 'integer' ? 'a whole number' : 'a number'}${/^\d+,\d+$/.test(raw) ? ` (write decimals with a point: ${raw.replace(',', '.')})` : ''}` });
+      else problems.push({ row, column, path, message: `“${raw}” is not ${kind === 'integer' ? 'a whole number' : 'a number'}${commaHint(raw)}` });
     }
     setField(body, path, value);
   };

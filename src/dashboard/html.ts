@@ -6,6 +6,7 @@ import type { FieldProblem } from '../errors.ts';
 import { escapeHtml as esc } from '../http/html.ts';
 import { cursorAfter } from '../http/pagination.ts';
 import type { Page } from '../db/page.ts';
+import { isUuid } from '../db/ids.ts';
 
 
 /** A trusted fragment of HTML (built by these helpers), as opposed to text that must be escaped. */
@@ -211,7 +212,7 @@ export function olderLink(path: string, filters: Record<string, string | undefin
 
 /** A form's key for `onceForForm`: new each time an empty form is shown, the one it was sent with while it comes back refused. */
 export function formKeyOf(sent?: string): string {
-  return sent !== undefined && /^[0-9a-f-]{36}$/.test(sent) ? sent : randomUUID();
+  return sent !== undefined && isUuid(sent) ? sent : randomUUID();
 }
 
 /** The hidden field that carries a form's key. */

@@ -20,7 +20,7 @@ import { createReturn, createShipment, getShipment, listShipments, returnsOf, sh
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink, readableTime } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
-import { setField, shipmentBodyProblems } from './validation.ts';
+import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 
 // Values as the API spells them, shown as words (`in transit` for in_transit).
 const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v.replace(/_/g, ' ')] as const)];
@@ -64,9 +64,7 @@ function numberProblems(form: Form): FieldProblem[] {
   for (const path of [...NUMBERS, ...INTEGERS]) {
     const text = (form[path] ?? '').trim();
     if (text === '' || Number.isFinite(Number(text))) continue;
-    // `1,5` is a decimal comma; `1,500` may be a thousands separator, so no number is suggested for it.
-    const hint = /^\d+,\d{1,2}$/.test(text) ? ` (write decimals with a point: ${text.replace(',', '.')})` : /,/.test(text) ? ' (write it with a decimal point and no separators, like 1.5 or 1500)' : '';
-    out.push({ field: path, message: `${text} is not a number${hint}` });
+    out.push({ field: path, message: `${text} is not a number${commaHint(text)}` });
   }
   return out;
 }

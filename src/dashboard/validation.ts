@@ -56,3 +56,12 @@ export function setField(target: Record<string, unknown>, path: string, value: u
     at = at[key] as Record<string, unknown>;
   });
 }
+
+/**
+ * How to write a number typed with a comma, for the message that refuses it: `1,5` is a decimal comma
+ * (`1.5`); `1,500` may be a thousands separator, so no number is suggested for it. '' without a comma.
+ */
+export function commaHint(text: string): string {
+  if (/^\d+,\d{1,2}$/.test(text)) return ` (write decimals with a point: ${text.replace(',', '.')})`;
+  return text.includes(',') ? ' (write it with a decimal point and no separators, like 1.5 or 1500)' : '';
+}

@@ -138,9 +138,18 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
 }
 
 const CM = { cm: 1, in: 2.54 } as const;
-const KG = { kg: 1, lb: 0.45359237 } as const;
 /** A measure as people read it: at most two decimals, no trailing zeros. */
 const measure = (value: number, unit: string) => `${Number(value.toFixed(2))} ${unit}`;
+
+/**
+ * A carrier's limit in the unit a measure was sent in (`max` of it), and as the message says it: in
+ * the carrier's unit, and in the one sent when they differ (rounded down, so a package of exactly
+ * that is taken).
+ */
+function limitIn(limit: { value: number; unit: string }, sent: string, perUnit: (unit: string) => number): { max: number; text: string } {
+  const max = (limit.value * perUnit(limit.unit)) / perUnit(sent);
+  return { max, text: limit.unit === sent ? measure(limit.value, limit.unit) : `${measure(limit.value, limit.unit)} (${measure(Math.floor(max * 100) / 100, sent)})` };
+}
 
 /** A package heavier or larger than its carrier takes (carriers/services.ts), each problem naming its field in the unit it was sent in. */
 function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
@@ -148,26 +157,19 @@ function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const p = input.parcel;
   const out: FieldProblem[] = [];
   const service = `${input.carrier} ${input.service.replace(/_/g, ' ')}`;
-  const kg = grams(p.weight) / 1000;
-  const maxKg = limit.weight.value * KG[limit.weight.unit];
-  // Sent in kg against a limit in lb (or the other way round): the limit in both units.
-  // (The converted limit rounded down, so that a package of that weight is taken.)
-  const inUnit = (max: number, unit: string, sent: string, toSent: number) => (unit === sent ? measure(max, unit) : `${measure(max, unit)} (${measure(Math.floor((max / toSent) * 100) / 100, sent)})`);
-  if (kg > maxKg * (1 + 1e-9)) {
-    const perSent = grams({ value: 1, unit: p.weight.unit }) / 1000 / KG[limit.weight.unit];
-    out.push({ field: `${prefix}parcel.weight`, message: `${measure(p.weight.value, p.weight.unit)} is over what ${service} takes: at most ${inUnit(limit.weight.value, limit.weight.unit, p.weight.unit, perSent)} a package` });
-  }
+  const over = (value: number, max: number) => value > max * (1 + 1e-9);
+  const weight = limitIn(limit.weight, p.weight.unit, (unit) => grams({ value: 1, unit: unit as Parcel['weight']['unit'] }));
+  if (over(p.weight.value, weight.max)) out.push({ field: `${prefix}parcel.weight`, message: `${measure(p.weight.value, p.weight.unit)} is over what ${service} takes: at most ${weight.text} a package` });
   if (p.dimensionUnit && p.length !== undefined && p.width !== undefined && p.height !== undefined) {
     const unit = p.dimensionUnit;
+    const cm = (u: string) => CM[u as keyof typeof CM];
     const [longest, ...others] = [p.length, p.width, p.height].sort((a, b) => b - a) as [number, number, number];
-    const side = (d: number) => d * CM[unit];
-    const perSent = CM[unit];
-    if (limit.length && side(longest) > limit.length.value * CM[limit.length.unit] * (1 + 1e-9)) {
-      out.push({ field: `${prefix}parcel.length`, message: `the longest side, ${measure(longest, unit)}, is over what ${service} takes: at most ${inUnit(limit.length.value, limit.length.unit, unit, perSent / CM[limit.length.unit])}` });
-    }
+    const length = limit.length && limitIn(limit.length, unit, cm);
+    if (length && over(longest, length.max)) out.push({ field: `${prefix}parcel.length`, message: `the longest side, ${measure(longest, unit)}, is over what ${service} takes: at most ${length.text}` });
     const girth = longest + 2 * (others[0] + others[1]);
-    if (limit.lengthPlusGirth && side(girth) > limit.lengthPlusGirth.value * CM[limit.lengthPlusGirth.unit] * (1 + 1e-9)) {
-      out.push({ field: `${prefix}parcel`, message: `length and girth (the longest side and twice the other two) come to ${measure(girth, unit)}, over what ${service} takes: at most ${inUnit(limit.lengthPlusGirth.value, limit.lengthPlusGirth.unit, unit, perSent / CM[limit.lengthPlusGirth.unit])}` });
+    const lengthPlusGirth = limit.lengthPlusGirth && limitIn(limit.lengthPlusGirth, unit, cm);
+    if (lengthPlusGirth && over(girth, lengthPlusGirth.max)) {
+      out.push({ field: `${prefix}parcel`, message: `length and girth (the longest side and twice the other two) come to ${measure(girth, unit)}, over what ${service} takes: at most ${lengthPlusGirth.text}` });
     }
   }
   return out;
