@@ -99,13 +99,15 @@ const DELIVERY_HEADERS = [
 ] as const;
 
 const SHIPMENT = { $ref: '#/components/schemas/Shipment' } as const;
+/** The shipment with the tracking event that caused the change. */
+const TRACKED = { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } as const;
 
 /** Each event kind's `data`: the shipment right after the change (with the tracking event that caused it), or the completed batch. */
 const EVENT_DATA: Record<(typeof EVENT_TYPES)[number], { summary: string; data: object }> = {
   'shipment.created': { summary: 'A shipment was created (also each one of a batch, and a return)', data: SHIPMENT },
-  'shipment.in_transit': { summary: 'A tracking event put the shipment in transit', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
-  'shipment.delivered': { summary: 'A tracking event marked the shipment delivered', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
-  'shipment.exception': { summary: 'A tracking event reported an exception (a failed attempt, a return to sender)', data: { allOf: [SHIPMENT, { type: 'object', required: ['event'], properties: { event: { $ref: '#/components/schemas/TrackingEvent' } } }] } },
+  'shipment.in_transit': { summary: 'A tracking event put the shipment in transit', data: TRACKED },
+  'shipment.delivered': { summary: 'A tracking event marked the shipment delivered', data: TRACKED },
+  'shipment.exception': { summary: 'A tracking event reported an exception (a failed attempt, a return to sender)', data: TRACKED },
   'batch.completed': { summary: 'Every item of a batch was done', data: { $ref: '#/components/schemas/Batch' } },
 };
 
