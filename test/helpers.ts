@@ -149,7 +149,7 @@ export async function dropSchema(schema: string): Promise<void> {
 
 export const sampleShipment = {
   carrier: 'UPS',
-  service: 'ground',
+  service: 'worldwide_saver',
   from: { name: 'Jürgen Müller', company: 'Müller GmbH', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE', phone: '+49 30 1234567' },
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' }, length: 30, width: 20, height: 10, dimensionUnit: 'cm' },

@@ -2949,10 +2949,10 @@ export interface operations {
                             /** @description Free text printed on the label. */
                             reference?: string;
                             /**
-                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, ground_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400.
+                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries; UPS return both.
                              * @enum {string}
                              */
-                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                             to: components["schemas"]["Address"];
                         };
                         /** Format: uuid */
@@ -7535,7 +7535,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description A tracking number (any case, spaces ignored) or part of a reference (any case). */
+                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or part of the recipient's name or company (any case, with or without accents: `muller` finds Jürgen Müller). */
                 q?: string;
                 /** @description Only shipments in this status. */
                 status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
@@ -7711,10 +7711,10 @@ export interface operations {
                     /** @description Free text printed on the label. */
                     reference?: string;
                     /**
-                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, ground_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400.
+                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries; UPS return both.
                      * @enum {string}
                      */
-                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                     to: components["schemas"]["Address"];
                 };
             };
@@ -7913,7 +7913,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description A tracking number (any case, spaces ignored) or part of a reference (any case). */
+                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or part of the recipient's name or company (any case, with or without accents: `muller` finds Jürgen Müller). */
                 q?: string;
                 /** @description Only shipments in this status. */
                 status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
@@ -8316,10 +8316,10 @@ export interface operations {
                     /** @description Printed on the label; the original's by default. */
                     reference?: string;
                     /**
-                     * @description The carrier's return service by default: UPS return, USPS ground_advantage_return, FedEx ground_return, DHL express_worldwide_return.
+                     * @description The carrier's return service by default: UPS return, USPS ground_advantage_return, FedEx ground_return within a country and international_return between two, DHL express_worldwide_return.
                      * @enum {string}
                      */
-                    service?: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "ground_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                    service?: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                 };
             };
         };

@@ -1,4 +1,4 @@
-// The carriers we issue labels for and the services each offers (docs/labels.md).
+// The carriers we issue labels for, the services each offers and where each runs (docs/customs.md, "What each carrier takes").
 export const CARRIERS = ['UPS', 'USPS', 'FedEx', 'DHL'] as const;
 export type Carrier = (typeof CARRIERS)[number];
 
@@ -14,38 +14,58 @@ export interface CarrierService {
    * USPS IMpb service type code, the FedEx service type, the DHL Express global product code.
    */
   carrierCode: string;
+  /**
+   * Where the service carries parcels: `domestic` within the carrier's home network (USPS: the United
+   * States and the places its mail serves; UPS and FedEx: the United States and Puerto Rico),
+   * `international` between countries (a place told apart by its postal code counting as one), `any`
+   * both (docs/customs.md).
+   */
+  reach: 'domestic' | 'international' | 'any';
 }
 
 export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
   UPS: [
-    { code: 'ground', name: 'UPS GROUND', transitDays: 5, carrierCode: '03' },
-    { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3, carrierCode: '12' },
-    { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2, carrierCode: '02' },
-    { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1, carrierCode: '01' },
-    { code: 'return', name: 'UPS RETURN SERVICES', transitDays: 5, carrierCode: '03' },
+    { code: 'ground', name: 'UPS GROUND', transitDays: 5, carrierCode: '03', reach: 'domestic' },
+    { code: '3_day_select', name: 'UPS 3 DAY SELECT', transitDays: 3, carrierCode: '12', reach: 'domestic' },
+    { code: '2nd_day_air', name: 'UPS 2ND DAY AIR', transitDays: 2, carrierCode: '02', reach: 'domestic' },
+    { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1, carrierCode: '01', reach: 'domestic' },
+    { code: 'worldwide_saver', name: 'UPS WORLDWIDE SAVER', transitDays: 2, carrierCode: '65', reach: 'international' },
+    { code: 'worldwide_expedited', name: 'UPS WORLDWIDE EXPEDITED', transitDays: 4, carrierCode: '08', reach: 'international' },
+    { code: 'return', name: 'UPS RETURN SERVICES', transitDays: 5, carrierCode: '03', reach: 'any' },
   ],
   USPS: [
-    { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5, carrierCode: '001' },
-    { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055' },
-    { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701' },
-    { code: 'ground_advantage_return', name: 'USPS GROUND ADVANTAGE RETURN', transitDays: 5, carrierCode: '020' },
+    { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5, carrierCode: '001', reach: 'domestic' },
+    { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055', reach: 'domestic' },
+    { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701', reach: 'domestic' },
+    { code: 'ground_advantage_return', name: 'USPS GROUND ADVANTAGE RETURN', transitDays: 5, carrierCode: '020', reach: 'domestic' },
   ],
   FedEx: [
-    { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND' },
-    { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3, carrierCode: 'FEDEX_EXPRESS_SAVER' },
-    { code: '2day', name: 'FEDEX 2DAY', transitDays: 2, carrierCode: 'FEDEX_2_DAY' },
-    { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1, carrierCode: 'PRIORITY_OVERNIGHT' },
-    { code: 'ground_return', name: 'FEDEX GROUND RETURN', transitDays: 5, carrierCode: 'FEDEX_GROUND' },
+    { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND', reach: 'domestic' },
+    { code: 'express_saver', name: 'FEDEX EXPRESS SAVER', transitDays: 3, carrierCode: 'FEDEX_EXPRESS_SAVER', reach: 'domestic' },
+    { code: '2day', name: 'FEDEX 2DAY', transitDays: 2, carrierCode: 'FEDEX_2_DAY', reach: 'domestic' },
+    { code: 'priority_overnight', name: 'FEDEX PRIORITY OVERNIGHT', transitDays: 1, carrierCode: 'PRIORITY_OVERNIGHT', reach: 'domestic' },
+    { code: 'international_priority', name: 'FEDEX INTL PRIORITY', transitDays: 2, carrierCode: 'INTERNATIONAL_PRIORITY', reach: 'international' },
+    { code: 'international_economy', name: 'FEDEX INTL ECONOMY', transitDays: 4, carrierCode: 'INTERNATIONAL_ECONOMY', reach: 'international' },
+    { code: 'ground_return', name: 'FEDEX GROUND RETURN', transitDays: 5, carrierCode: 'FEDEX_GROUND', reach: 'domestic' },
+    { code: 'international_return', name: 'FEDEX INTL RETURN', transitDays: 4, carrierCode: 'INTERNATIONAL_ECONOMY', reach: 'international' },
   ],
   DHL: [
-    { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3, carrierCode: 'P' },
-    { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1, carrierCode: 'T' },
-    { code: 'express_worldwide_return', name: 'DHL EXPRESS WORLDWIDE RETURN', transitDays: 3, carrierCode: 'P' },
+    { code: 'express_worldwide', name: 'DHL EXPRESS WORLDWIDE', transitDays: 3, carrierCode: 'P', reach: 'international' },
+    { code: 'express_12', name: 'DHL EXPRESS 12:00', transitDays: 1, carrierCode: 'T', reach: 'international' },
+    { code: 'express_worldwide_return', name: 'DHL EXPRESS WORLDWIDE RETURN', transitDays: 3, carrierCode: 'P', reach: 'international' },
   ],
 };
 
-/** The service a return shipment gets when none is asked for (contract §13). */
-export const RETURN_SERVICE: Record<Carrier, string> = { UPS: 'return', USPS: 'ground_advantage_return', FedEx: 'ground_return', DHL: 'express_worldwide_return' };
+/**
+ * The service a return shipment gets when none is asked for (contract §13), within one country and
+ * between two: the carrier's return service that runs there.
+ */
+export const RETURN_SERVICE: Record<Carrier, { domestic: string; international: string }> = {
+  UPS: { domestic: 'return', international: 'return' },
+  USPS: { domestic: 'ground_advantage_return', international: 'ground_advantage_return' },
+  FedEx: { domestic: 'ground_return', international: 'international_return' },
+  DHL: { domestic: 'express_worldwide_return', international: 'express_worldwide_return' },
+};
 
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {
   return SERVICES[carrier].find((s) => s.code === code);

@@ -98,7 +98,7 @@ export const EXAMPLE_ROWS: readonly Record<string, string>[] = [
     weight: '1.5', weight_unit: 'lb',
   },
   {
-    reference: 'Order 1002', carrier: 'UPS', service: 'ground',
+    reference: 'Order 1002', carrier: 'UPS', service: 'worldwide_saver',
     from_name: 'Acme Warehouse', from_street1: '4100 Distribution Dr', from_city: 'Memphis', from_state: 'TN', from_postal_code: '38118', from_country: 'US',
     to_name: 'Jürgen Müller', to_company: 'Müller GmbH', to_street1: 'Hauptstraße 5', to_city: 'Berlin', to_postal_code: '10115', to_country: 'DE', to_phone: '+49 30 1234567',
     weight: '1.2', weight_unit: 'kg',

@@ -89,9 +89,9 @@ const SEARCH_MAX = 100;
 function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html, problems?: FieldProblem[]): (token: string) => Html {
   const errors = problems ? fieldErrors(problems) : undefined;
   return () => html`<h1>Shipments</h1>
-${errorSummary(problems, undefined, new Map([['q', 'Tracking number or reference']]))}
+${errorSummary(problems, undefined, new Map([['q', 'Tracking number, reference or recipient']]))}
 <form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
-${field({ label: 'Tracking number or reference', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
+${field({ label: 'Tracking number, reference or recipient', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
 ${field({ label: 'Status', name: 'status', value: query.status ?? '', options: options(shipmentStatuses, 'Any status') })}
 ${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options: options(CARRIERS, 'Any carrier') })}
 <button type="submit">Search</button>

@@ -103,6 +103,8 @@ export interface ShipmentsTable {
   tracking_number: string | null;
   created_at: string;
   updated_at: string;
+  /** The recipient's name and company as the list's search compares them (`searchFold`, shipments/store.ts); written once, never read back. */
+  recipient_search: string;
 }
 
 export interface LabelsTable {

@@ -59,8 +59,8 @@ const UPS_SERVICE_CLASS: Record<string, string> = {
   '2nd_day_air': '002',
   ground: '003',
   '3_day_select': '012',
-  next_day_air_saver: '013',
-  next_day_air_early: '014',
+  worldwide_expedited: '008',
+  worldwide_saver: '065',
 };
 
 export function serviceClass(data: LabelData): string {

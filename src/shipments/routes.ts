@@ -38,7 +38,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
         examples: [{ reference: 'RMA 1001' }],
         additionalProperties: false,
         properties: {
-          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => `${c} ${s}`).join(', ')}.` },
+          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => (s.domestic === s.international ? `${c} ${s.domestic}` : `${c} ${s.domestic} within a country and ${s.international} between two`)).join(', ')}.` },
           reference: { ...createShipmentBody.properties.reference, description: "Printed on the label; the original's by default." },
           customs: { $ref: 'Customs#' },
         },
@@ -77,7 +77,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...paginationQuery,
           status: { type: 'string', enum: [...shipmentStatuses], description: 'Only shipments in this status.' },
           carrier: { type: 'string', enum: [...CARRIERS], description: 'Only shipments of this carrier.' },
-          q: { type: 'string', minLength: 1, maxLength: 100, description: 'A tracking number (any case, spaces ignored) or part of a reference (any case).' },
+          q: { type: 'string', minLength: 1, maxLength: 100, description: "A tracking number (any case, spaces ignored), or part of a reference (any case), or part of the recipient's name or company (any case, with or without accents: `muller` finds Jürgen Müller)." },
         },
       },
       response: { 200: { type: 'array', items: { $ref: 'Shipment#' } }, ...errors(400, 401, 403) },

@@ -5,13 +5,13 @@ import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
 import { unprintable } from '../render/text.ts';
-import { RETURN_SERVICE, SERVICES, findService, packageLimit, type Carrier } from '../carriers/services.ts';
+import { RETURN_SERVICE, SERVICES, findService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -115,9 +115,10 @@ function printProblems(value: unknown, field: string, out: FieldProblem[]): void
 }
 
 /**
- * Routes a carrier does not run: the USPS services offered here are domestic, from and to the US and
- * the places its mail serves; only USPS delivers to APO, FPO and DPO addresses; DHL's Express
- * Worldwide and 12:00 carry between countries (a place told apart by its postal code counts as one).
+ * Routes a service does not run (its `reach`, carriers/services.ts): the USPS services offered here are
+ * domestic, from and to the US and the places its mail serves; the UPS and FedEx domestic services run
+ * within the US and Puerto Rico, their international ones and DHL Express between countries (a place
+ * told apart by its postal code counts as one); only USPS delivers to APO, FPO and DPO addresses.
  */
 function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const out: FieldProblem[] = [];
@@ -126,15 +127,31 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
       if (inUspsNetwork(input[side])) continue;
       out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose another carrier` });
     }
-  } else {
-    for (const side of ['from', 'to'] as const) {
-      if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
-    }
+    return out;
   }
-  if (input.carrier === 'DHL' && (input.service === 'express_worldwide' || input.service === 'express_12') && localPlaceOf(input.from) === localPlaceOf(input.to)) {
-    out.push({ field: `${prefix}service`, message: `DHL's ${input.service} carries parcels between countries; from and to are both in ${customsPlaceName(input.to)}` });
+  for (const side of ['from', 'to'] as const) {
+    if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
+  }
+  if (out.length) return out;
+  const reach = findService(input.carrier, input.service)?.reach;
+  const between = localPlaceOf(input.from) !== localPlaceOf(input.to);
+  const fits = (s: CarrierService) => s.reach === 'any' || (s.reach === 'international' ? between : inHomeNetwork(input));
+  const instead = () => {
+    const returns: string[] = Object.values(RETURN_SERVICE[input.carrier]);
+    const others = SERVICES[input.carrier].filter((s) => fits(s) && !returns.includes(s.code)).map((s) => s.code);
+    return others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no service here for that route`;
+  };
+  if (reach === 'international' && !between) {
+    out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} carries parcels between countries; from and to are both in ${customsPlaceName(input.to)}${instead()}` });
+  } else if (reach === 'domestic' && !inHomeNetwork(input)) {
+    out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} carries parcels within the United States and Puerto Rico, not from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}${instead()}` });
   }
   return out;
+}
+
+/** Both addresses in the UPS and FedEx domestic services' network: the United States' customs territory (the states, DC and Puerto Rico). */
+function inHomeNetwork(input: NewShipment): boolean {
+  return customsTerritoryOf(input.from) === 'US' && customsTerritoryOf(input.to) === 'US';
 }
 
 const CM = { cm: 1, in: 2.54 } as const;
@@ -236,7 +253,7 @@ export async function insertShipment(tx: Tx, accountId: string, input: NewShipme
     updated_at: now,
   };
   const shipment = toShipment(row);
-  await store.insertShipment(tx, row);
+  await store.insertShipment(tx, row, input.to);
   await recordDomainEvent(tx, { accountId, type: 'shipment.created', subjectId: row.id, data: shipment, at: now });
   return shipment;
 }
@@ -259,7 +276,7 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
   const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs) : undefined);
   const ret: NewShipment = {
     carrier: original.carrier,
-    service: input.service ?? RETURN_SERVICE[original.carrier],
+    service: input.service ?? RETURN_SERVICE[original.carrier][localPlaceOf(original.from) === localPlaceOf(original.to) ? 'domestic' : 'international'],
     from: original.to,
     to: original.from,
     parcel: original.parcel,
@@ -301,7 +318,7 @@ function notFound(id: string): NotFound {
 
 export type ShipmentFilter = store.ShipmentFilter;
 
-/** Newest first; the dashboard narrows the list by status, carrier, or a tracking number or reference. */
+/** Newest first, narrowed by status, carrier, or a search (a tracking number, a reference, a recipient: `ShipmentFilter`). */
 export async function listShipments(ctx: AppContext, accountId: string, page: Page, filter: ShipmentFilter = {}): Promise<Shipment[]> {
   return (await store.listShipments(ctx.db, accountId, page, filter)).map(toShipment);
 }

@@ -3,12 +3,27 @@ import { allColumns, type ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 import { sql } from 'kysely';
 
-export type ShipmentRow = ShipmentsTable;
+export type ShipmentRow = Omit<ShipmentsTable, 'recipient_search'>;
 
-const columns = allColumns<ShipmentsTable>()(['id', 'account_id', 'carrier', 'service', 'from_address', 'to_address', 'parcel', 'reference', 'messages', 'customs', 'return_of', 'status', 'label_id', 'tracking_number', 'created_at', 'updated_at']);
+const columns = allColumns<ShipmentRow>()(['id', 'account_id', 'carrier', 'service', 'from_address', 'to_address', 'parcel', 'reference', 'messages', 'customs', 'return_of', 'status', 'label_id', 'tracking_number', 'created_at', 'updated_at']);
 
-export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<void> {
-  await tx.insertInto('shipments').values(row).execute();
+/**
+ * Text as the shipment list's search compares it: letters without their accents, in small letters,
+ * spaces collapsed (`Müller` and `MULLER` read `muller`; `ΕΛΈΝΗ`, `ελενη`). Done here rather than by
+ * the database, whose `lower` changes only ASCII on SQLite. A change to it needs a migration that
+ * writes `recipient_search` again.
+ */
+export function searchFold(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** What a recipient is found by: their name and company, folded. */
+export function recipientSearch(to: { name: string; company?: string }): string {
+  return searchFold(to.company ? `${to.name} ${to.company}` : to.name);
+}
+
+export async function insertShipment(tx: Tx | Db, row: ShipmentRow, to: { name: string; company?: string }): Promise<void> {
+  await tx.insertInto('shipments').values({ ...row, recipient_search: recipientSearch(to) }).execute();
 }
 
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
@@ -33,7 +48,7 @@ export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<Sh
 export interface ShipmentFilter {
   status?: string;
   carrier?: string;
-  /** A tracking number (exactly, any case) or part of a reference (any case). */
+  /** A tracking number (exactly, any case and spacing), part of a reference (any case), or part of the recipient's name or company (any case, accents or none). */
   search?: string;
 }
 
@@ -45,7 +60,14 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   if (filter.search) {
     const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const tracking = filter.search.replace(/\s+/g, '').toUpperCase();
-    q = q.where((eb) => eb.or([eb('tracking_number', '=', tracking), eb(sql<string>`lower(reference)`, 'like', sql<string>`${pattern} escape '\\'`)]));
+    const recipient = `%${searchFold(filter.search).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) =>
+      eb.or([
+        eb('tracking_number', '=', tracking),
+        eb(sql<string>`lower(reference)`, 'like', sql<string>`${pattern} escape '\\'`),
+        eb('recipient_search', 'like', sql<string>`${recipient} escape '\\'`),
+      ]),
+    );
   }
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }

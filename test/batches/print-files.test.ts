@@ -74,7 +74,7 @@ forEachDatabase((database) => {
       const shipments = [
         sampleShipment,
         { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: { name: 'Lager', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' } },
-        { ...sampleShipment, carrier: 'FedEx', service: 'ground' },
+        { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' },
         { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide' },
         { ...sampleShipment, reference: 'fifth' },
       ];

@@ -177,8 +177,8 @@ describe('trackingNumberFor', () => {
     );
   });
 
-  it('puts the UPS service code after the account: ground 03, next_day_air 01, 2nd_day_air 02, 3_day_select 12', () => {
-    const expected = { ground: '03', next_day_air: '01', '2nd_day_air': '02', '3_day_select': '12' };
+  it('puts the UPS service code after the account: ground 03, next_day_air 01, 2nd_day_air 02, 3_day_select 12, worldwide_saver 65, worldwide_expedited 08', () => {
+    const expected = { ground: '03', next_day_air: '01', '2nd_day_air': '02', '3_day_select': '12', worldwide_saver: '65', worldwide_expedited: '08' };
     for (const [service, code] of Object.entries(expected)) {
       assert.equal(trackingNumberFor('UPS', 1n, service).slice(8, 10), code);
     }

@@ -63,7 +63,7 @@ forEachDatabase((database) => {
       const { data: shipment, error } = await api.POST('/v1/shipments', {
         body: {
           carrier: 'UPS',
-          service: 'ground',
+          service: 'worldwide_saver',
           from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
           to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
           parcel: { weight: { value: 1.2, unit: 'kg' } },
@@ -138,7 +138,7 @@ forEachDatabase((database) => {
       const withToken = createShippingClient({ baseUrl: base, accessToken: token.data.access_token });
       const listed = await withToken.GET('/v1/shipments');
       assert.equal(listed.data?.length, 2);
-      const refused = await withToken.POST('/v1/shipments', { body: { carrier: 'UPS', service: 'ground', from: shipment.from, to: shipment.to, parcel: shipment.parcel } });
+      const refused = await withToken.POST('/v1/shipments', { body: { carrier: 'UPS', service: 'worldwide_saver', from: shipment.from, to: shipment.to, parcel: shipment.parcel } });
       assert.equal(refused.response.status, 403);
       assert.equal(refused.error?.code, 'FORBIDDEN');
     });

@@ -29,7 +29,7 @@ forEachDatabase((database) => {
       const shipment = await created('/v1/shipments', sampleShipment, 'shipments');
       await created('/v1/labels', { shipmentId: shipment }, 'labels');
       await created(`/v1/shipments/${shipment}/returns`, {}, 'shipments');
-      const domestic = await created('/v1/shipments', { ...sampleShipment, from: { ...sampleShipment.to, name: 'A Sender' }, customs: undefined, reference: 'stamp' }, 'shipments');
+      const domestic = await created('/v1/shipments', { ...sampleShipment, service: 'ground', from: { ...sampleShipment.to, name: 'A Sender' }, customs: undefined, reference: 'stamp' }, 'shipments');
       await created('/v1/stamps', { shipmentId: domestic }, 'stamps');
       await created('/v1/webhooks', { url: 'https://hooks.example.com/shipping', events: ['shipment.created'] }, 'webhooks');
       await created('/v1/batches', { items: [{ shipment: sampleShipment }] }, 'batches', 202);

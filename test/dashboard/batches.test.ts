@@ -27,7 +27,7 @@ const TO_NY = { to_name: 'Ada Lovelace', to_street1: '350 Fifth Avenue', to_stre
 const DOMESTIC = { reference: 'Order 1', carrier: 'USPS', service: 'priority_mail', ...FROM, ...TO_NY, weight: '1.5', weight_unit: 'lb' };
 const s = sampleShipment;
 const INTERNATIONAL = {
-  reference: 'Order 2, "mugs"', carrier: 'UPS', service: 'ground',
+  reference: 'Order 2, "mugs"', carrier: 'UPS', service: 'worldwide_saver',
   from_name: s.from.name, from_company: s.from.company, from_street1: s.from.street1, from_city: s.from.city, from_postal_code: s.from.postalCode, from_country: s.from.country, from_phone: s.from.phone,
   ...TO_NY, to_name: s.to.name,
   weight: '1.2', weight_unit: 'kg', length: '30', width: '20', height: '10', dimension_unit: 'cm',

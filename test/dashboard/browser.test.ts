@@ -169,7 +169,7 @@ forEachDatabase((database) => {
       await accessible('new-shipment-empty');
       const s = sampleShipment as unknown as { from: Record<string, string>; to: Record<string, string>; customs: { contentsType: string; signer: string; items: Record<string, any>[] } };
       await page.getByLabel(label('Carrier')).selectOption('UPS');
-      await page.getByLabel(label('Service')).selectOption('ground');
+      await page.getByLabel(label('Service')).selectOption('worldwide_saver');
       await page.getByLabel(label('Reference')).fill('Order 4711');
       for (const [side, legend] of [['from', 'From (sender)'], ['to', 'To (recipient)']] as const) {
         const group = page.getByRole('group', { name: legend });
@@ -208,7 +208,7 @@ forEachDatabase((database) => {
       await page.getByRole('link', { name: 'Shipments', exact: true }).click();
       await page.getByRole('link', { name: 'Order 4711' }).waitFor();
       await accessible('shipments');
-      const search = page.getByRole('searchbox', { name: 'Tracking number or reference' });
+      const search = page.getByRole('searchbox', { name: 'Tracking number, reference or recipient' });
       // One column on a phone: the filters stacked, each as wide as the form.
       await page.setViewportSize({ width: 375, height: 800 });
       const boxes = await Promise.all([search, page.getByLabel(label('Status')), page.getByLabel(label('Carrier'))].map(async (l) => (await l.boundingBox())!));

@@ -193,7 +193,7 @@ forEachDatabase((database) => {
         assert.match(res.body, /<option value="UPS" selected>/);
         assert.doesNotMatch(res.body, /No shipment matches|<table/, 'no list under a refused search');
         // Announced like every refused form: a summary linking to the box.
-        assert.match(res.body, /<div class="error-summary" role="alert" tabindex="-1" id="error-summary">.*<a href="#f-q">Tracking number or reference: at most 100 characters/s);
+        assert.match(res.body, /<div class="error-summary" role="alert" tabindex="-1" id="error-summary">.*<a href="#f-q">Tracking number, reference or recipient: at most 100 characters/s);
         // 100 characters are a search like any other.
         assert.equal((await v.get(`/dashboard/shipments?q=${'y'.repeat(100)}`)).statusCode, 200);
       });

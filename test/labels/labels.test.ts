@@ -11,9 +11,9 @@ const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const DAY_MS = 24 * 3600 * 1000;
 
 const SHIPMENTS_BY_CARRIER: Record<Carrier, Record<string, unknown>> = {
-  UPS: { carrier: 'UPS', service: 'ground' },
+  UPS: { carrier: 'UPS', service: 'worldwide_saver' },
   USPS: { carrier: 'USPS', service: 'priority_mail', from: US_SENDER },
-  FedEx: { carrier: 'FedEx', service: 'priority_overnight' },
+  FedEx: { carrier: 'FedEx', service: 'international_priority' },
   DHL: { carrier: 'DHL', service: 'express_worldwide' },
 };
 
@@ -89,8 +89,8 @@ forEachDatabase((database) => {
       assert.deepEqual(JSON.parse(row.label_data), {
         labelId: label.id,
         carrier: 'UPS',
-        serviceCode: 'ground',
-        serviceName: 'UPS GROUND',
+        serviceCode: 'worldwide_saver',
+        serviceName: 'UPS WORLDWIDE SAVER',
         trackingNumber: label.trackingNumber,
         size: '4x8',
         shipDate: label.createdAt,

@@ -11,7 +11,7 @@ forEachDatabase((database) => {
       const acct = await t.newAccount();
       const as = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => t.app.inject({ method, url, headers: { 'x-api-key': acct.apiKey }, ...(payload ? { payload } : {}) });
       const made: { id: string; carrier: string; createdAt: string }[] = [];
-      for (const [carrier, service] of [['UPS', 'ground'], ['USPS', 'priority_mail'], ['UPS', 'next_day_air'], ['FedEx', 'ground']] as const) {
+      for (const [carrier, service] of [['UPS', 'worldwide_saver'], ['USPS', 'priority_mail'], ['UPS', 'worldwide_expedited'], ['FedEx', 'international_economy']] as const) {
         const shipment = (await as('POST', '/v1/shipments', { ...sampleShipment, carrier, service, ...(carrier === 'USPS' ? { from: US_SENDER } : {}) })).json();
         const label = await as('POST', '/v1/labels', { shipmentId: shipment.id, format: 'ZPL' });
         assert.equal(label.statusCode, 201, label.body);

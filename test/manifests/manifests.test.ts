@@ -103,11 +103,11 @@ forEachDatabase((database) => {
 
     it('the document: shipper, date, carrier, counts and weight per service, every tracking number, and its number as a barcode', async () => {
       const acct = await t.newAccount();
-      const labels = [...(await labelsOf(t, acct.apiKey, 2)), ...(await labelsOf(t, acct.apiKey, 1, { ...sampleShipment, service: 'next_day_air' }))];
+      const labels = [...(await labelsOf(t, acct.apiKey, 2)), ...(await labelsOf(t, acct.apiKey, 1, { ...sampleShipment, service: 'worldwide_expedited' }))];
       const m = (await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS' } })).json();
       const pdf = (await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload;
       const text = (await pdfText(pdf)).replace(/[ \t]+/g, ' ');
-      for (const field of [m.number, sampleShipment.from.name, m.createdAt.slice(0, 10), 'Carrier: UPS', 'UPS GROUND', 'UPS NEXT DAY AIR', 'Parcels: 3', '3.60 kg', ...labels.map((l) => l.trackingNumber)]) {
+      for (const field of [m.number, sampleShipment.from.name, m.createdAt.slice(0, 10), 'Carrier: UPS', 'UPS WORLDWIDE SAVER', 'UPS WORLDWIDE EXPEDITED', 'Parcels: 3', '3.60 kg', ...labels.map((l) => l.trackingNumber)]) {
         assert.ok(text.includes(field), `${field} in ${text.slice(0, 600)}`);
       }
       const found = await scan(await rasterizePdf(pdf, 203, { page: 1 }), { formats: ['Code128'] });

@@ -84,8 +84,8 @@ export const ALL_CARRIERS: LabelData[] = [UPS_LABEL, USPS_LABEL, FEDEX_LABEL, DH
 export const UPS_INTERNATIONAL: LabelData = {
   ...UPS_LABEL,
   labelId: 'lbl_0005',
-  serviceCode: 'next_day_air',
-  serviceName: 'UPS WORLDWIDE EXPRESS',
+  serviceCode: 'worldwide_saver',
+  serviceName: 'UPS WORLDWIDE SAVER',
   trackingNumber: '1Z5R89390357567127',
   to: {
     name: 'Иван Петров',

@@ -40,7 +40,8 @@ describe('ZPL document', () => {
     assert.match(await zplOf(ALL_CARRIERS[1]!), /\^BCN,\d+,N,N,N,N\^FD>;>842010118>89400111206206406260787\^FS/);
     assert.match(await zplOf(ALL_CARRIERS[2]!), /\^B7N,\d+,\d,\d+,,N\^FH\^FD/);
     assert.match(await zplOf(DHL_LABEL), /\^BXN,\d+,200,0,0,6\^FH\^FD\[\)>_1E06_1DJ3318810025/);
-    assert.match(await zplOf(UPS_INTERNATIONAL), /\^BD3,1,1\^FH\^FD\d{3}643125009/);
+    // MaxiCode mode 3: the service class (065, Worldwide Saver), Russia's numeric code, the postal code.
+    assert.match(await zplOf(UPS_INTERNATIONAL), /\^BD3,1,1\^FH\^FD065643125009/);
   });
 
   it('prints Latin-1 text with the resident font and other scripts as ^GF bitmaps', async () => {

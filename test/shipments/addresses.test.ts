@@ -98,6 +98,12 @@ forEachDatabase((database) => {
         [{ carrier: 'UPS', service: 'ground', to: apo }, 'to.state', /only USPS serves/],
         [{ carrier: 'FedEx', service: 'ground', from: apo, to: US }, 'from.state', /only USPS serves/],
         [{ carrier: 'DHL', service: 'express_worldwide', to: { name: 'B', street1: 'Unter den Linden 1', city: 'Berlin', postalCode: '10117', country: 'DE' } }, 'service', /between countries/],
+        // UPS's and FedEx's domestic services run within the US, their international ones between countries; the message names those that run the route.
+        [{ carrier: 'UPS', service: 'ground' }, 'service', /^UPS's ground carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_saver, worldwide_expedited$/],
+        [{ carrier: 'FedEx', service: 'priority_overnight' }, 'service', /^FedEx's priority_overnight carries parcels within the United States and Puerto Rico, not from DE to US; choose international_priority, international_economy$/],
+        [{ carrier: 'UPS', service: 'worldwide_saver', from: US_SENDER, to: US }, 'service', /^UPS's worldwide_saver carries parcels between countries; from and to are both in US; choose ground, 3_day_select, 2nd_day_air, next_day_air$/],
+        [{ carrier: 'FedEx', service: 'international_economy', from: US_SENDER, to: US }, 'service', /^FedEx's international_economy carries parcels between countries; from and to are both in US; choose ground, express_saver, 2day, priority_overnight$/],
+        [{ carrier: 'FedEx', service: 'ground', from: US_SENDER, to: { ...US, state: 'GU', postalCode: '96910', city: 'Hagatna' } }, 'service', /not from US to GU; choose international_priority/],
       ];
       for (const [override, field, message] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
@@ -115,13 +121,25 @@ forEachDatabase((database) => {
       // DHL Express Worldwide from the Spanish mainland to the Canary Islands goes between customs territories.
       const canaries = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: { name: 'A', street1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }, to: { name: 'B', street1: 'Calle Triana 1', city: 'Las Palmas de Gran Canaria', postalCode: '35002', country: 'ES' } } });
       assert.equal(canaries.statusCode, 201, canaries.body);
+      // Puerto Rico is in UPS's domestic network; UPS's return service runs both ways; the international services carry Berlin to New York.
+      const sanJuan = { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' };
+      for (const payload of [
+        { ...sampleShipment, carrier: 'UPS', service: 'ground', from: US_SENDER, to: sanJuan, customs: undefined },
+        { ...sampleShipment, carrier: 'UPS', service: 'return' },
+        { ...sampleShipment, carrier: 'UPS', service: 'return', from: US_SENDER, to: US, customs: undefined },
+        { ...sampleShipment, carrier: 'UPS', service: 'worldwide_expedited' },
+        { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' },
+      ]) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload });
+        assert.equal(res.statusCode, 201, `${payload.carrier} ${payload.service}: ${res.body}`);
+      }
     });
 
     it('a package heavier or larger than its carrier takes is refused naming the field, in the unit it was sent in', async () => {
       const before = await countRows(t.ctx, 'shipments');
       const cases: [Record<string, unknown>, Record<string, unknown>, Record<string, string>][] = [
-        [{}, { weight: { value: 5000, unit: 'kg' } }, { 'parcel.weight': '5000 kg is over what UPS ground takes: at most 150 lb (68.03 kg) a package' }],
-        [{ carrier: 'FedEx', service: 'ground' }, { weight: { value: 1, unit: 'kg' }, length: 10000, width: 1, height: 1, dimensionUnit: 'in' }, {
+        [{}, { weight: { value: 5000, unit: 'kg' } }, { 'parcel.weight': '5000 kg is over what UPS worldwide saver takes: at most 150 lb (68.03 kg) a package' }],
+        [{ carrier: 'FedEx', service: 'ground', from: US_SENDER, to: US, customs: undefined }, { weight: { value: 1, unit: 'kg' }, length: 10000, width: 1, height: 1, dimensionUnit: 'in' }, {
           'parcel.length': 'the longest side, 10000 in, is over what FedEx ground takes: at most 108 in',
           parcel: 'length and girth (the longest side and twice the other two) come to 10004 in, over what FedEx ground takes: at most 165 in',
         }],

@@ -167,9 +167,9 @@ forEachDatabase((database) => {
       assert.deepEqual(rules.json().details.map((d: { field: string }) => d.field), ['to.postalCode', 'customs.items[0].value.currency', 'customs.items[0].originCountry'], rules.body);
       assert.equal(await countRows(t.ctx, 'shipments'), before);
       // Domestic and within the EU: not needed, but kept when sent.
-      const domestic = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: undefined } });
+      const domestic = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, service: 'ground', from: US_FROM, customs: undefined } });
       assert.equal(domestic.statusCode, 201, domestic.body);
-      const kept = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: FULL_CUSTOMS } });
+      const kept = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, service: 'ground', from: US_FROM, customs: FULL_CUSTOMS } });
       assert.equal(kept.statusCode, 201);
       assert.deepEqual(kept.json().customs, FULL_CUSTOMS);
       const intraEu = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: undefined, carrier: 'DHL', service: 'express_worldwide', to: { name: 'Marie Curie', street1: '11 Rue Pierre et Marie Curie', city: 'Paris', postalCode: '75005', country: 'FR' } } });
@@ -211,7 +211,7 @@ forEachDatabase((database) => {
         // The UPU's forms give every weight in kilograms; the invoice keeps each line's own unit.
         const more = type === 'cn22' ? ['CN 22', 'Sale of goods', 'LIC-77', 'CERT-88', '2', '3', 'Net weight (kg)', '0.15 kg', 'Total net weight: 0.95 kg'] : ['COMMERCIAL INVOICE', 'Sale of goods', '20.00 EUR', '8.1667 EUR', '150 g'];
         for (const field of [...expected, ...more]) assert.ok(text.includes(field), `${type}: ${field} not found in ${text.slice(0, 400)}`);
-        assert.ok(text.includes('UPS GROUND') && !text.includes('UPS UPS'), `${type}: the service named once`);
+        assert.ok(text.includes('UPS WORLDWIDE SAVER') && !text.includes('UPS UPS'), `${type}: the service named once`);
       }
       const cn23 = (await pdfText((await get(t, big.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
       for (const field of ['CN 23', 'Gift', 'Treat as abandoned', big.trackingNumber]) assert.ok(cn23.includes(field), `cn23: ${field}`);
@@ -308,6 +308,26 @@ forEachDatabase((database) => {
       assert.equal(defaultService.service, 'ground_advantage_return');
       const uspsLabel = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: defaultService.id } });
       assert.equal(uspsLabel.statusCode, 201, uspsLabel.body);
+    });
+
+    it('a return takes the carrier\'s return service for its route: FedEx international_return between countries, ground_return within the US; one that does not run the route is 400', async () => {
+      const abroad = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' } })).json();
+      const home = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, customs: undefined, carrier: 'FedEx', service: 'ground' } })).json();
+      const abroadReturn = await t.request({ method: 'POST', url: `/v1/shipments/${abroad.id}/returns`, payload: {} });
+      assert.equal(abroadReturn.statusCode, 201, abroadReturn.body);
+      assert.equal(abroadReturn.json().service, 'international_return');
+      const homeReturn = await t.request({ method: 'POST', url: `/v1/shipments/${home.id}/returns`, payload: {} });
+      assert.equal(homeReturn.statusCode, 201, homeReturn.body);
+      assert.equal(homeReturn.json().service, 'ground_return');
+      const before = await countRows(t.ctx, 'shipments');
+      const wrongWay = await t.request({ method: 'POST', url: `/v1/shipments/${abroad.id}/returns`, payload: { service: 'ground_return' } });
+      assert.equal(wrongWay.statusCode, 400, wrongWay.body);
+      assert.deepEqual(wrongWay.json().details, [{ field: 'service', message: "FedEx's ground_return carries parcels within the United States and Puerto Rico, not from US to DE; choose international_priority, international_economy" }]);
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+      // The return's label prints the international return's banner.
+      const label = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: abroadReturn.json().id } });
+      assert.equal(label.statusCode, 201, label.body);
+      assert.match(await pdfText((await get(t, label.json().url)).rawPayload), /FEDEX INTL RETURN/);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
+import { fillRecipientSearch } from '../../src/db/migrations/0020_recipient_search.ts';
 
 forEachDatabase((database) => {
   const t = withTestApp(database);
@@ -146,6 +147,42 @@ forEachDatabase((database) => {
         assert.equal(res.statusCode, 400, query);
         assert.equal(res.json().details[0].field, field);
       }
+    });
+
+    it("finds a shipment by part of its recipient's name or company, in any case, with or without accents", async () => {
+      const acct = await t.newAccount();
+      const find = async (q: string) => {
+        const res = await t.app.inject({ method: 'GET', url: `/v1/shipments?q=${encodeURIComponent(q)}`, headers: { 'x-api-key': acct.apiKey } });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().map((x: { id: string }) => x.id) as string[];
+      };
+      const greek = await createShipment(t, {}, acct.apiKey);
+      const german = await createShipment(t, { to: { ...sampleShipment.to, name: 'Jürgen Müller', company: 'Straßen & Söhne' } }, acct.apiKey);
+      const other = await createShipment(t, { to: { ...sampleShipment.to, name: 'Ada Lovelace' } }, acct.apiKey);
+      assert.deepEqual(await find('muller'), [german.id], 'without the accent');
+      assert.deepEqual(await find('MÜLLER'), [german.id], 'in capitals, with it');
+      assert.deepEqual(await find('jürgen  müller'), [german.id], 'spaces collapsed');
+      assert.deepEqual(await find('söhne'), [german.id], 'the company');
+      assert.deepEqual(await find('ΕΛΈΝΗ'), [greek.id], 'Greek in capitals with its tonos');
+      assert.deepEqual(await find('παπαδοπουλου'), [greek.id], 'and in small letters without');
+      assert.deepEqual(await find('lovelace'), [other.id]);
+      assert.deepEqual(await find('New York'), [], 'the street and city are not searched');
+      assert.deepEqual(await find('name'), [], 'nor the stored JSON');
+      // Another account's recipient is not found.
+      assert.deepEqual((await t.app.inject({ method: 'GET', url: '/v1/shipments?q=muller', headers: { 'x-api-key': t.apiKey } })).json().filter((x: { id: string }) => x.id === german.id), []);
+    });
+
+    it('the migration that added the recipient search fills it for the shipments already there', async () => {
+      const acct = await t.newAccount();
+      const old = await createShipment(t, { to: { ...sampleShipment.to, name: 'Grace Hopper', company: 'Navy' } }, acct.apiKey);
+      // As a shipment written before the column was: empty.
+      await t.ctx.db.updateTable('shipments').set({ recipient_search: '' }).where('id', '=', old.id).execute();
+      const find = async () => (await t.app.inject({ method: 'GET', url: '/v1/shipments?q=hopper', headers: { 'x-api-key': acct.apiKey } })).json().map((x: { id: string }) => x.id);
+      assert.deepEqual(await find(), []);
+      await fillRecipientSearch(t.ctx.db as never);
+      assert.deepEqual(await find(), [old.id]);
+      const row = await t.ctx.db.selectFrom('shipments').select('recipient_search').where('id', '=', old.id).executeTakeFirstOrThrow();
+      assert.equal(row.recipient_search, 'grace hopper navy');
     });
   });
 });

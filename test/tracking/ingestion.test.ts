@@ -314,7 +314,7 @@ forEachDatabase((database) => {
     // A label issued at `at`, so that the events of its journey are in the past (no event may be more
     // than 24 hours ahead of the service's clock).
     const issuedAt = async (at: string) => {
-      const label = await createLabel(t, { service: 'next_day_air' });
+      const label = await createLabel(t, { service: 'next_day_air', from: US_SENDER, customs: undefined });
       await t.ctx.db.updateTable('labels').set({ created_at: at }).where('id', '=', label.id).execute();
       return { ...label, createdAt: at };
     };

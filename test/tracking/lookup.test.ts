@@ -254,7 +254,7 @@ forEachDatabase((database) => {
 
   describe('GET /v1/labels/{id}/trackingnumber: a label without events', () => {
     it('is pre_transit with no events and the service transit time from label creation', async () => {
-      const fresh = await createLabel(t, { carrier: 'FedEx', service: '2day' });
+      const fresh = await createLabel(t, { carrier: 'FedEx', service: 'international_economy' });
       const res = await lookup(t, fresh.id, 'format=carrier-specific');
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), {
@@ -262,7 +262,7 @@ forEachDatabase((database) => {
         carrier: 'FedEx',
         trackingUrl: trackingUrl('FedEx', fresh.trackingNumber),
         status: 'pre_transit',
-        estimatedDelivery: estimateDelivery('FedEx', '2day', new Date(fresh.createdAt)).toISOString(),
+        estimatedDelivery: estimateDelivery('FedEx', 'international_economy', new Date(fresh.createdAt)).toISOString(),
         events: [],
         carrierDetails: { carrier: 'FedEx', status: carrierStatusCode('FedEx', 'pre_transit'), events: [] },
       });

@@ -52,7 +52,7 @@ forEachDatabase((database) => {
       const worker = startWorker(t.ctx, [sandboxJob()]);
       try {
         const delivered = await createLabel(t);
-        const exception = await createLabel(t, { carrier: 'FedEx', service: 'ground', reference: 'Order 7 SANDBOX_EXCEPTION' });
+        const exception = await createLabel(t, { carrier: 'FedEx', service: 'international_priority', reference: 'Order 7 SANDBOX_EXCEPTION' });
         const returned = await createLabel(t, { carrier: 'DHL', service: 'express_worldwide', reference: 'sandbox_returned' });
         await until(finished(t, [delivered, exception, returned]), 'three parcels to finish');
 
