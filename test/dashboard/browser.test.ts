@@ -69,7 +69,8 @@ forEachDatabase((database) => {
       hooks = await receiver();
       await createUser(t.ctx.db, t.accountId, email, PASSWORD);
       // A phone-sized window: the pages must work there too.
-      context = await browser.newContext({ locale: 'en-US', viewport: { width: 412, height: 915 }, acceptDownloads: true });
+      // A warehouse in Chicago: its times are shown in its zone.
+      context = await browser.newContext({ locale: 'en-US', timezoneId: 'America/Chicago', viewport: { width: 412, height: 915 }, acceptDownloads: true });
       page = await context.newPage();
       page.setDefaultTimeout(15_000);
       page.on('console', (m) => {
@@ -217,6 +218,10 @@ forEachDatabase((database) => {
       await search.fill(trackingNumber.toLowerCase());
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByRole('link', { name: 'Order 4711' }).waitFor();
+      // The recipient's name, in small letters and without its accents.
+      await search.fill('ελενη παπαδοπουλου');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('link', { name: 'Order 4711' }).waitFor();
       await search.fill('no such parcel');
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByText('No shipment matches.').waitFor();
@@ -225,6 +230,13 @@ forEachDatabase((database) => {
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByRole('link', { name: 'Order 4711' }).click();
       await page.getByRole('heading', { level: 1, name: 'Shipment Order 4711' }).waitFor();
+      // Times in the reader's zone and language, the UTC one kept as the title.
+      const created = page.locator('time').first();
+      const [text, title, datetime] = [await created.textContent(), await created.getAttribute('title'), await created.getAttribute('datetime')];
+      assert.match(title ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+      const chicago = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Chicago', hour: '2-digit', hourCycle: 'h23' }).format(new Date(datetime!));
+      assert.match(text ?? '', /CST$/, `${text}`);
+      assert.ok(text!.includes(`${Number(chicago) % 12 || 12}:`), `${text} shows the hour in Chicago (${chicago})`);
     });
 
     it('shows the label preview, and downloads the label as a PDF', async () => {

@@ -7,7 +7,22 @@
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
 //   opens, so a screen reader reads it first. A summary link to a group of fields (a fieldset, which
 //   cannot take the focus) moves the focus to the group's first control.
+// - Times are shown in the reader's own time zone and language ("29 Nov 2026, 04:42:10 CET"); the page
+//   gives them in UTC, which is what it shows without script, and that stays in the element's title.
+
+/** Every time of `root` in the browser's zone and language, the UTC text kept as its title. */
+const localTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+const localize = (root) => {
+  for (const element of root.querySelectorAll('time[datetime]')) {
+    const at = new Date(element.getAttribute('datetime'));
+    if (Number.isNaN(at.getTime()) || element.hasAttribute('title')) continue;
+    element.title = element.textContent;
+    element.textContent = localTime.format(at);
+  }
+};
+
 document.addEventListener('DOMContentLoaded', () => {
+  localize(document);
   const first = document.getElementById('error-summary') ?? document.getElementById('notice');
   if (first) first.focus();
   document.getElementById('error-summary')?.addEventListener('click', (event) => {
@@ -51,6 +66,8 @@ document.addEventListener('DOMContentLoaded', () => {
       if (response.ok) {
         const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(region.id);
         if (fresh) {
+          // As this page shows them, so only a real change is drawn again.
+          localize(fresh);
           for (const next of fresh.querySelectorAll('[data-live][id]')) waiting.set(next.id, next);
           apply();
           if (!fresh.hasAttribute('data-refresh')) {
