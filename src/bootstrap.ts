@@ -69,7 +69,7 @@ export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey 
   if (config.bootstrapApiKey) await ensureApiKey(db, accountId, config.bootstrapApiKey);
   if (config.bootstrapClientId && config.bootstrapClientSecret) await ensureClient(db, accountId, config.bootstrapClientId, config.bootstrapClientSecret);
   if (!config.bootstrapApiKey && config.env === 'development' && firstRunKey) {
-    if (!(await hasApiKey(db, accountId))) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false)).key };
+    if (!(await hasApiKey(db, accountId))) return { createdKey: (await createApiKey(db, accountId, ALL_SCOPES, false, { name: 'made at the first start' })).key };
   }
   return {};
 }

@@ -55,12 +55,34 @@ export function apiKeyPrefix(live: boolean): string {
 
 const DISPLAY_PREFIX_LENGTH = 16;
 
-/** Creates a key and returns it whole: this is the only time it is ever visible. */
-export async function createApiKey(db: Db, accountId: string, scopes: readonly Scope[], live: boolean, exactKey?: string): Promise<{ id: string; key: string; prefix: string }> {
-  const key = exactKey ?? apiKeyPrefix(live) + randomToken(32);
+/** The longest name of an API key. */
+export const API_KEY_NAME_MAX = 100;
+
+/** What is wrong with a key's name as given (already trimmed), if anything. */
+export function apiKeyNameProblem(name: string): string | undefined {
+  if ([...name].length > API_KEY_NAME_MAX) return `must be at most ${API_KEY_NAME_MAX} characters`;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'must not contain control characters (a line break, a tab)';
+  return undefined;
+}
+
+/** A key's name as given (`--name`), trimmed, or 400 naming `name`. */
+export function apiKeyName(given: unknown): string {
+  const name = typeof given === 'string' ? given.trim() : '';
+  const problem = apiKeyNameProblem(name);
+  if (problem) throw new InvalidInput(`name ${problem}`, [{ field: 'name', message: problem }]);
+  return name;
+}
+
+/**
+ * Creates a key and returns it whole: this is the only time it is ever visible. `name` says what it
+ * is for (trimmed; at most API_KEY_NAME_MAX characters, checked by the callers that take it from people).
+ */
+export async function createApiKey(db: Db, accountId: string, scopes: readonly Scope[], live: boolean, options: { name?: string; exactKey?: string } = {}): Promise<{ id: string; key: string; prefix: string }> {
+  const key = options.exactKey ?? apiKeyPrefix(live) + randomToken(32);
   const id = uuidv7();
   const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
-  await db.insertInto('api_keys').values({ id, account_id: accountId, prefix, hash: sha256Hex(key), scopes: scopeString(scopes), created_at: isoNow(), revoked_at: null }).execute();
+  const name = (options.name ?? '').trim();
+  await db.insertInto('api_keys').values({ id, account_id: accountId, prefix, hash: sha256Hex(key), scopes: scopeString(scopes), name, created_at: isoNow(), revoked_at: null }).execute();
   return { id, key, prefix };
 }
 
@@ -70,7 +92,7 @@ export async function ensureApiKey(db: Db, accountId: string, key: string): Prom
   const existing = await db.selectFrom('api_keys').select('id').where('hash', '=', hash).executeTakeFirst();
   if (existing) return;
   try {
-    await createApiKey(db, accountId, ALL_SCOPES, key.startsWith('sk_live_'), key);
+    await createApiKey(db, accountId, ALL_SCOPES, key.startsWith('sk_live_'), { exactKey: key, name: 'BOOTSTRAP_API_KEY' });
   } catch (err) {
     // Another process inserted it in the meantime.
     if (!(await db.selectFrom('api_keys').select('id').where('hash', '=', hash).executeTakeFirst())) throw err;
@@ -152,7 +174,7 @@ export async function isClientActive(db: Db, clientId: string): Promise<boolean>
 }
 
 export async function listApiKeys(db: Db, accountId?: string) {
-  let q = db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select(['api_keys.id', 'api_keys.prefix', 'api_keys.scopes', 'api_keys.created_at', 'api_keys.revoked_at', 'accounts.name as account']);
+  let q = db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select(['api_keys.id', 'api_keys.prefix', 'api_keys.name', 'api_keys.scopes', 'api_keys.created_at', 'api_keys.revoked_at', 'accounts.name as account']);
   if (accountId) q = q.where('api_keys.account_id', '=', accountId);
   return q.orderBy('api_keys.created_at').execute();
 }

@@ -5,7 +5,7 @@ import { ConfigError, DEFAULT_DATABASE_URL, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeContext, databaseProblem, openContext } from '../bootstrap.ts';
 import { AppError, NotFound } from '../errors.ts';
-import { createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
+import { apiKeyName, createAccount, createApiKey, createClient, findAccount, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
 import { revokeGrants } from '../oauth/authorize.ts';
 import { createUser, disableUser } from '../oauth/users.ts';
 import type { AppContext } from '../context.ts';
@@ -15,8 +15,9 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
   account create <name>                         create an account; prints its id
   account list                                  list accounts
-  key create --account <id|name> [--scopes "…"] create an API key; prints it once
-  key list [--account <id|name>]                list keys (display prefix only)
+  key create --account <id|name> [--scopes "…"] [--name <what it is for>]
+                                                create an API key; prints it once
+  key list [--account <id|name>]                list keys (display prefix and name only)
   key revoke <prefix>                           revoke the key starting with <prefix>
   client create --account <id|name> [--scopes "…"] [--name <n>] [--redirect-uri <uri>]…
                                                 create an OAuth client; prints id and secret once
@@ -74,14 +75,15 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     }
     case 'key create': {
       const a = await account();
-      const k = await createApiKey(ctx.db, a.id, resolveScopes(values.scopes), live);
-      return { json: { key: k.key }, text: `API key for ${a.name} (shown once, keep it):\n${k.key}` };
+      const name = apiKeyName(values.name);
+      const k = await createApiKey(ctx.db, a.id, resolveScopes(values.scopes), live, { name });
+      return { json: { key: k.key }, text: `API key${name ? ` "${name}"` : ''} for ${a.name} (shown once, keep it):\n${k.key}` };
     }
     case 'key list': {
       const rows = await listApiKeys(ctx.db, values.account ? (await account()).id : undefined);
       return {
-        json: { keys: rows.map((r) => ({ prefix: r.prefix, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })) },
-        text: rows.map((r) => `${r.prefix}…  ${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
+        json: { keys: rows.map((r) => ({ prefix: r.prefix, name: r.name, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })) },
+        text: rows.map((r) => `${r.prefix}…  ${r.name ? `"${r.name}"  ` : ''}${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
       };
     }
     case 'key revoke': {

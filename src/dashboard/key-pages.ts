@@ -2,21 +2,23 @@
 // button to revoke one. A new key is shown once, in the answer to the form that created it; it is
 // never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createApiKey, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
+import { API_KEY_NAME_MAX, apiKeyNameProblem, createApiKey, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
 import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
 import { NotFound, type FieldProblem } from '../errors.ts';
 import { idParams } from '../http/schemas.ts';
-import { actionButton, confirmation, csrfField, errorSummary, fieldId, html, Html, table, time } from './html.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 
 /** A key made a moment ago, in the page that answers its form. */
 interface NewKey {
   key: string;
+  name: string;
   scopes: readonly Scope[];
 }
 
 interface KeysView {
-  /** The scopes ticked in the form. */
+  /** The name and the scopes ticked in the form. */
+  name?: string;
   checked?: readonly string[];
   problems?: FieldProblem[];
   created?: NewKey;
@@ -43,7 +45,7 @@ ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
 
 function newKeyBox(created: NewKey): Html {
   return html`<section class="new-key" aria-labelledby="new-key-heading">
-<h2 id="new-key-heading">Your new API key</h2>
+<h2 id="new-key-heading">Your new API key, ${created.name}</h2>
 <p role="alert"><strong>Copy the key now: it will not be shown again.</strong> Only a hash of it is stored, so nobody can show it to you later. If you lose it, revoke it and create another.</p>
 <p class="secret" id="new-key"><code>${created.key}</code></p>
 <p>Send it in the <code>X-API-Key</code> header of every request. Its scopes: ${scopesText(created.scopes)}.</p>
@@ -69,8 +71,9 @@ ${view.created ? newKeyBox(view.created) : ''}
 <h2 id="keys-list">Keys of ${user.accountName}</h2>
 ${table(
   'API keys, oldest first',
-  ['Key', 'Scopes', 'Created', 'State', 'Action'],
+  ['Name', 'Key', 'Scopes', 'Created', 'State', 'Action'],
   keys.map((k) => [
+    html`${k.name || '—'}`,
     html`<code>${k.prefix}…</code>`,
     html`${scopesText(k.scopes.split(' ').filter(Boolean))}`,
     time(k.created_at),
@@ -83,9 +86,10 @@ ${table(
 </section>
 <section aria-labelledby="keys-create">
 <h2 id="keys-create">Create a key</h2>
-${errorSummary(problems)}
+${errorSummary(problems, undefined, new Map([['name', 'Name'], ['scopes', 'Scopes']]))}
 <form method="post" action="${d.base}/keys" novalidate>
 ${csrfField(token)}
+${field({ label: 'Name', name: 'name', value: view.name ?? '', required: true, maxLength: API_KEY_NAME_MAX, hint: 'What uses the key (the store\'s checkout, the packing station\'s printer), so whoever revokes it knows what stops working.', errors: fieldErrors(problems) })}
 ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
 <p class="hint">Keys made here start with <code>${keyStart}</code>${live ? '' : ' (outside production)'}.</p>
 <button type="submit">Create the key</button>
@@ -104,20 +108,21 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
+      const name = d.form(request).one('name').trim();
       const given = d.form(request).all('scopes');
       const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
       const unknown = given.filter((s) => canonicalScope(s) === null);
-      const problems: FieldProblem[] = unknown.length
-        ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }]
-        : scopes.length === 0
-          ? [{ field: 'scopes', message: 'choose at least one scope' }]
-          : [];
-      if (problems.length) return keysPage(request, reply, { checked: scopes, problems, status: 400 });
+      const nameProblem = name ? apiKeyNameProblem(name) : 'is required: say what uses the key';
+      const problems: FieldProblem[] = [
+        ...(nameProblem ? [{ field: 'name', message: nameProblem }] : []),
+        ...(unknown.length ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }] : scopes.length === 0 ? [{ field: 'scopes', message: 'choose at least one scope' }] : []),
+      ];
+      if (problems.length) return keysPage(request, reply, { name, checked: scopes, problems, status: 400 });
       const { accountId, userId } = d.user(request);
-      const created = await createApiKey(d.ctx.db, accountId, scopes, live);
+      const created = await createApiKey(d.ctx.db, accountId, scopes, live, { name });
       request.log.info({ user: userId, key: created.prefix }, 'dashboard api key created');
       // Shown on the page the form redirects to, once: refreshing it never makes a second key.
-      return d.redirectOnce(reply, '/keys/new', JSON.stringify({ key: created.key, scopes }));
+      return d.redirectOnce(reply, '/keys/new', JSON.stringify({ key: created.key, name, scopes }));
     },
   });
 
@@ -127,7 +132,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     handler: async (request, reply) => {
       const once = d.takeOnce(request, reply, '/keys/new');
       if (!once) return d.redirect(reply, '/keys', 'A new key is shown once, on the page right after its form. If you did not keep it, revoke it and create another.');
-      const created = JSON.parse(once) as { key: string; scopes: Scope[] };
+      const created = JSON.parse(once) as NewKey;
       return keysPage(request, reply, { created });
     },
   });
@@ -145,7 +150,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
           title: 'Revoke the key?',
           section: 'keys',
           body: confirmation({
-            question: `Revoke the key ${key.prefix}…?`,
+            question: `Revoke the key ${key.name ? `“${key.name}” (${key.prefix}…)` : `${key.prefix}…`}?`,
             consequence: 'Every request with it is refused from then on. This cannot be undone: whoever uses it needs a new key.',
             action: `${d.base}/keys/${key.id}/revoke`,
             button: `Revoke ${key.prefix}…`,

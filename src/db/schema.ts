@@ -16,6 +16,8 @@ export interface ApiKeysTable {
   /** SHA-256 of the whole key, hex. */
   hash: string;
   scopes: string;
+  /** What the key is for, as whoever made it wrote it ('' for keys made before keys had names). */
+  name: string;
   created_at: string;
   revoked_at: string | null;
 }

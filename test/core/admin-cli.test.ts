@@ -40,7 +40,9 @@ forEachDatabase((database) => {
     revokedKey = acct.apiKey;
     const prefix = acct.apiKey.slice(0, 16);
     runs.account = runAdmin(['account', 'create', accountName, '--json'], env);
-    runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--json'], env);
+    runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--name', ' Store checkout ', '--json'], env);
+    runs.keysText = runs.key.then(() => runAdmin(['key', 'list', '--account', t.accountId], env));
+    runs.badName = runAdmin(['key', 'create', '--account', t.accountId, '--name', 'x'.repeat(101), '--json'], env);
     runs.client = runAdmin(['client', 'create', '--account', t.accountId, '--scopes', 'read:shipments write:shipments', '--json'], env);
     runs.error = runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
     runs.accountAgain = runs.account.then(() => runAdmin(['account', 'create', accountName, '--json'], env));
@@ -100,6 +102,15 @@ forEachDatabase((database) => {
       assert.equal(read.statusCode, 200);
       const write = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': created.key }, payload: {} });
       assert.equal(write.statusCode, 403);
+      // Its name, trimmed, is kept and listed beside its prefix; a name too long makes no key.
+      const text = await runs.keysText!;
+      assert.equal(text.code, 0, text.stderr);
+      assert.ok(text.stdout.split('\n').some((l) => l.startsWith(`${created.key.slice(0, 16)}…  "Store checkout"  `)), text.stdout);
+      const bad = await runs.badName!;
+      assert.equal(bad.code, 2);
+      assert.match(oneJsonObject(bad.stdout).error, /name must be at most 100 characters/);
+      const named = await t.ctx.db.selectFrom('api_keys').select('name').where('account_id', '=', t.accountId).execute();
+      assert.deepEqual(named.map((r) => r.name).filter((n) => n !== '').sort(), ['Store checkout']);
     });
 
     it('client create prints one JSON object {clientId, clientSecret}; the client gets tokens', async () => {

@@ -351,6 +351,7 @@ forEachDatabase((database) => {
     it('creates an API key that is shown once and works, then revokes it', async () => {
       await page.getByRole('link', { name: 'API keys' }).click();
       await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+      await page.getByLabel(label('Name')).fill('Packing station 2');
       await page.getByRole('button', { name: 'Create the key' }).click();
       const key = ((await page.locator('#new-key').textContent()) ?? '').trim();
       assert.match(key, /^sk_test_/);
@@ -360,7 +361,7 @@ forEachDatabase((database) => {
       assert.equal(await page.locator('#new-key').count(), 0, 'never shown again');
       const prefix = key.slice(0, 16);
       await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
-      await page.getByRole('heading', { level: 1, name: `Revoke the key ${prefix}…?` }).waitFor();
+      await page.getByRole('heading', { level: 1, name: `Revoke the key “Packing station 2” (${prefix}…)?` }).waitFor();
       assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200, 'not revoked before the second press');
       await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
       await page.getByRole('status').waitFor();

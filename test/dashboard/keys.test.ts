@@ -24,7 +24,7 @@ forEachDatabase((database) => {
     t.app.inject({ method: 'POST', url, headers: { cookie: [...v.cookies].map(([k, val]) => `${k}=${val}`).join('; '), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
   /** Creates a key through the form and answers it as the page showed it. */
   async function createKey(v: Visitor, scopes: string | string[] = [...ALL_SCOPES]): Promise<string> {
-    const posted = await v.post('/dashboard/keys', { scopes }, '/dashboard/keys');
+    const posted = await v.post('/dashboard/keys', { name: 'Packing station 2', scopes }, '/dashboard/keys');
     assert.equal(posted.statusCode, 303, posted.body.slice(0, 500));
     const res = await v.get('/dashboard/keys/new');
     assert.equal(res.statusCode, 200, res.body.slice(0, 500));
@@ -41,7 +41,7 @@ forEachDatabase((database) => {
       assert.equal(res.body.match(/<h1[ >]/g)?.length, 1);
       assert.match(res.body, /<h2 id="keys-create">Create a key<\/h2>/);
       assert.match(res.body, /<caption>API keys, oldest first<\/caption>/);
-      for (const h of ['Key', 'Scopes', 'Created', 'State', 'Action']) assert.ok(res.body.includes(`<th scope="col">${h}</th>`), h);
+      for (const h of ['Name', 'Key', 'Scopes', 'Created', 'State', 'Action']) assert.ok(res.body.includes(`<th scope="col">${h}</th>`), h);
       // The account's key from the test set-up: its prefix, never the key.
       assert.ok(res.body.includes(`<code>${acct.apiKey.slice(0, 16)}…</code>`));
       assert.ok(!res.body.includes(acct.apiKey));
@@ -56,13 +56,14 @@ forEachDatabase((database) => {
   describe('POST /dashboard/keys', () => {
     it('shows the new key once, on the page the form redirects to, and the key works against the API', async () => {
       const { acct, v } = await user();
-      const posted = await v.post('/dashboard/keys', { scopes: [...ALL_SCOPES] }, '/dashboard/keys');
+      const posted = await v.post('/dashboard/keys', { name: '  The store <checkout>  ', scopes: [...ALL_SCOPES] }, '/dashboard/keys');
       assert.equal(posted.statusCode, 303);
       assert.equal(posted.headers.location, '/dashboard/keys/new');
       const res = await v.get('/dashboard/keys/new');
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.match(res.body, /it will not be shown again/);
+      assert.match(res.body, /<h2 id="new-key-heading">Your new API key, The store &#60;checkout&#62;<\/h2>/, 'named, trimmed and escaped');
       const key = KEY.exec(res.body)![1]!;
       assert.match(key, /^sk_test_/);
       assert.equal((await withKey(key)).statusCode, 200);
@@ -74,10 +75,13 @@ forEachDatabase((database) => {
       assert.ok(!list.body.includes(key));
       assert.ok(!KEY.test(list.body));
       assert.ok(!t.logs.join('').includes(key), 'the key is not logged');
-      assert.match(list.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>all scopes</td>`));
+      assert.match(list.body, new RegExp(`<td>The store &#60;checkout&#62;</td><td><code>${key.slice(0, 16)}…</code></td><td>all scopes</td>`));
       const stored = await listApiKeys(t.ctx.db, acct.accountId);
       assert.equal(stored.length, 2);
       assert.equal(stored[1]!.prefix, key.slice(0, 16));
+      assert.equal(stored[1]!.name, 'The store <checkout>');
+      // The set-up key has no name: a dash.
+      assert.ok(list.body.includes(`<td>—</td><td><code>${acct.apiKey.slice(0, 16)}…</code></td>`));
     });
 
     it('refreshing the page of the new key never makes another key, nor shows the key again', async () => {
@@ -103,15 +107,32 @@ forEachDatabase((database) => {
 
     it('refuses a form without scopes, or with an unknown one: 400, the message beside the scopes, no key', async () => {
       const { acct, v } = await user();
-      const none = await v.post('/dashboard/keys', {}, '/dashboard/keys');
+      const none = await v.post('/dashboard/keys', { name: 'Printer' }, '/dashboard/keys');
       assert.equal(none.statusCode, 400);
       assert.match(none.body, /<p class="error" id="f-scopes-error">choose at least one scope<\/p>/);
       assert.match(none.body, /<fieldset id="f-scopes" class="checks invalid" aria-describedby="f-scopes-error">/);
       assert.ok(!none.body.includes(' checked>'), 'the form comes back as it was sent');
-      const unknown = await v.post('/dashboard/keys', { scopes: ['read:shipments', 'admin:everything'] }, '/dashboard/keys');
+      const unknown = await v.post('/dashboard/keys', { name: 'Printer', scopes: ['read:shipments', 'admin:everything'] }, '/dashboard/keys');
       assert.equal(unknown.statusCode, 400);
       assert.match(unknown.body, /<p class="error" id="f-scopes-error">must be one of read:labels/);
       assert.ok(!KEY.test(none.body) && !KEY.test(unknown.body));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 1);
+    });
+
+    it('refuses a key without a name, or with one too long: 400, the message beside the name, the form as sent, no key', async () => {
+      const { acct, v } = await user();
+      const cases: [string, RegExp][] = [
+        ['   ', /is required: say what uses the key/],
+        ['x'.repeat(101), /must be at most 100 characters/],
+      ];
+      for (const [name, message] of cases) {
+        const res = await v.post('/dashboard/keys', { name, scopes: 'read:labels' }, '/dashboard/keys');
+        assert.equal(res.statusCode, 400, JSON.stringify(name));
+        assert.match(res.body, new RegExp(`<p class="error" id="f-name-error">${message.source}`));
+        assert.match(res.body, /<a href="#f-name">Name: /, 'in the summary');
+        assert.match(res.body, /value="read:labels" checked>/, 'the scopes as sent');
+        assert.ok(!KEY.test(res.body));
+      }
       assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 1);
     });
 
@@ -136,7 +157,7 @@ forEachDatabase((database) => {
       // The button asks first: a page naming the key, with the real button and a way back; nothing revoked yet.
       const asked = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');
       assert.equal(asked.statusCode, 200);
-      assert.match(asked.body, new RegExp(`<h1>Revoke the key ${key.slice(0, 16)}…\\?</h1>`));
+      assert.match(asked.body, new RegExp(`<h1>Revoke the key “Packing station 2” \\(${key.slice(0, 16)}…\\)\\?</h1>`));
       assert.match(asked.body, /This cannot be undone/);
       assert.match(asked.body, /<input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Revoke /);
       assert.match(asked.body, /<a href="\/dashboard\/keys">Cancel<\/a>/);
