@@ -20,7 +20,7 @@ async function seedShipments(app: BenchServer): Promise<string[]> {
           ids.push(id);
           return {
             id, account_id: app.accountId!, carrier: 'UPS', service: 'ground', from_address: address('10115'), to_address: address('80331'),
-            parcel: JSON.stringify({ weight: { value: 1, unit: 'kg' } }), reference: null, status: 'created', label_id: null, tracking_number: null, created_at: now, updated_at: now, recipient_search: 'bench',
+            parcel: JSON.stringify({ weight: { value: 1, unit: 'kg' } }), reference: null, status: 'created', label_id: null, tracking_number: null, created_at: now, updated_at: now, recipient_search: '',
           };
         });
         await tx.insertInto('shipments').values(rows).execute();

@@ -14,6 +14,7 @@ import { processBatches } from './batches/service.ts';
 import type { metricsSnapshot } from './metrics.ts';
 import { scanManifests } from './manifests/service.ts';
 import { purgeSessions } from './dashboard/service.ts';
+import { fillRecipientSearch } from './shipments/service.ts';
 
 const BUSY_WINDOW_MS = 1000;
 /** The longest pause after runs of a job that failed in a row. */
@@ -29,6 +30,7 @@ export function jobs(): Job[] {
     { name: 'sandbox-carrier', run: runSandbox },
     { name: 'batches', run: processBatches },
     { name: 'manifest-scans', run: scanManifests },
+    { name: 'recipient-search', run: (ctx) => fillRecipientSearch(ctx), idleMs: 60_000 },
     ...webhookJobs(),
   ];
 }

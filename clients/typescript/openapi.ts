@@ -2900,7 +2900,7 @@ export interface operations {
                  *         {
                  *           "shipment": {
                  *             "carrier": "UPS",
-                 *             "service": "ground",
+                 *             "service": "worldwide_saver",
                  *             "from": {
                  *               "name": "Jürgen Müller",
                  *               "street1": "Hauptstraße 5",
@@ -2922,7 +2922,27 @@ export interface operations {
                  *                 "unit": "kg"
                  *               }
                  *             },
-                 *             "reference": "Order #1001"
+                 *             "reference": "Order #1001",
+                 *             "customs": {
+                 *               "contentsType": "merchandise",
+                 *               "signer": "Jürgen Müller",
+                 *               "items": [
+                 *                 {
+                 *                   "description": "Ceramic mug",
+                 *                   "quantity": 2,
+                 *                   "netWeight": {
+                 *                     "value": 0.8,
+                 *                     "unit": "kg"
+                 *                   },
+                 *                   "value": {
+                 *                     "amount": 40,
+                 *                     "currency": "EUR"
+                 *                   },
+                 *                   "hsCode": "691200",
+                 *                   "originCountry": "DE"
+                 *                 }
+                 *               ]
+                 *             }
                  *           }
                  *         }
                  *       ],
@@ -2949,10 +2969,10 @@ export interface operations {
                             /** @description Free text printed on the label. */
                             reference?: string;
                             /**
-                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries; UPS return both.
+                             * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, UPS return, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, UPS worldwide_return, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries (for UPS and FedEx not within their United States network).
                              * @enum {string}
                              */
-                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                            service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "worldwide_return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                             to: components["schemas"]["Address"];
                         };
                         /** Format: uuid */
@@ -7675,7 +7695,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "carrier": "UPS",
-                 *       "service": "ground",
+                 *       "service": "worldwide_saver",
                  *       "from": {
                  *         "name": "Jürgen Müller",
                  *         "street1": "Hauptstraße 5",
@@ -7697,7 +7717,27 @@ export interface operations {
                  *           "unit": "kg"
                  *         }
                  *       },
-                 *       "reference": "Order #1001"
+                 *       "reference": "Order #1001",
+                 *       "customs": {
+                 *         "contentsType": "merchandise",
+                 *         "signer": "Jürgen Müller",
+                 *         "items": [
+                 *           {
+                 *             "description": "Ceramic mug",
+                 *             "quantity": 2,
+                 *             "netWeight": {
+                 *               "value": 0.8,
+                 *               "unit": "kg"
+                 *             },
+                 *             "value": {
+                 *               "amount": 40,
+                 *               "currency": "EUR"
+                 *             },
+                 *             "hsCode": "691200",
+                 *             "originCountry": "DE"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -7711,10 +7751,10 @@ export interface operations {
                     /** @description Free text printed on the label. */
                     reference?: string;
                     /**
-                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries; UPS return both.
+                     * @description One of the carrier's services: UPS: ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return; FedEx: ground, express_saver, 2day, priority_overnight, international_priority, international_economy, ground_return, international_return; DHL: express_worldwide, express_12, express_worldwide_return. Another carrier's service is 400, and so is one that does not run from `from` to `to`: UPS ground, UPS 3_day_select, UPS 2nd_day_air, UPS next_day_air, UPS return, FedEx ground, FedEx express_saver, FedEx 2day, FedEx priority_overnight, FedEx ground_return run within the United States and Puerto Rico; USPS ground_advantage, USPS priority_mail, USPS priority_mail_express, USPS ground_advantage_return from and to the United States and the places its mail serves; UPS worldwide_saver, UPS worldwide_expedited, UPS worldwide_return, FedEx international_priority, FedEx international_economy, FedEx international_return, DHL express_worldwide, DHL express_12, DHL express_worldwide_return between countries (for UPS and FedEx not within their United States network).
                      * @enum {string}
                      */
-                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                    service: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "worldwide_return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                     to: components["schemas"]["Address"];
                 };
             };
@@ -8316,10 +8356,10 @@ export interface operations {
                     /** @description Printed on the label; the original's by default. */
                     reference?: string;
                     /**
-                     * @description The carrier's return service by default: UPS return, USPS ground_advantage_return, FedEx ground_return within a country and international_return between two, DHL express_worldwide_return.
+                     * @description The carrier's return service by default: UPS return within the United States and Puerto Rico and worldwide_return between countries, USPS ground_advantage_return, FedEx ground_return within the United States and Puerto Rico and international_return between countries, DHL express_worldwide_return.
                      * @enum {string}
                      */
-                    service?: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
+                    service?: "ground" | "3_day_select" | "2nd_day_air" | "next_day_air" | "worldwide_saver" | "worldwide_expedited" | "return" | "worldwide_return" | "ground_advantage" | "priority_mail" | "priority_mail_express" | "ground_advantage_return" | "express_saver" | "2day" | "priority_overnight" | "international_priority" | "international_economy" | "ground_return" | "international_return" | "express_worldwide" | "express_12" | "express_worldwide_return";
                 };
             };
         };

@@ -17,10 +17,10 @@ export interface CarrierService {
   /**
    * Where the service carries parcels: `domestic` within the carrier's home network (USPS: the United
    * States and the places its mail serves; UPS and FedEx: the United States and Puerto Rico),
-   * `international` between countries (a place told apart by its postal code counting as one), `any`
-   * both (docs/customs.md).
+   * `international` between countries (a place told apart by its postal code counting as one; for UPS
+   * and FedEx not within their US network). docs/customs.md, "What each carrier takes".
    */
-  reach: 'domestic' | 'international' | 'any';
+  reach: 'domestic' | 'international';
 }
 
 export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
@@ -31,7 +31,8 @@ export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
     { code: 'next_day_air', name: 'UPS NEXT DAY AIR', transitDays: 1, carrierCode: '01', reach: 'domestic' },
     { code: 'worldwide_saver', name: 'UPS WORLDWIDE SAVER', transitDays: 2, carrierCode: '65', reach: 'international' },
     { code: 'worldwide_expedited', name: 'UPS WORLDWIDE EXPEDITED', transitDays: 4, carrierCode: '08', reach: 'international' },
-    { code: 'return', name: 'UPS RETURN SERVICES', transitDays: 5, carrierCode: '03', reach: 'any' },
+    { code: 'return', name: 'UPS RETURN SERVICES', transitDays: 5, carrierCode: '03', reach: 'domestic' },
+    { code: 'worldwide_return', name: 'UPS WORLDWIDE RETURN', transitDays: 4, carrierCode: '08', reach: 'international' },
   ],
   USPS: [
     { code: 'ground_advantage', name: 'USPS GROUND ADVANTAGE', transitDays: 5, carrierCode: '001', reach: 'domestic' },
@@ -61,7 +62,7 @@ export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
  * between two: the carrier's return service that runs there.
  */
 export const RETURN_SERVICE: Record<Carrier, { domestic: string; international: string }> = {
-  UPS: { domestic: 'return', international: 'return' },
+  UPS: { domestic: 'return', international: 'worldwide_return' },
   USPS: { domestic: 'ground_advantage_return', international: 'ground_advantage_return' },
   FedEx: { domestic: 'ground_return', international: 'international_return' },
   DHL: { domestic: 'express_worldwide_return', international: 'express_worldwide_return' },

@@ -7,8 +7,8 @@ import { EVENT_TYPES, type EventType } from '../db/events.ts';
 import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
-import { createWebhook, createWebhookBody, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
-import { actionButton, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
+import { createWebhook, createWebhookBody, deleteWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 import { bodyProblems } from './validation.ts';
 
@@ -169,6 +169,11 @@ ${deliveries.length
   ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery, i) => deliveryItem(d, hook, delivery, i + 1, token))}`
   : html`<p class="empty">No deliveries yet: one is made for each event this webhook receives.</p>`}
 ${older}
+</section>
+<section aria-labelledby="webhook-delete">
+<h2 id="webhook-delete">Delete the webhook</h2>
+<p>Its deliveries and their history go with it. To stop deliveries for a while and keep them, untick Active instead.</p>
+${actionButton(`${d.base}/webhooks/${hook.id}/delete`, 'Delete the webhook', token, {}, true)}
 </section>`,
   });
 }
@@ -238,6 +243,32 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
         throw err;
       }
       return d.redirect(reply, `/webhooks/${id}`, 'Webhook saved.');
+    },
+  });
+
+  app.post<{ Params: { id: string } }>('/webhooks/:id/delete', {
+    config: PAGE,
+    schema: { hide: true, params: hookParams },
+    handler: async (request, reply) => {
+      const { id } = request.params;
+      const { accountId, userId } = d.user(request);
+      const hook = await getWebhook(d.ctx, accountId, id);
+      if (d.form(request).one('confirmed') !== 'yes') {
+        return d.send(request, reply, {
+          title: 'Delete the webhook?',
+          section: 'webhooks',
+          body: confirmation({
+            question: `Delete the webhook ${hook.url}?`,
+            consequence: 'Nothing is sent to it from then on, and its deliveries and their history are deleted with it. This cannot be undone.',
+            action: `${d.base}/webhooks/${id}/delete`,
+            button: 'Delete the webhook',
+            cancel: `${d.base}/webhooks/${id}`,
+          }),
+        });
+      }
+      await deleteWebhook(d.ctx, accountId, id);
+      request.log.info({ user: userId, webhook: id }, 'dashboard webhook deleted');
+      return d.redirect(reply, '/webhooks', `The webhook ${hook.url} is deleted.`);
     },
   });
 

@@ -110,11 +110,14 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     // stays "in progress", and a retry with it is 409 until it counts as abandoned (ABANDONED_MS),
     // then done again if none of its work committed, else 409 for good.
     try {
-      // A server error is not a result worth replaying: if none of the work committed, the key is
-      // freed so the client may retry with it; if some did, the key stays without an answer.
-      if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
-        await db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('created_at', '=', claimedAt).where('work_committed', '=', 0).execute();
-        return payload;
+      // An error that changed nothing is not a result worth replaying: a refusal (a service that does
+      // not run the route, an unknown shipment) or a server error whose work did not commit frees the
+      // key, so the corrected request or the retry may use it. A server error after some work
+      // committed leaves the key without an answer; a refusal after some work committed is kept.
+      const unanswerable = typeof payload !== 'string' && !Buffer.isBuffer(payload);
+      if (reply.statusCode >= 400 || unanswerable) {
+        const freed = await db.deleteFrom('idempotency_keys').where('account_id', '=', request.principal.accountId).where('key', '=', key).where('created_at', '=', claimedAt).where('work_committed', '=', 0).executeTakeFirst();
+        if (Number(freed.numDeletedRows) > 0 || reply.statusCode >= 500 || unanswerable) return payload;
       }
       await row.set({ status_code: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? 'application/json'), response_body: payload.toString() }).execute();
     } catch (err) {

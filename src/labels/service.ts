@@ -11,7 +11,7 @@ import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '..
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { attachLabel, getShipment, type Shipment } from '../shipments/service.ts';
+import { attachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
@@ -97,6 +97,11 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
   if (shipment.label) throw alreadyLabelled(shipment.id, shipment.label.id);
   const service = findService(shipment.carrier, shipment.service);
   if (!service) throw new InvalidInput(`shipment ${shipment.id} has service ${shipment.service}, which ${shipment.carrier} no longer offers`);
+  const refusal = routeRefusal(shipment);
+  if (refusal) {
+    const message = `shipment ${shipment.id} was taken before services were checked against their routes and cannot be labelled as it is (${refusal.field}: ${refusal.message}); create the shipment again`;
+    throw new InvalidInput(message, [{ field: 'shipmentId', message }]);
+  }
   const now = Date.now();
   const id = uuidv7(now);
   const createdAt = isoNow(now);

@@ -1,5 +1,5 @@
 // What each carrier prints: tracking number groups, routing code, and the messages in the barcodes.
-import { formatTrackingNumber, isValidTrackingNumber } from '../carriers/index.ts';
+import { findService, formatTrackingNumber, isValidTrackingNumber } from '../carriers/index.ts';
 import { placeOf } from '../carriers/customs.ts';
 import { countryNumeric } from '../countries.ts';
 import { asciiText } from './text.ts';
@@ -53,18 +53,9 @@ export function routingCodeFor(data: LabelData): string {
   return `${region} ${(postal.slice(0, 3) || '000').padEnd(3, '0')} ${sort}-${group}`;
 }
 
-/** UPS service class printed in the MaxiCode (the three-digit UPS service codes). */
-const UPS_SERVICE_CLASS: Record<string, string> = {
-  next_day_air: '001',
-  '2nd_day_air': '002',
-  ground: '003',
-  '3_day_select': '012',
-  worldwide_expedited: '008',
-  worldwide_saver: '065',
-};
-
+/** The service class printed in the MaxiCode: for UPS its service code in three digits (ground 003, worldwide saver 065). */
 export function serviceClass(data: LabelData): string {
-  if (data.carrier === 'UPS') return UPS_SERVICE_CLASS[data.serviceCode] ?? '003';
+  if (data.carrier === 'UPS') return (findService('UPS', data.serviceCode)?.carrierCode ?? '03').padStart(3, '0');
   return String(hash32(data.serviceCode) % 1000).padStart(3, '0');
 }
 

@@ -38,7 +38,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
         examples: [{ reference: 'RMA 1001' }],
         additionalProperties: false,
         properties: {
-          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => (s.domestic === s.international ? `${c} ${s.domestic}` : `${c} ${s.domestic} within a country and ${s.international} between two`)).join(', ')}.` },
+          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => (s.domestic === s.international ? `${c} ${s.domestic}` : `${c} ${s.domestic} within the United States and Puerto Rico and ${s.international} between countries`)).join(', ')}.` },
           reference: { ...createShipmentBody.properties.reference, description: "Printed on the label; the original's by default." },
           customs: { $ref: 'Customs#' },
         },

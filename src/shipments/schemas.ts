@@ -8,8 +8,7 @@ const REACH_TEXT = (() => {
   return [
     `${named((c, r) => r === 'domestic' && c !== 'USPS')} run within the United States and Puerto Rico`,
     `${named((c, r) => r === 'domestic' && c === 'USPS')} from and to the United States and the places its mail serves`,
-    `${named((_, r) => r === 'international')} between countries`,
-    `${named((_, r) => r === 'any')} both`,
+    `${named((_, r) => r === 'international')} between countries (for UPS and FedEx not within their United States network)`,
   ].join('; ');
 })();
 
@@ -130,11 +129,16 @@ export const createShipmentBody = {
   examples: [
     {
       carrier: 'UPS',
-      service: 'ground',
+      service: 'worldwide_saver',
       from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
       to: { name: 'Ada Lovelace', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
       parcel: { weight: { value: 1.2, unit: 'kg' } },
       reference: 'Order #1001',
+      customs: {
+        contentsType: 'merchandise',
+        signer: 'Jürgen Müller',
+        items: [{ description: 'Ceramic mug', quantity: 2, netWeight: { value: 0.8, unit: 'kg' }, value: { amount: 40, currency: 'EUR' }, hsCode: '691200', originCountry: 'DE' }],
+      },
     },
   ],
   additionalProperties: false,

@@ -82,7 +82,13 @@ function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
 export function checkShipment(input: NewShipment, prefix = ''): void {
   if (!findService(input.carrier, input.service)) {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
-    throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}; choose one of ${known}`, [{ field: `${prefix}service`, message: `must be one of ${known}` }]);
+    // With both countries known, the carrier's services that run the route (USPS's network is checked address by address).
+    const route = isCountryCode(input.from.country) && isCountryCode(input.to.country) && input.carrier !== 'USPS';
+    const fitting = route ? SERVICES[input.carrier].filter((s) => runs(s, input)).map((s) => s.code) : [];
+    const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
+    const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
+    const message = `must be one of ${known}${hint}`;
+    throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}: ${message}`, [{ field: `${prefix}service`, message }]);
   }
   // Every problem at once, each naming its field; the customs rules follow from the two countries, so they are checked once those are known.
   const problems: FieldProblem[] = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
@@ -115,10 +121,42 @@ function printProblems(value: unknown, field: string, out: FieldProblem[]): void
 }
 
 /**
- * Routes a service does not run (its `reach`, carriers/services.ts): the USPS services offered here are
- * domestic, from and to the US and the places its mail serves; the UPS and FedEx domestic services run
- * within the US and Puerto Rico, their international ones and DHL Express between countries (a place
- * told apart by its postal code counts as one); only USPS delivers to APO, FPO and DPO addresses.
+ * Why the shipment's service does not run its route, if it does not: a shipment taken before
+ * services were checked against their routes (UPS ground from Berlin to New York). Its label is refused.
+ */
+export function routeRefusal(shipment: Shipment): FieldProblem | undefined {
+  return routeProblems(shipment, '')[0];
+}
+
+/** Who sends a parcel from where to where. */
+type Route = Pick<NewShipment, 'carrier' | 'from' | 'to'>;
+
+/** Both addresses in UPS's and FedEx's domestic network: the United States' customs territory (the states, DC and Puerto Rico). */
+function inHomeNetwork(r: Route): boolean {
+  return customsTerritoryOf(r.from) === 'US' && customsTerritoryOf(r.to) === 'US';
+}
+
+/**
+ * Whether a UPS, FedEx or DHL service carries a parcel on this route (its `reach`): a domestic one
+ * within the US network, an international one between countries (a place told apart by its postal code
+ * counting as one) but, for UPS and FedEx, not within their US network, where their domestic services
+ * run (the United States to Puerto Rico). USPS's network is checked address by address instead.
+ */
+function runs(s: CarrierService, r: Route): boolean {
+  if (s.reach === 'domestic') return inHomeNetwork(r);
+  return localPlaceOf(r.from) !== localPlaceOf(r.to) && !(r.carrier !== 'DHL' && inHomeNetwork(r));
+}
+
+/** The return service a return on this route gets when none is asked for (§13): the carrier's domestic one where it runs, else its international one. */
+function returnServiceFor(r: Route): string {
+  const { domestic, international } = RETURN_SERVICE[r.carrier];
+  return r.carrier === 'USPS' || runs(findService(r.carrier, domestic)!, r) ? domestic : international;
+}
+
+/**
+ * Routes a service does not run (`runs`): the USPS services offered here are domestic, from and to the
+ * US and the places its mail serves; only USPS delivers to APO, FPO and DPO addresses. A refusal names
+ * the carrier's services that do run the route (return services for a return service).
  */
 function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const out: FieldProblem[] = [];
@@ -132,26 +170,21 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   for (const side of ['from', 'to'] as const) {
     if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
   }
-  if (out.length) return out;
-  const reach = findService(input.carrier, input.service)?.reach;
-  const between = localPlaceOf(input.from) !== localPlaceOf(input.to);
-  const fits = (s: CarrierService) => s.reach === 'any' || (s.reach === 'international' ? between : inHomeNetwork(input));
-  const instead = () => {
-    const returns: string[] = Object.values(RETURN_SERVICE[input.carrier]);
-    const others = SERVICES[input.carrier].filter((s) => fits(s) && !returns.includes(s.code)).map((s) => s.code);
-    return others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no service here for that route`;
-  };
-  if (reach === 'international' && !between) {
-    out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} carries parcels between countries; from and to are both in ${customsPlaceName(input.to)}${instead()}` });
-  } else if (reach === 'domestic' && !inHomeNetwork(input)) {
-    out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} carries parcels within the United States and Puerto Rico, not from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}${instead()}` });
-  }
+  const service = findService(input.carrier, input.service);
+  if (out.length || !service || runs(service, input)) return out;
+  const returns: string[] = Object.values(RETURN_SERVICE[input.carrier]);
+  const kind = returns.includes(service.code);
+  const others = SERVICES[input.carrier].filter((s) => returns.includes(s.code) === kind && runs(s, input)).map((s) => s.code);
+  const instead = others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no ${kind ? 'return ' : ''}service for that route here`;
+  const [from, to] = [customsPlaceName(input.from), customsPlaceName(input.to)];
+  const why =
+    service.reach === 'domestic'
+      ? `carries parcels within the United States and Puerto Rico, not from ${from} to ${to}`
+      : localPlaceOf(input.from) === localPlaceOf(input.to)
+        ? `carries parcels between countries; from and to are both in ${to}`
+        : `carries parcels between countries; from ${from} to ${to} is within ${input.carrier}'s United States network`;
+  out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} ${why}${instead}` });
   return out;
-}
-
-/** Both addresses in the UPS and FedEx domestic services' network: the United States' customs territory (the states, DC and Puerto Rico). */
-function inHomeNetwork(input: NewShipment): boolean {
-  return customsTerritoryOf(input.from) === 'US' && customsTerritoryOf(input.to) === 'US';
 }
 
 const CM = { cm: 1, in: 2.54 } as const;
@@ -253,7 +286,7 @@ export async function insertShipment(tx: Tx, accountId: string, input: NewShipme
     updated_at: now,
   };
   const shipment = toShipment(row);
-  await store.insertShipment(tx, row, input.to);
+  await store.insertShipment(tx, row);
   await recordDomainEvent(tx, { accountId, type: 'shipment.created', subjectId: row.id, data: shipment, at: now });
   return shipment;
 }
@@ -276,7 +309,7 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
   const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs) : undefined);
   const ret: NewShipment = {
     carrier: original.carrier,
-    service: input.service ?? RETURN_SERVICE[original.carrier][localPlaceOf(original.from) === localPlaceOf(original.to) ? 'domestic' : 'international'],
+    service: input.service ?? returnServiceFor({ carrier: original.carrier, from: original.to, to: original.from }),
     from: original.to,
     to: original.from,
     parcel: original.parcel,
@@ -317,6 +350,14 @@ function notFound(id: string): NotFound {
 }
 
 export type ShipmentFilter = store.ShipmentFilter;
+
+/**
+ * The `recipient-search` job (src/worker.ts): fills the recipient search of shipments made before it
+ * existed, or by a process running older code, a page at a time; answers how many it filled.
+ */
+export async function fillRecipientSearch(ctx: AppContext, pageSize = 500): Promise<number> {
+  return store.fillRecipientSearch(ctx.db, pageSize);
+}
 
 /** Newest first, narrowed by status, carrier, or a search (a tracking number, a reference, a recipient: `ShipmentFilter`). */
 export async function listShipments(ctx: AppContext, accountId: string, page: Page, filter: ShipmentFilter = {}): Promise<Shipment[]> {

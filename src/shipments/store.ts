@@ -7,23 +7,50 @@ export type ShipmentRow = Omit<ShipmentsTable, 'recipient_search'>;
 
 const columns = allColumns<ShipmentRow>()(['id', 'account_id', 'carrier', 'service', 'from_address', 'to_address', 'parcel', 'reference', 'messages', 'customs', 'return_of', 'status', 'label_id', 'tracking_number', 'created_at', 'updated_at']);
 
+/** Letters that keep no accent to drop, as people type them without one. */
+const PLAIN: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ς: 'σ', '‘': "'", '’': "'" };
+
 /**
  * Text as the shipment list's search compares it: letters without their accents, in small letters,
- * spaces collapsed (`Müller` and `MULLER` read `muller`; `ΕΛΈΝΗ`, `ελενη`). Done here rather than by
- * the database, whose `lower` changes only ASCII on SQLite. A change to it needs a migration that
- * writes `recipient_search` again.
+ * spaces collapsed (`Müller` and `MULLER` read `muller`; `ΕΛΈΝΗ`, `ελενη`; `Straße`, `strasse`; `Søren`,
+ * `soren`). Done here rather than by the database, whose `lower` changes only ASCII on SQLite. A change
+ * to it needs a migration that sets `recipient_search` to '' everywhere, so the job writes it anew.
  */
 export function searchFold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[ßæœøłđðþıς‘’]/g, (c) => PLAIN[c]!)
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
-/** What a recipient is found by: their name and company, folded. */
-export function recipientSearch(to: { name: string; company?: string }): string {
-  return searchFold(to.company ? `${to.name} ${to.company}` : to.name);
+/** What a recipient is found by: their name and company, folded (a space when that leaves nothing, so the row counts as filled). */
+function recipientSearch(toAddress: string): string {
+  const to = JSON.parse(toAddress) as { name: string; company?: string };
+  return searchFold(to.company ? `${to.name} ${to.company}` : to.name) || ' ';
 }
 
-export async function insertShipment(tx: Tx | Db, row: ShipmentRow, to: { name: string; company?: string }): Promise<void> {
-  await tx.insertInto('shipments').values({ ...row, recipient_search: recipientSearch(to) }).execute();
+export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<void> {
+  await tx.insertInto('shipments').values({ ...row, recipient_search: recipientSearch(row.to_address) }).execute();
+}
+
+/**
+ * Writes `recipient_search` of up to `limit` shipments that have none yet (made before the column, or
+ * by a process running older code), oldest first; answers how many.
+ */
+export async function fillRecipientSearch(db: Db, limit: number): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const rows = await tx.selectFrom('shipments').select(['id', 'to_address']).where('recipient_search', '=', '').orderBy('id').limit(limit).execute();
+    for (const row of rows) await tx.updateTable('shipments').set({ recipient_search: recipientSearch(row.to_address) }).where('id', '=', row.id).where('recipient_search', '=', '').execute();
+    return rows.length;
+  });
+}
+
+/** A LIKE pattern that finds `text` anywhere, its `\`, `%` and `_` taken as written (with `escape '\'`). */
+function containing(text: string) {
+  return sql<string>`${`%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`;
 }
 
 export async function findShipment(db: Db | Tx, accountId: string, id: string): Promise<ShipmentRow | undefined> {
@@ -57,15 +84,16 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   if (page.before) q = q.where('id', '<', page.before);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.carrier) q = q.where('carrier', '=', filter.carrier);
-  if (filter.search) {
-    const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const tracking = filter.search.replace(/\s+/g, '').toUpperCase();
-    const recipient = `%${searchFold(filter.search).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const search = filter.search;
+  if (search) {
+    const tracking = search.replace(/\s+/g, '').toUpperCase();
+    const recipient = searchFold(search);
     q = q.where((eb) =>
       eb.or([
         eb('tracking_number', '=', tracking),
-        eb(sql<string>`lower(reference)`, 'like', sql<string>`${pattern} escape '\\'`),
-        eb('recipient_search', 'like', sql<string>`${recipient} escape '\\'`),
+        eb(sql<string>`lower(reference)`, 'like', containing(search.toLowerCase())),
+        // A search of accents alone folds to nothing, which would find every recipient.
+        ...(recipient ? [eb('recipient_search', 'like', containing(recipient))] : []),
       ]),
     );
   }

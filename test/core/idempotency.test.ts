@@ -51,22 +51,25 @@ forEachDatabase((database) => {
       assert.equal(await shipmentsOf(b.accountId), 1);
     });
 
-    it('a 4xx the handler answered is replayed too; a request rejected by schema validation is not remembered', async () => {
+    it('a refusal that changed nothing is not remembered, whether the schema or the service refused it: the corrected request takes the key', async () => {
       const acct = await t.newAccount();
-      // A service the carrier does not offer passes the schema and is refused by the service layer.
-      const wrongService = { ...sampleShipment, service: 'priority_mail' };
-      const first = await post('k-4xx', wrongService, acct.apiKey);
+      // A service that does not run the route passes the schema and is refused by the service layer.
+      const wrongRoute = { ...sampleShipment, service: 'ground' };
+      const first = await post('k-4xx', wrongRoute, acct.apiKey);
       assert.equal(first.statusCode, 400, first.body);
-      const again = await post('k-4xx', wrongService, acct.apiKey);
+      const again = await post('k-4xx', wrongRoute, acct.apiKey);
       assert.equal(again.statusCode, 400);
-      assert.equal(again.headers['idempotent-replayed'], 'true');
-      assert.deepEqual(again.json(), first.json());
+      assert.equal(again.headers['idempotent-replayed'], undefined, 'answered anew');
+      const fixed = await post('k-4xx', sampleShipment, acct.apiKey);
+      assert.equal(fixed.statusCode, 201, fixed.body);
+      assert.equal((await post('k-4xx', sampleShipment, acct.apiKey)).headers['idempotent-replayed'], 'true', 'the success is kept');
+      assert.equal(await shipmentsOf(acct.accountId), 1);
       // Schema-invalid bodies never reach the handler: the key stays free for the corrected request.
       const invalid = await post('k-schema', { ...sampleShipment, carrier: 'TNT' }, acct.apiKey);
       assert.equal(invalid.statusCode, 400);
       const corrected = await post('k-schema', sampleShipment, acct.apiKey);
       assert.equal(corrected.statusCode, 201);
-      assert.equal(await shipmentsOf(acct.accountId), 1);
+      assert.equal(await shipmentsOf(acct.accountId), 2);
     });
 
     it('concurrent requests with one key create one shipment; the others replay it or get 409 CONFLICT', async () => {
@@ -123,7 +126,7 @@ forEachDatabase((database) => {
     const rowOf = (accountId: string, key: string) =>
       t.ctx.db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirstOrThrow();
 
-    it('the work marks its key in its own transaction; a handler refusal that rolled back does not', async () => {
+    it('the work marks its key in its own transaction; a handler refusal that rolled back frees it', async () => {
       const acct = await t.newAccount();
       const created = await post('k-mark', sampleShipment, acct.apiKey);
       assert.equal(created.statusCode, 201);
@@ -132,12 +135,10 @@ forEachDatabase((database) => {
         t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': acct.apiKey, 'idempotency-key': key }, payload: { shipmentId: created.json().id, format: 'ZPL' } });
       assert.equal((await label('k-label-1')).statusCode, 201);
       assert.equal((await rowOf(acct.accountId, 'k-label-1')).work_committed, 1);
-      // The second label is refused inside its transaction (the shipment has an active one): rolled back, unmarked.
+      // The second label is refused inside its transaction (the shipment has an active one): rolled back, so the key is free again.
       const refused = await label('k-label-2');
       assert.equal(refused.statusCode, 409, refused.body);
-      const row = await rowOf(acct.accountId, 'k-label-2');
-      assert.equal(row.status_code, 409);
-      assert.equal(row.work_committed, 0);
+      assert.equal(await t.ctx.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', acct.accountId).where('key', '=', 'k-label-2').executeTakeFirst(), undefined);
     });
 
     it('a key whose work committed but whose answer was lost is refused for good, never worked again', async () => {

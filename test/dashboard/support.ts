@@ -88,7 +88,6 @@ export async function signedIn(t: TestApp, accountId = t.accountId, email = `use
   return Object.assign(v, { email });
 }
 
-/** The notice a form's redirect carries to the next page (a signed cookie, never the URL), or undefined. */
 /** The notice a redirect carries to the next page: a success, or (`refused`) a refusal shown as an alert. */
 export function noticeOf(res: LightMyRequestResponse, refused = false): string | undefined {
   const c = res.cookies.find((x) => x.name === (refused ? 'dashboard_refusal' : 'dashboard_notice') && x.value !== '');

@@ -292,4 +292,38 @@ forEachDatabase((database) => {
       assert.equal((await api(acct, `/v1/webhooks/${id}/deliveries`))[0].attempts.length, 1);
     });
   });
+
+  describe('POST /dashboard/webhooks/{id}/delete', () => {
+    it('asks first, naming the webhook; then deletes it with its deliveries, and the list says so', async () => {
+      const { acct, v } = await user();
+      const id = createdId(await v.post('/dashboard/webhooks', { url: 'https://hooks.example.com/old-shop', events: 'shipment.created', active: 'true' }, '/dashboard/webhooks'));
+      const page = await v.get(`/dashboard/webhooks/${id}`);
+      assert.match(page.body, /<h2 id="webhook-delete">Delete the webhook<\/h2>/);
+      assert.match(page.body, new RegExp(`<form method="post" action="/dashboard/webhooks/${id}/delete" class="inline">`));
+      const asked = await v.post(`/dashboard/webhooks/${id}/delete`, {}, `/dashboard/webhooks/${id}`);
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, /<h1>Delete the webhook https:\/\/hooks.example.com\/old-shop\?<\/h1>/);
+      assert.match(asked.body, /its deliveries and their history are deleted with it/);
+      assert.equal((await api(acct, `/v1/webhooks/${id}`)).url, 'https://hooks.example.com/old-shop', 'nothing deleted before the second press');
+      const done = await v.post(`/dashboard/webhooks/${id}/delete`, { confirmed: 'yes' }, `/dashboard/webhooks/${id}`);
+      assert.equal(done.statusCode, 303, done.body.slice(0, 500));
+      assert.equal(done.headers.location?.split('?')[0], '/dashboard/webhooks');
+      assert.equal(noticeOf(done), 'The webhook https://hooks.example.com/old-shop is deleted.');
+      const gone = await t.app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: { 'x-api-key': acct.apiKey } });
+      assert.equal(gone.statusCode, 404);
+      assert.equal((await v.get(`/dashboard/webhooks/${id}`)).statusCode, 404);
+      assert.equal((await v.post(`/dashboard/webhooks/${id}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks')).statusCode, 404, 'a second delete finds nothing');
+    });
+
+    it("answers 404 for another account's webhook, which stays; without the form's CSRF token is 403 and deletes nothing", async () => {
+      const { acct, v } = await user();
+      const other = await t.newAccount();
+      const theirs = (await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': other.apiKey }, payload: { url: 'https://hooks.example.com/theirs', events: ['shipment.created'] } })).json().id;
+      assert.equal((await v.post(`/dashboard/webhooks/${theirs}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks')).statusCode, 404);
+      assert.equal((await api(other, `/v1/webhooks/${theirs}`)).url, 'https://hooks.example.com/theirs');
+      const mine = createdId(await v.post('/dashboard/webhooks', { url: 'https://hooks.example.com/mine', events: 'shipment.created', active: 'true' }, '/dashboard/webhooks'));
+      assert.equal((await postWithoutToken(v, `/dashboard/webhooks/${mine}/delete`, { confirmed: 'yes' })).statusCode, 403);
+      assert.equal((await api(acct, `/v1/webhooks/${mine}`)).url, 'https://hooks.example.com/mine');
+    });
+  });
 });

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { countRows, createShipment, forEachDatabase, type TestApp, withTestApp, US_SENDER } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, sampleShipment, type TestApp, withTestApp, US_SENDER } from '../helpers.ts';
+import { processBatches } from '../../src/batches/service.ts';
 import { isValidTrackingNumber, trackingUrl, type Carrier } from '../../src/carriers/index.ts';
 import { LABEL_FORMATS } from '../../src/render/index.ts';
 import { linkSignatureValid } from '../../src/http/signed-links.ts';
@@ -171,6 +172,25 @@ forEachDatabase((database) => {
       assert.equal(foreign.statusCode, 404);
       assert.deepEqual(foreign.json(), { code: 'NOT_FOUND', message: `shipment ${theirs.id} not found` });
       assert.equal((await t.ctx.db.selectFrom('labels').select('id').where('shipment_id', '=', theirs.id).execute()).length, 0);
+    });
+
+    it('refuses the label of a shipment taken before services were checked against their routes (UPS ground from Berlin to New York), naming what runs there, and writes nothing', async () => {
+      const s = await createShipment(t);
+      // As such a shipment was stored: the route rule came later.
+      await t.ctx.db.updateTable('shipments').set({ service: 'ground' }).where('id', '=', s.id).execute();
+      const before = await countRows(t.ctx, 'labels');
+      const res = await postLabel(t, { shipmentId: s.id });
+      assert.equal(res.statusCode, 400, res.body);
+      const message = `shipment ${s.id} was taken before services were checked against their routes and cannot be labelled as it is (service: UPS's ground carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_saver, worldwide_expedited); create the shipment again`;
+      assert.deepEqual(res.json(), { code: 'INVALID_INPUT', message, details: [{ field: 'shipmentId', message }] });
+      assert.equal(await countRows(t.ctx, 'labels'), before);
+      // In a batch the item fails with the same message, and the others go on.
+      const batch = await t.request({ method: 'POST', url: '/v1/batches', payload: { items: [{ shipmentId: s.id }, { shipment: sampleShipment }] } });
+      assert.equal(batch.statusCode, 202, batch.body);
+      while ((await processBatches(t.ctx)) > 0);
+      const done = (await t.request({ method: 'GET', url: `/v1/batches/${batch.json().id}` })).json();
+      assert.deepEqual(done.counts, { total: 2, succeeded: 1, failed: 1 });
+      assert.equal(done.items[0].error.message, message);
     });
 
     it('needs write:labels (403 FORBIDDEN naming it) and a credential (401)', async () => {

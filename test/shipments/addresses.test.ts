@@ -104,6 +104,13 @@ forEachDatabase((database) => {
         [{ carrier: 'UPS', service: 'worldwide_saver', from: US_SENDER, to: US }, 'service', /^UPS's worldwide_saver carries parcels between countries; from and to are both in US; choose ground, 3_day_select, 2nd_day_air, next_day_air$/],
         [{ carrier: 'FedEx', service: 'international_economy', from: US_SENDER, to: US }, 'service', /^FedEx's international_economy carries parcels between countries; from and to are both in US; choose ground, express_saver, 2day, priority_overnight$/],
         [{ carrier: 'FedEx', service: 'ground', from: US_SENDER, to: { ...US, state: 'GU', postalCode: '96910', city: 'Hagatna' } }, 'service', /not from US to GU; choose international_priority/],
+        // The United States to Puerto Rico is domestic for UPS and FedEx; a return service is suggested return services, or told there is none.
+        [{ carrier: 'UPS', service: 'worldwide_saver', from: US_SENDER, to: { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' }, customs: undefined }, 'service', /^UPS's worldwide_saver carries parcels between countries; from US to PR is within UPS's United States network; choose ground, 3_day_select, 2nd_day_air, next_day_air$/],
+        // Another carrier's service: the carrier's own, and those of them that run the route.
+        [{ carrier: 'UPS', service: 'priority_mail' }, 'service', /^must be one of ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; from DE to US: worldwide_saver, worldwide_expedited, worldwide_return$/],
+        [{ carrier: 'DHL', service: 'ground', from: US_SENDER, to: US, customs: undefined }, 'service', /^must be one of express_worldwide, express_12, express_worldwide_return; none runs from US to US: choose another carrier$/],
+        [{ carrier: 'UPS', service: 'return' }, 'service', /^UPS's return carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_return$/],
+        [{ carrier: 'UPS', service: 'worldwide_return', to: { name: 'B', street1: 'Marienplatz 1', city: 'München', postalCode: '80331', country: 'DE' }, customs: undefined }, 'service', /^UPS's worldwide_return carries parcels between countries; from and to are both in DE; UPS offers no return service for that route here$/],
       ];
       for (const [override, field, message] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
@@ -121,12 +128,13 @@ forEachDatabase((database) => {
       // DHL Express Worldwide from the Spanish mainland to the Canary Islands goes between customs territories.
       const canaries = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: { name: 'A', street1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }, to: { name: 'B', street1: 'Calle Triana 1', city: 'Las Palmas de Gran Canaria', postalCode: '35002', country: 'ES' } } });
       assert.equal(canaries.statusCode, 201, canaries.body);
-      // Puerto Rico is in UPS's domestic network; UPS's return service runs both ways; the international services carry Berlin to New York.
+      // Puerto Rico is in UPS's domestic network (DHL Express carries there from the mainland); the international services carry Berlin to New York.
       const sanJuan = { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' };
       for (const payload of [
         { ...sampleShipment, carrier: 'UPS', service: 'ground', from: US_SENDER, to: sanJuan, customs: undefined },
-        { ...sampleShipment, carrier: 'UPS', service: 'return' },
+        { ...sampleShipment, carrier: 'UPS', service: 'worldwide_return' },
         { ...sampleShipment, carrier: 'UPS', service: 'return', from: US_SENDER, to: US, customs: undefined },
+        { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: US_SENDER, to: sanJuan, customs: undefined },
         { ...sampleShipment, carrier: 'UPS', service: 'worldwide_expedited' },
         { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' },
       ]) {

@@ -265,7 +265,7 @@ forEachDatabase((database) => {
       assert.equal(res.statusCode, 201, res.body);
       const ret = res.json();
       assert.equal(ret.returnOf, original.id);
-      assert.deepEqual([ret.from, ret.to, ret.parcel, ret.carrier, ret.service], [original.to, original.from, original.parcel, 'UPS', 'return']);
+      assert.deepEqual([ret.from, ret.to, ret.parcel, ret.carrier, ret.service], [original.to, original.from, original.parcel, 'UPS', 'worldwide_return']);
       assert.deepEqual(ret.customs, { ...original.customs, contentsType: 'returned_goods' });
       assert.equal(ret.reference, original.reference);
       assert.equal((await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body, before, 'the original gains nothing');
@@ -319,10 +319,13 @@ forEachDatabase((database) => {
       const homeReturn = await t.request({ method: 'POST', url: `/v1/shipments/${home.id}/returns`, payload: {} });
       assert.equal(homeReturn.statusCode, 201, homeReturn.body);
       assert.equal(homeReturn.json().service, 'ground_return');
+      // The mainland to Puerto Rico is domestic for FedEx: so is its return.
+      const sanJuan = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, to: { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' }, customs: undefined, carrier: 'FedEx', service: 'ground' } })).json();
+      assert.equal((await t.request({ method: 'POST', url: `/v1/shipments/${sanJuan.id}/returns`, payload: {} })).json().service, 'ground_return');
       const before = await countRows(t.ctx, 'shipments');
       const wrongWay = await t.request({ method: 'POST', url: `/v1/shipments/${abroad.id}/returns`, payload: { service: 'ground_return' } });
       assert.equal(wrongWay.statusCode, 400, wrongWay.body);
-      assert.deepEqual(wrongWay.json().details, [{ field: 'service', message: "FedEx's ground_return carries parcels within the United States and Puerto Rico, not from US to DE; choose international_priority, international_economy" }]);
+      assert.deepEqual(wrongWay.json().details, [{ field: 'service', message: "FedEx's ground_return carries parcels within the United States and Puerto Rico, not from US to DE; choose international_return" }]);
       assert.equal(await countRows(t.ctx, 'shipments'), before);
       // The return's label prints the international return's banner.
       const label = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: abroadReturn.json().id } });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { countRows, createShipment, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
-import { fillRecipientSearch } from '../../src/db/migrations/0020_recipient_search.ts';
+import { fillRecipientSearch } from '../../src/shipments/service.ts';
 
 forEachDatabase((database) => {
   const t = withTestApp(database);
@@ -172,17 +172,28 @@ forEachDatabase((database) => {
       assert.deepEqual((await t.app.inject({ method: 'GET', url: '/v1/shipments?q=muller', headers: { 'x-api-key': t.apiKey } })).json().filter((x: { id: string }) => x.id === german.id), []);
     });
 
-    it('the migration that added the recipient search fills it for the shipments already there', async () => {
+    it('shipments made before the recipient search (or by older code) are filled by its job, a page at a time', async () => {
       const acct = await t.newAccount();
-      const old = await createShipment(t, { to: { ...sampleShipment.to, name: 'Grace Hopper', company: 'Navy' } }, acct.apiKey);
-      // As a shipment written before the column was: empty.
-      await t.ctx.db.updateTable('shipments').set({ recipient_search: '' }).where('id', '=', old.id).execute();
-      const find = async () => (await t.app.inject({ method: 'GET', url: '/v1/shipments?q=hopper', headers: { 'x-api-key': acct.apiKey } })).json().map((x: { id: string }) => x.id);
-      assert.deepEqual(await find(), []);
-      await fillRecipientSearch(t.ctx.db as never);
-      assert.deepEqual(await find(), [old.id]);
-      const row = await t.ctx.db.selectFrom('shipments').select('recipient_search').where('id', '=', old.id).executeTakeFirstOrThrow();
+      const made = [];
+      for (const name of ['Grace Hopper', 'Grace Kelly', 'Grace Jones']) made.push(await createShipment(t, { to: { ...sampleShipment.to, name, company: 'Navy' } }, acct.apiKey));
+      // As shipments written before the column was: empty (what migration 0020 leaves them).
+      await t.ctx.db.updateTable('shipments').set({ recipient_search: '' }).where('account_id', '=', acct.accountId).execute();
+      const find = async (q: string) => (await t.app.inject({ method: 'GET', url: `/v1/shipments?q=${q}`, headers: { 'x-api-key': acct.apiKey } })).json().map((x: { id: string }) => x.id);
+      assert.deepEqual(await find('grace'), []);
+      // Other tests' shipments are all filled already, so the pages are this account's: 2, then 1, then none.
+      assert.deepEqual([await fillRecipientSearch(t.ctx, 2), await fillRecipientSearch(t.ctx, 2), await fillRecipientSearch(t.ctx, 2)], [2, 1, 0]);
+      assert.deepEqual((await find('grace')).sort(), made.map((s) => s.id).sort());
+      const row = await t.ctx.db.selectFrom('shipments').select('recipient_search').where('id', '=', made[0]!.id).executeTakeFirstOrThrow();
       assert.equal(row.recipient_search, 'grace hopper navy');
+    });
+
+    it('a search of accents alone finds no recipient (it folds to nothing), and letters without an accent to drop are found as people type them', async () => {
+      const acct = await t.newAccount();
+      const find = async (q: string) => (await t.app.inject({ method: 'GET', url: `/v1/shipments?q=${encodeURIComponent(q)}`, headers: { 'x-api-key': acct.apiKey } })).json().map((x: { id: string }) => x.id);
+      const made = await createShipment(t, { to: { ...sampleShipment.to, name: 'Łukasz Yılmaz', company: 'Straße & Søn Ærø Đặng' } }, acct.apiKey);
+      assert.deepEqual(await find('\u0301'), []);
+      assert.deepEqual(await find('¨'), []);
+      for (const q of ['lukasz', 'YILMAZ', 'strasse', 'STRASSE', 'straße', 'son', 'aero', 'dang']) assert.deepEqual(await find(q), [made.id], q);
     });
   });
 });

@@ -7,7 +7,7 @@
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
 //   opens, so a screen reader reads it first. A summary link to a group of fields (a fieldset, which
 //   cannot take the focus) moves the focus to the group's first control.
-// - Times are shown in the reader's own time zone and language ("29 Nov 2026, 04:42:10 CET"); the page
+// - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
 
 /** Every time of `root` in the browser's zone and language, the UTC text kept as its title. */
