@@ -57,7 +57,7 @@ export function customsTerritory(country: string): string {
  * The places with an ISO 3166-1 code of their own that a US address may name as its state, as USPS
  * addresses them (`HAGATNA GU 96910`): the territories and the freely associated states.
  */
-const US_STATE_PLACES = new Set(['PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH', 'PW']);
+const US_STATE_PLACES = new Set(['PR', 'VI', 'GU', 'AS', 'MP', 'FM', 'MH', 'PW']);
 
 /**
  * The country code of the place an address is in: its `country`, except that a US address whose

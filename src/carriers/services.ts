@@ -68,6 +68,20 @@ export const RETURN_SERVICE: Record<Carrier, { domestic: string; international: 
   DHL: { domestic: 'express_worldwide_return', international: 'express_worldwide_return' },
 };
 
+/**
+ * Each carrier's services by where they run, in words, for the API's description, the dashboard's form
+ * and the CSV upload's columns: `UPS: ground, … within the United States and Puerto Rico; worldwide_saver,
+ * … between countries. USPS: …`.
+ */
+export function servicesByRoute(): string {
+  return CARRIERS.map((c) => {
+    const codes = (reach: CarrierService['reach']) => SERVICES[c].filter((s) => s.reach === reach).map((s) => s.code).join(', ');
+    const home = c === 'USPS' ? 'from and to the United States and the places its mail serves' : 'within the United States and Puerto Rico';
+    const parts = [codes('domestic') && `${codes('domestic')} ${home}`, codes('international') && `${codes('international')} between countries`];
+    return `${c}: ${parts.filter(Boolean).join('; ')}`;
+  }).join('. ');
+}
+
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {
   return SERVICES[carrier].find((s) => s.code === code);
 }

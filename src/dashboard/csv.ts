@@ -4,7 +4,7 @@
 import { parse } from 'csv-parse/sync';
 import { MAX_BATCH_ITEMS } from '../batches/service.ts';
 import { checkShipment, type NewShipment } from '../shipments/service.ts';
-import { CARRIERS, SERVICES } from '../carriers/services.ts';
+import { CARRIERS, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { InvalidInput, type FieldProblem } from '../errors.ts';
 import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
@@ -53,7 +53,7 @@ const address = (side: 'from' | 'to'): CsvColumn[] =>
 export const CSV_COLUMNS: readonly CsvColumn[] = [
   { name: 'reference', path: 'reference', kind: 'text', note: 'free text printed on the label, up to 100 characters' },
   { name: 'carrier', path: 'carrier', kind: 'text', required: 'yes', note: CARRIERS.join(', ') },
-  { name: 'service', path: 'service', kind: 'text', required: 'yes', note: CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ') },
+  { name: 'service', path: 'service', kind: 'text', required: 'yes', note: servicesByRoute() },
   ...address('from'),
   ...address('to'),
   { name: 'weight', path: 'parcel.weight.value', kind: 'number', required: 'yes', note: 'more than 0' },

@@ -2,7 +2,7 @@
 // messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
 // downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
 import type { FastifyInstance } from 'fastify';
-import { CARRIERS, SERVICES, type Carrier } from '../carriers/services.ts';
+import { CARRIERS, SERVICES, servicesByRoute, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
@@ -153,7 +153,7 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
     name: 'body',
     fields: [
       { name: 'carrier', label: 'Carrier', required: true, options: options(CARRIERS, 'Choose a carrier') },
-      { name: 'service', label: 'Service', required: true, options: options(ALL_SERVICES, 'Choose a service'), hint: CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ') },
+      { name: 'service', label: 'Service', required: true, options: options(ALL_SERVICES, 'Choose a service'), hint: servicesByRoute() },
       { name: 'reference', label: 'Reference', hint: 'Printed on the label, and what you can search for.' },
     ],
   },

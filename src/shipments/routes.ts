@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
-import { errors, idParams } from '../http/schemas.ts';
+import { errors, idParams, VISIBLE_PATTERN } from '../http/schemas.ts';
 import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema, shipmentStatuses } from './schemas.ts';
 import { createReturn, createShipment, getShipment, listShipments, type NewReturn, type NewShipment } from './service.ts';
 import { CARRIERS, RETURN_SERVICE } from '../carriers/services.ts';
@@ -77,7 +77,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...paginationQuery,
           status: { type: 'string', enum: [...shipmentStatuses], description: 'Only shipments in this status.' },
           carrier: { type: 'string', enum: [...CARRIERS], description: 'Only shipments of this carrier.' },
-          q: { type: 'string', minLength: 1, maxLength: 100, description: "A tracking number (any case, spaces ignored), or part of a reference (any case), or part of the recipient's name or company (any case, with or without accents: `muller` finds Jürgen Müller)." },
+          q: { type: 'string', minLength: 1, maxLength: 100, pattern: VISIBLE_PATTERN, description: "A tracking number (any case, spaces ignored), or part of a reference (any case), or part of the recipient's name or company (any case, with or without accents: `muller` finds Jürgen Müller)." },
         },
       },
       response: { 200: { type: 'array', items: { $ref: 'Shipment#' } }, ...errors(400, 401, 403) },

@@ -1,16 +1,7 @@
-import { CARRIERS, SERVICES } from '../carriers/services.ts';
+import { CARRIERS, SERVICES, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
-/** Where each service runs, in words (`reach`, carriers/services.ts). */
-const REACH_TEXT = (() => {
-  const named = (fits: (carrier: string, reach: string) => boolean) => CARRIERS.flatMap((c) => SERVICES[c].filter((s) => fits(c, s.reach)).map((s) => `${c} ${s.code}`)).join(', ');
-  return [
-    `${named((c, r) => r === 'domestic' && c !== 'USPS')} run within the United States and Puerto Rico`,
-    `${named((c, r) => r === 'domestic' && c === 'USPS')} from and to the United States and the places its mail serves`,
-    `${named((_, r) => r === 'international')} between countries (for UPS and FedEx not within their United States network)`,
-  ].join('; ');
-})();
 
 // Printable text; a required one must print something (not only spaces or invisible characters).
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
@@ -148,7 +139,7 @@ export const createShipmentBody = {
     service: {
       type: 'string',
       enum: [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))],
-      description: `One of the carrier's services: ${CARRIERS.map((c) => `${c}: ${SERVICES[c].map((s) => s.code).join(', ')}`).join('; ')}. Another carrier's service is 400, and so is one that does not run from \`from\` to \`to\`: ${REACH_TEXT}.`,
+      description: `One of the carrier's services, where it runs. ${servicesByRoute()}. Another carrier's service is 400, and so is one that does not run from \`from\` to \`to\` (a place told apart by its postal code, such as the Canary Islands, counts as a country; only USPS serves APO, FPO and DPO addresses).`,
       // The same per carrier, for tools (JSON Schema if/then would say it too, but linters and generators read it poorly).
       'x-services-by-carrier': Object.fromEntries(CARRIERS.map((c) => [c, SERVICES[c].map((s) => s.code)])),
     },

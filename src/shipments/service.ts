@@ -96,7 +96,11 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
   const dims = [p.length, p.width, p.height].filter((d) => d !== undefined).length;
   if (dims !== 0 && (dims !== 3 || !p.dimensionUnit)) problems.push({ field: `${prefix}parcel`, message: 'dimensions need length, width, height and dimensionUnit together' });
   else problems.push(...packageProblems(input, prefix));
-  if (!problems.some((q) => q.field.endsWith('.country'))) problems.push(...customsProblems(input, prefix), ...routeProblems(input, prefix));
+  // The route first: without a service that runs it, nothing else about the shipment matters yet.
+  if (!problems.some((q) => q.field.endsWith('.country'))) {
+    problems.unshift(...routeProblems(input, prefix));
+    problems.push(...customsProblems(input, prefix));
+  }
   printProblems(input, prefix.replace(/\.$/, ''), problems);
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
 }
@@ -163,7 +167,7 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   if (input.carrier === 'USPS') {
     for (const side of ['from', 'to'] as const) {
       if (inUspsNetwork(input[side])) continue;
-      out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose another carrier` });
+      out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose UPS, FedEx or DHL` });
     }
     return out;
   }
@@ -175,7 +179,7 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const returns: string[] = Object.values(RETURN_SERVICE[input.carrier]);
   const kind = returns.includes(service.code);
   const others = SERVICES[input.carrier].filter((s) => returns.includes(s.code) === kind && runs(s, input)).map((s) => s.code);
-  const instead = others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no ${kind ? 'return ' : ''}service for that route here`;
+  const instead = others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no ${kind ? 'return ' : ''}service for that route here: choose another carrier`;
   const [from, to] = [customsPlaceName(input.from), customsPlaceName(input.to)];
   const why =
     service.reach === 'domestic'
@@ -206,7 +210,7 @@ function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const limit = packageLimit(input.carrier, input.service);
   const p = input.parcel;
   const out: FieldProblem[] = [];
-  const service = `${input.carrier} ${input.service.replace(/_/g, ' ')}`;
+  const service = `${input.carrier} ${input.service}`;
   const over = (value: number, max: number) => value > max * (1 + 1e-9);
   const weight = limitIn(limit.weight, p.weight.unit, (unit) => grams({ value: 1, unit: unit as Parcel['weight']['unit'] }));
   if (over(p.weight.value, weight.max)) out.push({ field: `${prefix}parcel.weight`, message: `${measure(p.weight.value, p.weight.unit)} is over what ${service} takes: at most ${weight.text} a package` });

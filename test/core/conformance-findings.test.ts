@@ -219,7 +219,7 @@ describe('the document declares what the service does', () => {
 
   it('each carrier\'s services', () => {
     const body = op('post', '/v1/shipments').requestBody.content['application/json'].schema;
-    assert.deepEqual(body.properties.service['x-services-by-carrier'].UPS, ['ground', '3_day_select', '2nd_day_air', 'next_day_air', 'worldwide_saver', 'worldwide_expedited', 'return']);
+    assert.deepEqual(body.properties.service['x-services-by-carrier'].UPS, ['ground', '3_day_select', '2nd_day_air', 'next_day_air', 'worldwide_saver', 'worldwide_expedited', 'return', 'worldwide_return']);
     assert.ok(body.properties.service.enum.includes('priority_mail'));
     assert.match(body.properties.service.description, /USPS: ground_advantage, priority_mail, priority_mail_express, ground_advantage_return/);
   });

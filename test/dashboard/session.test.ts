@@ -126,7 +126,7 @@ forEachDatabase((database) => {
         const signInToken = csrfOf((await visitor(t).get('/dashboard/sign-in')).body);
         assert.equal((await a.post('/dashboard/keys', { _csrf: signInToken })).statusCode, 403);
         assert.equal(await countRows(t.ctx, 'api_keys'), before);
-        assert.equal((await a.post('/dashboard/keys', { scopes: 'read:shipments' }, '/dashboard/keys')).statusCode, 303, 'the page\'s own token works');
+        assert.equal((await a.post('/dashboard/keys', { name: 'Printer', scopes: 'read:shipments' }, '/dashboard/keys')).statusCode, 303, 'the page\'s own token works');
       });
     });
 

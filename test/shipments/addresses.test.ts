@@ -110,7 +110,7 @@ forEachDatabase((database) => {
         [{ carrier: 'UPS', service: 'priority_mail' }, 'service', /^must be one of ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; from DE to US: worldwide_saver, worldwide_expedited, worldwide_return$/],
         [{ carrier: 'DHL', service: 'ground', from: US_SENDER, to: US, customs: undefined }, 'service', /^must be one of express_worldwide, express_12, express_worldwide_return; none runs from US to US: choose another carrier$/],
         [{ carrier: 'UPS', service: 'return' }, 'service', /^UPS's return carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_return$/],
-        [{ carrier: 'UPS', service: 'worldwide_return', to: { name: 'B', street1: 'Marienplatz 1', city: 'München', postalCode: '80331', country: 'DE' }, customs: undefined }, 'service', /^UPS's worldwide_return carries parcels between countries; from and to are both in DE; UPS offers no return service for that route here$/],
+        [{ carrier: 'UPS', service: 'worldwide_return', to: { name: 'B', street1: 'Marienplatz 1', city: 'München', postalCode: '80331', country: 'DE' }, customs: undefined }, 'service', /^UPS's worldwide_return carries parcels between countries; from and to are both in DE; UPS offers no return service for that route here: choose another carrier$/],
       ];
       for (const [override, field, message] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
@@ -146,18 +146,18 @@ forEachDatabase((database) => {
     it('a package heavier or larger than its carrier takes is refused naming the field, in the unit it was sent in', async () => {
       const before = await countRows(t.ctx, 'shipments');
       const cases: [Record<string, unknown>, Record<string, unknown>, Record<string, string>][] = [
-        [{}, { weight: { value: 5000, unit: 'kg' } }, { 'parcel.weight': '5000 kg is over what UPS worldwide saver takes: at most 150 lb (68.03 kg) a package' }],
+        [{}, { weight: { value: 5000, unit: 'kg' } }, { 'parcel.weight': '5000 kg is over what UPS worldwide_saver takes: at most 150 lb (68.03 kg) a package' }],
         [{ carrier: 'FedEx', service: 'ground', from: US_SENDER, to: US, customs: undefined }, { weight: { value: 1, unit: 'kg' }, length: 10000, width: 1, height: 1, dimensionUnit: 'in' }, {
           'parcel.length': 'the longest side, 10000 in, is over what FedEx ground takes: at most 108 in',
           parcel: 'length and girth (the longest side and twice the other two) come to 10004 in, over what FedEx ground takes: at most 165 in',
         }],
         [{ carrier: 'DHL', service: 'express_worldwide' }, { weight: { value: 71, unit: 'kg' }, length: 301, width: 10, height: 10, dimensionUnit: 'cm' }, {
-          'parcel.weight': '71 kg is over what DHL express worldwide takes: at most 70 kg a package',
-          'parcel.length': 'the longest side, 301 cm, is over what DHL express worldwide takes: at most 300 cm',
+          'parcel.weight': '71 kg is over what DHL express_worldwide takes: at most 70 kg a package',
+          'parcel.length': 'the longest side, 301 cm, is over what DHL express_worldwide takes: at most 300 cm',
         }],
         [{ carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: US }, { weight: { value: 71, unit: 'lb' }, length: 50, width: 15, height: 15, dimensionUnit: 'in' }, {
-          'parcel.weight': '71 lb is over what USPS priority mail takes: at most 70 lb a package',
-          parcel: 'length and girth (the longest side and twice the other two) come to 110 in, over what USPS priority mail takes: at most 108 in',
+          'parcel.weight': '71 lb is over what USPS priority_mail takes: at most 70 lb a package',
+          parcel: 'length and girth (the longest side and twice the other two) come to 110 in, over what USPS priority_mail takes: at most 108 in',
         }],
       ];
       for (const [override, parcel, expected] of cases) {
