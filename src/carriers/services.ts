@@ -82,6 +82,11 @@ export function servicesByRoute(): string {
   }).join('. ');
 }
 
+/** Whether the service is one of the carrier's return services, which carry returns only (§13). */
+export function isReturnService(carrier: Carrier, code: string): boolean {
+  return Object.values(RETURN_SERVICE[carrier]).includes(code);
+}
+
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {
   return SERVICES[carrier].find((s) => s.code === code);
 }

@@ -2,7 +2,7 @@
 // messages beside the fields), and a shipment's page (addresses, parcel, customs, the label's preview,
 // downloads, print file, invalidate, return, tracking timeline). Handlers only call the services.
 import type { FastifyInstance } from 'fastify';
-import { CARRIERS, SERVICES, servicesByRoute, type Carrier } from '../carriers/services.ts';
+import { CARRIERS, SERVICES, findService, isReturnService, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
@@ -144,7 +144,18 @@ function addressFields(side: 'from' | 'to'): FieldSpec[] {
   }));
 }
 
-const ALL_SERVICES = [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))];
+/**
+ * The services a new shipment may take (return services carry returns only, made on a shipment's
+ * page), each named with its carriers and where it runs: `worldwide saver (UPS, between countries)`.
+ */
+const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
+  ['', 'Choose a service'],
+  ...[...new Set(CARRIERS.flatMap((c) => SERVICES[c].filter((s) => !isReturnService(c, s.code)).map((s) => s.code)))].map((code) => {
+    const carriers = CARRIERS.filter((c) => findService(c, code));
+    const where = findService(carriers[0]!, code)!.reach === 'domestic' ? (carriers[0] === 'USPS' ? 'in the US and the places its mail serves' : 'within the US and Puerto Rico') : 'between countries';
+    return [code, `${code.replace(/_/g, ' ')} (${carriers.join(', ')}, ${where})`] as const;
+  }),
+];
 
 /** The form, group by group: what it shows, what it reads, and where a problem of the API is shown. */
 const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[] }[] = [
@@ -153,7 +164,7 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
     name: 'body',
     fields: [
       { name: 'carrier', label: 'Carrier', required: true, options: options(CARRIERS, 'Choose a carrier') },
-      { name: 'service', label: 'Service', required: true, options: options(ALL_SERVICES, 'Choose a service'), hint: servicesByRoute() },
+      { name: 'service', label: 'Service', required: true, options: SERVICE_OPTIONS, hint: 'Each service with its carriers and where it runs. A return is made on its shipment\'s page.' },
       { name: 'reference', label: 'Reference', hint: 'Printed on the label, and what you can search for.' },
     ],
   },

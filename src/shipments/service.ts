@@ -5,7 +5,7 @@ import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
 import { unprintable } from '../render/text.ts';
-import { RETURN_SERVICE, SERVICES, findService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
+import { RETURN_SERVICE, SERVICES, findService, isReturnService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
@@ -78,8 +78,11 @@ function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
   return out;
 }
 
-/** Every check of a new shipment that needs no database: 400 naming the field (under `prefix`). */
-export function checkShipment(input: NewShipment, prefix = ''): void {
+/**
+ * Every check of a new shipment that needs no database: 400 naming the field (under `prefix`). A
+ * return service carries returns only, which `createReturn` makes (`kind` `return`).
+ */
+export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' | 'return' = 'outbound'): void {
   if (!findService(input.carrier, input.service)) {
     const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
     // With both countries known, the carrier's services that run the route (USPS's network is checked address by address).
@@ -89,6 +92,10 @@ export function checkShipment(input: NewShipment, prefix = ''): void {
     const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
     const message = `must be one of ${known}${hint}`;
     throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}: ${message}`, [{ field: `${prefix}service`, message }]);
+  }
+  if (kind === 'outbound' && isReturnService(input.carrier, input.service)) {
+    const message = `${input.service} is ${input.carrier}'s return service, which carries returns only: make a return from its shipment (POST /v1/shipments/{id}/returns, or Create a return shipment on the shipment's page)`;
+    throw new InvalidInput(`${prefix}service ${message}`, [{ field: `${prefix}service`, message }]);
   }
   // Every problem at once, each naming its field; the customs rules follow from the two countries, so they are checked once those are known.
   const problems: FieldProblem[] = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
@@ -176,9 +183,8 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   }
   const service = findService(input.carrier, input.service);
   if (out.length || !service || runs(service, input)) return out;
-  const returns: string[] = Object.values(RETURN_SERVICE[input.carrier]);
-  const kind = returns.includes(service.code);
-  const others = SERVICES[input.carrier].filter((s) => returns.includes(s.code) === kind && runs(s, input)).map((s) => s.code);
+  const kind = isReturnService(input.carrier, service.code);
+  const others = SERVICES[input.carrier].filter((s) => isReturnService(input.carrier, s.code) === kind && runs(s, input)).map((s) => s.code);
   const instead = others.length ? `; choose ${others.join(', ')}` : `; ${input.carrier} offers no ${kind ? 'return ' : ''}service for that route here: choose another carrier`;
   const [from, to] = [customsPlaceName(input.from), customsPlaceName(input.to)];
   const why =
@@ -320,7 +326,7 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
     ...(input.reference !== undefined ? { reference: input.reference } : original.reference !== undefined ? { reference: original.reference } : {}),
     ...(customs ? { customs } : {}),
   };
-  checkShipment(ret);
+  checkShipment(ret, '', 'return');
   return ctx.db.transaction().execute((tx) => insertShipment(tx, accountId, ret, original.id));
 }
 

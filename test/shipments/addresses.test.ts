@@ -109,8 +109,9 @@ forEachDatabase((database) => {
         // Another carrier's service: the carrier's own, and those of them that run the route.
         [{ carrier: 'UPS', service: 'priority_mail' }, 'service', /^must be one of ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; from DE to US: worldwide_saver, worldwide_expedited, worldwide_return$/],
         [{ carrier: 'DHL', service: 'ground', from: US_SENDER, to: US, customs: undefined }, 'service', /^must be one of express_worldwide, express_12, express_worldwide_return; none runs from US to US: choose another carrier$/],
-        [{ carrier: 'UPS', service: 'return' }, 'service', /^UPS's return carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_return$/],
-        [{ carrier: 'UPS', service: 'worldwide_return', to: { name: 'B', street1: 'Marienplatz 1', city: 'München', postalCode: '80331', country: 'DE' }, customs: undefined }, 'service', /^UPS's worldwide_return carries parcels between countries; from and to are both in DE; UPS offers no return service for that route here: choose another carrier$/],
+        // A return service carries returns only, which are made from their shipment.
+        [{ carrier: 'UPS', service: 'worldwide_return' }, 'service', /^worldwide_return is UPS's return service, which carries returns only: make a return from its shipment \(POST \/v1\/shipments\/\{id\}\/returns/],
+        [{ carrier: 'USPS', service: 'ground_advantage_return', from: US_SENDER, to: US, customs: undefined }, 'service', /^ground_advantage_return is USPS's return service, which carries returns only/],
       ];
       for (const [override, field, message] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, ...override } });
@@ -132,8 +133,6 @@ forEachDatabase((database) => {
       const sanJuan = { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' };
       for (const payload of [
         { ...sampleShipment, carrier: 'UPS', service: 'ground', from: US_SENDER, to: sanJuan, customs: undefined },
-        { ...sampleShipment, carrier: 'UPS', service: 'worldwide_return' },
-        { ...sampleShipment, carrier: 'UPS', service: 'return', from: US_SENDER, to: US, customs: undefined },
         { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: US_SENDER, to: sanJuan, customs: undefined },
         { ...sampleShipment, carrier: 'UPS', service: 'worldwide_expedited' },
         { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' },

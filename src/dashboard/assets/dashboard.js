@@ -7,6 +7,9 @@
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
 //   opens, so a screen reader reads it first. A summary link to a group of fields (a fieldset, which
 //   cannot take the focus) moves the focus to the group's first control.
+// - A form with a key (the new shipment, the CSV upload) reached again with the browser's Back is the
+//   form already sent: it is sent again with the key it was sent with (kept in sessionStorage), so
+//   the server goes to what it made instead of making it twice. A fresh visit gets a new key.
 // - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
 
@@ -21,8 +24,22 @@ const localize = (root) => {
   }
 };
 
+/** Each keyed form: on Back or Forward, the key it was last sent with; on sending, its key kept. */
+const keepFormKeys = () => {
+  const back = performance.getEntriesByType('navigation')[0]?.type === 'back_forward';
+  for (const form of document.querySelectorAll('form')) {
+    const field = form.querySelector('input[name="formKey"]');
+    if (!field) continue;
+    const slot = `formKey ${location.pathname} ${form.getAttribute('action')}`;
+    const sent = back ? sessionStorage.getItem(slot) : null;
+    if (sent) field.value = sent;
+    form.addEventListener('submit', () => sessionStorage.setItem(slot, field.value));
+  }
+};
+
 document.addEventListener('DOMContentLoaded', () => {
   localize(document);
+  keepFormKeys();
   const first = document.getElementById('error-summary') ?? document.getElementById('notice');
   if (first) first.focus();
   document.getElementById('error-summary')?.addEventListener('click', (event) => {
