@@ -194,11 +194,11 @@ export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
  * Revokes one key of the account (the dashboard): another account's key, or an unknown id, is
  * NotFound. Revoking a revoked key changes nothing. Answers the key's display prefix.
  */
-export async function revokeAccountApiKey(db: Db, accountId: string, id: string): Promise<{ prefix: string }> {
-  const row = await db.selectFrom('api_keys').select(['id', 'prefix', 'revoked_at']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+export async function revokeAccountApiKey(db: Db, accountId: string, id: string): Promise<{ prefix: string; name: string }> {
+  const row = await db.selectFrom('api_keys').select(['id', 'prefix', 'name', 'revoked_at']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
   if (!row) throw new NotFound('api key', id);
   if (row.revoked_at === null) await revokeKeys(db, [row.id]);
-  return { prefix: row.prefix };
+  return { prefix: row.prefix, name: row.name };
 }
 
 /** Marks keys revoked, with no remembered check of them outliving the update in this process. */

@@ -175,6 +175,11 @@ export function readableTime(iso: string): string {
   return iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
 }
 
+/** A day people read (an estimated delivery: a day, not a moment), `2026-12-04`; the script writes it in the reader's language. */
+export function day(iso: string): Html {
+  return html`<time datetime="${iso.slice(0, 10)}" data-day>${iso.slice(0, 10)}</time>`;
+}
+
 /** A timestamp people read, with the machine-readable one kept. */
 export function time(iso: string | null | undefined): Html {
   if (!iso) return new Html('—');

@@ -78,7 +78,7 @@ ${table(
     html`${scopesText(k.scopes.split(' ').filter(Boolean))}`,
     time(k.created_at),
     k.revoked_at ? html`Revoked ${time(k.revoked_at)}` : html`Active`,
-    k.revoked_at ? html`—` : actionButton(`${d.base}/keys/${k.id}/revoke`, `Revoke ${k.prefix}…`, token, {}, true),
+    k.revoked_at ? html`—` : actionButton(`${d.base}/keys/${k.id}/revoke`, `Revoke ${k.name ? `“${k.name}” ` : ''}${k.prefix}…`, token, {}, true),
   ]),
   'No API keys yet.',
 )}
@@ -153,15 +153,15 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
             question: `Revoke the key ${key.name ? `“${key.name}” (${key.prefix}…)` : `${key.prefix}…`}?`,
             consequence: 'Every request with it is refused from then on. This cannot be undone: whoever uses it needs a new key.',
             action: `${d.base}/keys/${key.id}/revoke`,
-            button: `Revoke ${key.prefix}…`,
+            button: `Revoke ${key.name ? `“${key.name}” ` : ''}${key.prefix}…`,
             cancel: `${d.base}/keys`,
           }),
         });
       }
-      const { prefix } = await revokeAccountApiKey(d.ctx.db, accountId, request.params.id);
+      const { prefix, name } = await revokeAccountApiKey(d.ctx.db, accountId, request.params.id);
       request.log.info({ user: userId, key: prefix }, 'dashboard api key revoked');
-      // The notice names no part of the key: it travels in the URL.
-      return d.redirect(reply, '/keys', 'The key is revoked: requests with it are refused from now on.');
+      // Named as the list shows it (its display prefix is no secret; the notice travels in a signed cookie).
+      return d.redirect(reply, '/keys', `The key ${name ? `“${name}” ` : ''}${prefix}… is revoked: requests with it are refused from now on.`);
     },
   });
 }

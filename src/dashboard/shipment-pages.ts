@@ -18,7 +18,7 @@ import { countryLine, crossesPostalBorder, localityLines } from '../render/layou
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink, readableTime } from './html.ts';
+import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
 import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 
@@ -89,9 +89,9 @@ const SEARCH_MAX = 100;
 function listPage(d: Dashboard, shipments: Shipment[], query: ListQuery, older: Html, problems?: FieldProblem[]): (token: string) => Html {
   const errors = problems ? fieldErrors(problems) : undefined;
   return () => html`<h1>Shipments</h1>
-${errorSummary(problems, undefined, new Map([['q', 'Tracking number, reference or recipient']]))}
+${errorSummary(problems, undefined, new Map([['q', 'Tracking number, reference or customer']]))}
 <form method="get" action="${d.base}/shipments" role="search" class="filters" aria-label="Find shipments">
-${field({ label: 'Tracking number, reference or recipient', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
+${field({ label: 'Tracking number, reference or customer', name: 'q', type: 'search', value: query.q ?? '', maxLength: SEARCH_MAX, ...(errors ? { errors } : {}) })}
 ${field({ label: 'Status', name: 'status', value: query.status ?? '', options: options(shipmentStatuses, 'Any status') })}
 ${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options: options(CARRIERS, 'Any carrier') })}
 <button type="submit">Search</button>
@@ -99,10 +99,11 @@ ${field({ label: 'Carrier', name: 'carrier', value: query.carrier ?? '', options
 <p><a href="${d.base}/shipments/new">Create a shipment</a></p>
 ${errors ? '' : table(
   query.q || query.status || query.carrier ? 'Shipments found' : 'Newest shipments first',
-  ['Shipment', 'To', 'Carrier', 'Status', 'Tracking number', 'Created'],
+  ['Shipment', 'Customer', 'Carrier', 'Status', 'Tracking number', 'Created'],
   shipments.map((s) => [
     html`<a href="${d.base}/shipments/${s.id}">${s.reference ?? s.id}</a>${s.returnOf ? ' (return)' : ''}`,
-    html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
+    // The customer: the recipient, or for a return the sender.
+    s.returnOf ? html`from ${s.from.name}, ${s.from.city}, ${s.from.country}` : html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
     html`${s.carrier} ${s.service}`,
     statusBadge(s.status),
     html`${s.label?.trackingNumber ?? '—'}`,
@@ -340,8 +341,8 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
 ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
-<section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery ? html` · expected ${time(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
-${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} created ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
+<section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery && tracking.status !== 'delivered' ? html` · expected ${day(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} · made ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
 }
 
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
@@ -355,7 +356,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const search = query.q?.trim() || undefined;
       // A longer search (a pasted address, a crafted link) is refused beside the search box, not on an error page.
       if (search && search.length > SEARCH_MAX) {
-        const problems = [{ field: 'q', message: `at most ${SEARCH_MAX} characters: a tracking number or a reference` }];
+        const problems = [{ field: 'q', message: `at most ${SEARCH_MAX} characters: a tracking number, a reference or a name` }];
         return d.send(request, reply, { title: 'Shipments (problems)', section: 'shipments', status: 400, body: listPage(d, [], query, html``, problems) });
       }
       const page = pageOf({ limit: 50, ...(query.cursor ? { cursor: query.cursor } : {}) });
@@ -497,7 +498,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const label = await getLabel(d.ctx, d.user(request).accountId, request.params.id, format as LabelFormat);
       // Past its 24 hours the link would answer 410 in JSON: say so on the shipment's page instead.
       if (label.status !== 'active' || Date.parse(label.expiresAt) <= Date.now()) {
-        return d.redirect(reply, `/shipments/${label.shipmentId}`, label.status !== 'active' ? `Label ${label.trackingNumber} is invalidated and can no longer be downloaded.` : `The download link of label ${label.trackingNumber} ended ${readableTime(label.expiresAt)}, 24 hours after it was made: make a print file of it to print it again.`, true);
+        return d.redirect(reply, `/shipments/${label.shipmentId}`, label.status !== 'active' ? `Label ${label.trackingNumber} is invalidated and can no longer be downloaded.` : `The download link of label ${label.trackingNumber} ended 24 hours after it was made: make a print file of it to print it again.`, true);
       }
       return reply.redirect(label.url, 303);
     },

@@ -4,7 +4,7 @@
 // form shows the API's own messages beside its fields. Handlers only call webhooks/service.ts.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EVENT_TYPES, type EventType } from '../db/events.ts';
-import { Conflict, InvalidInput, type FieldProblem } from '../errors.ts';
+import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
 import { createWebhook, createWebhookBody, deleteWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
@@ -252,7 +252,12 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
     handler: async (request, reply) => {
       const { id } = request.params;
       const { accountId, userId } = d.user(request);
-      const hook = await getWebhook(d.ctx, accountId, id);
+      // A tab left open on a webhook deleted meanwhile (or an id that never was this account's).
+      const hook = await getWebhook(d.ctx, accountId, id).catch((err: unknown) => {
+        if (err instanceof NotFound) return null;
+        throw err;
+      });
+      if (!hook) return d.redirect(reply, '/webhooks', 'That webhook does not exist (any more): it was deleted, perhaps in another tab.', true);
       if (d.form(request).one('confirmed') !== 'yes') {
         return d.send(request, reply, {
           title: 'Delete the webhook?',

@@ -105,7 +105,7 @@ export interface ShipmentsTable {
   tracking_number: string | null;
   created_at: string;
   updated_at: string;
-  /** The recipient's name and company as the list's search compares them (`searchFold`, shipments/store.ts); written once, never read back. */
+  /** The customer's name and company (the recipient's, a return's sender's) as the list's search compares them (`searchFold`, shipments/store.ts); written once, never read back. */
   recipient_search: string;
 }
 

@@ -26,14 +26,18 @@ export function searchFold(text: string): string {
     .trim();
 }
 
-/** What a recipient is found by: their name and company, folded (a space when that leaves nothing, so the row counts as filled). */
-function recipientSearch(toAddress: string): string {
-  const to = JSON.parse(toAddress) as { name: string; company?: string };
-  return searchFold(to.company ? `${to.name} ${to.company}` : to.name) || ' ';
+/**
+ * What a shipment is found by besides its tracking number and reference: its customer's name and
+ * company, folded; the customer is the recipient, or for a return the sender. A space when that leaves
+ * nothing, so the row counts as filled.
+ */
+function recipientSearch(row: Pick<ShipmentRow, 'to_address' | 'from_address' | 'return_of'>): string {
+  const customer = JSON.parse(row.return_of ? row.from_address : row.to_address) as { name: string; company?: string };
+  return searchFold(customer.company ? `${customer.name} ${customer.company}` : customer.name) || ' ';
 }
 
 export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<void> {
-  await tx.insertInto('shipments').values({ ...row, recipient_search: recipientSearch(row.to_address) }).execute();
+  await tx.insertInto('shipments').values({ ...row, recipient_search: recipientSearch(row) }).execute();
 }
 
 /**
@@ -42,8 +46,8 @@ export async function insertShipment(tx: Tx | Db, row: ShipmentRow): Promise<voi
  */
 export async function fillRecipientSearch(db: Db, limit: number): Promise<number> {
   return db.transaction().execute(async (tx) => {
-    const rows = await tx.selectFrom('shipments').select(['id', 'to_address']).where('recipient_search', '=', '').orderBy('id').limit(limit).execute();
-    for (const row of rows) await tx.updateTable('shipments').set({ recipient_search: recipientSearch(row.to_address) }).where('id', '=', row.id).where('recipient_search', '=', '').execute();
+    const rows = await tx.selectFrom('shipments').select(['id', 'to_address', 'from_address', 'return_of']).where('recipient_search', '=', '').orderBy('id').limit(limit).execute();
+    for (const row of rows) await tx.updateTable('shipments').set({ recipient_search: recipientSearch(row) }).where('id', '=', row.id).where('recipient_search', '=', '').execute();
     return rows.length;
   });
 }
@@ -75,7 +79,7 @@ export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<Sh
 export interface ShipmentFilter {
   status?: string;
   carrier?: string;
-  /** A tracking number (exactly, any case and spacing), part of a reference (any case), or part of the recipient's name or company (any case, accents or none). */
+  /** A tracking number (exactly, any case and spacing), part of a reference (any case), or words of the customer's name or company (any case and order, accents or none). */
   search?: string;
 }
 
@@ -87,13 +91,14 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   const search = filter.search;
   if (search) {
     const tracking = search.replace(/\s+/g, '').toUpperCase();
-    const recipient = searchFold(search);
+    // Each word of a name, in any order ("Müller, José" finds José Müller).
+    const words = searchFold(search.replace(/[,;]/g, ' ')).split(' ').filter(Boolean);
     q = q.where((eb) =>
       eb.or([
         eb('tracking_number', '=', tracking),
         eb(sql<string>`lower(reference)`, 'like', containing(search.toLowerCase())),
-        // A search of accents alone folds to nothing, which would find every recipient.
-        ...(recipient ? [eb('recipient_search', 'like', containing(recipient))] : []),
+        // A search of accents alone folds to nothing, which would find every customer.
+        ...(words.length ? [eb.and(words.map((word) => eb('recipient_search', 'like', containing(word))))] : []),
       ]),
     );
   }

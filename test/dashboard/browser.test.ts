@@ -231,7 +231,7 @@ forEachDatabase((database) => {
       await page.getByRole('link', { name: 'Shipments', exact: true }).click();
       await page.getByRole('link', { name: 'Order 4711' }).waitFor();
       await accessible('shipments');
-      const search = page.getByRole('searchbox', { name: 'Tracking number, reference or recipient' });
+      const search = page.getByRole('searchbox', { name: 'Tracking number, reference or customer' });
       // One column on a phone: the filters stacked, each as wide as the form.
       await page.setViewportSize({ width: 375, height: 800 });
       const boxes = await Promise.all([search, page.getByLabel(label('Status')), page.getByLabel(label('Carrier'))].map(async (l) => (await l.boundingBox())!));
@@ -383,10 +383,10 @@ forEachDatabase((database) => {
       await page.goto(`${base}/dashboard/keys`);
       assert.equal(await page.locator('#new-key').count(), 0, 'never shown again');
       const prefix = key.slice(0, 16);
-      await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
+      await page.getByRole('button', { name: new RegExp(`^Revoke “Packing station 2” ${prefix}`) }).click();
       await page.getByRole('heading', { level: 1, name: `Revoke the key “Packing station 2” (${prefix}…)?` }).waitFor();
       assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 200, 'not revoked before the second press');
-      await page.getByRole('button', { name: new RegExp(`^Revoke ${prefix}`) }).click();
+      await page.getByRole('button', { name: new RegExp(`^Revoke “Packing station 2” ${prefix}`) }).click();
       await page.getByRole('status').waitFor();
       assert.equal((await fetch(`${base}/v1/shipments`, { headers: { 'x-api-key': key } })).status, 401);
     });

@@ -169,7 +169,7 @@ forEachDatabase((database) => {
       // The account's other key still works.
       assert.equal((await withKey(acct.apiKey)).statusCode, 200);
       const after = await v.get(String(res.headers.location));
-      assert.match(after.body, /<p class="notice" role="status"[^>]*>The key is revoked: requests with it are refused from now on\.<\/p>/);
+      assert.match(after.body, new RegExp(`<p class="notice" role="status"[^>]*>The key “Packing station 2” ${key.slice(0, 16)}… is revoked: requests with it are refused from now on\\.</p>`));
       assert.ok(!String(res.headers.location).includes('sk_'), 'no part of the key in the URL');
       assert.match(after.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
       assert.ok(!after.body.includes(`/dashboard/keys/${id}/revoke`), 'no button for a revoked key');
@@ -215,7 +215,7 @@ forEachDatabase((database) => {
       assert.equal((await withKey(a.apiKey)).statusCode, 200);
       await assert.rejects(revokeAccountApiKey(t.ctx.db, b.accountId, keyA!.id), NotFound);
       assert.equal((await withKey(a.apiKey)).statusCode, 200);
-      assert.deepEqual(await revokeAccountApiKey(t.ctx.db, a.accountId, keyA!.id), { prefix: a.apiKey.slice(0, 16) });
+      assert.deepEqual(await revokeAccountApiKey(t.ctx.db, a.accountId, keyA!.id), { prefix: a.apiKey.slice(0, 16), name: '' });
       assert.equal((await withKey(a.apiKey)).statusCode, 401);
     });
   });

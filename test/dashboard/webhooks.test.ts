@@ -312,14 +312,19 @@ forEachDatabase((database) => {
       const gone = await t.app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: { 'x-api-key': acct.apiKey } });
       assert.equal(gone.statusCode, 404);
       assert.equal((await v.get(`/dashboard/webhooks/${id}`)).statusCode, 404);
-      assert.equal((await v.post(`/dashboard/webhooks/${id}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks')).statusCode, 404, 'a second delete finds nothing');
+      // A tab left open on it: the list, saying it is gone.
+      const stale = await v.post(`/dashboard/webhooks/${id}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks');
+      assert.equal(stale.statusCode, 303);
+      assert.equal(noticeOf(stale, true), 'That webhook does not exist (any more): it was deleted, perhaps in another tab.');
     });
 
-    it("answers 404 for another account's webhook, which stays; without the form's CSRF token is 403 and deletes nothing", async () => {
+    it("another account's webhook is one that does not exist, and stays; without the form's CSRF token is 403 and deletes nothing", async () => {
       const { acct, v } = await user();
       const other = await t.newAccount();
       const theirs = (await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': other.apiKey }, payload: { url: 'https://hooks.example.com/theirs', events: ['shipment.created'] } })).json().id;
-      assert.equal((await v.post(`/dashboard/webhooks/${theirs}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks')).statusCode, 404);
+      const foreign = await v.post(`/dashboard/webhooks/${theirs}/delete`, { confirmed: 'yes' }, '/dashboard/webhooks');
+      assert.equal(foreign.statusCode, 303);
+      assert.match(noticeOf(foreign, true) ?? '', /^That webhook does not exist/);
       assert.equal((await api(other, `/v1/webhooks/${theirs}`)).url, 'https://hooks.example.com/theirs');
       const mine = createdId(await v.post('/dashboard/webhooks', { url: 'https://hooks.example.com/mine', events: 'shipment.created', active: 'true' }, '/dashboard/webhooks'));
       assert.equal((await postWithoutToken(v, `/dashboard/webhooks/${mine}/delete`, { confirmed: 'yes' })).statusCode, 403);

@@ -168,6 +168,13 @@ forEachDatabase((database) => {
       assert.deepEqual(await find('lovelace'), [other.id]);
       assert.deepEqual(await find('New York'), [], 'the street and city are not searched');
       assert.deepEqual(await find('name'), [], 'nor the stored JSON');
+      // Words in any order, a comma between them.
+      assert.deepEqual(await find('Müller, Jürgen'), [german.id]);
+      assert.deepEqual(await find('muller jurgen sohne'), [german.id]);
+      assert.deepEqual(await find('muller ada'), [], 'every word must match');
+      // A return is found by its customer, who sends it.
+      const ret = (await t.app.inject({ method: 'POST', url: `/v1/shipments/${other.id}/returns`, headers: { 'x-api-key': acct.apiKey }, payload: {} })).json();
+      assert.deepEqual((await find('lovelace')).sort(), [other.id, ret.id].sort());
       // Another account's recipient is not found.
       assert.deepEqual((await t.app.inject({ method: 'GET', url: '/v1/shipments?q=muller', headers: { 'x-api-key': t.apiKey } })).json().filter((x: { id: string }) => x.id === german.id), []);
     });

@@ -13,14 +13,19 @@
 // - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
 
-/** Every time of `root` in the browser's zone and language, the UTC text kept as its title. */
-const localTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+/**
+ * Every time of `root` in the browser's zone and the page's language, the UTC text kept as its title;
+ * a day (`data-day`, an estimated delivery) as a date alone.
+ */
+const language = document.documentElement.lang || undefined;
+const localTime = new Intl.DateTimeFormat(language, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+const localDay = new Intl.DateTimeFormat(language, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' });
 const localize = (root) => {
   for (const element of root.querySelectorAll('time[datetime]')) {
     const at = new Date(element.getAttribute('datetime'));
     if (Number.isNaN(at.getTime()) || element.hasAttribute('title')) continue;
     element.title = element.textContent;
-    element.textContent = localTime.format(at);
+    element.textContent = (element.hasAttribute('data-day') ? localDay : localTime).format(at);
   }
 };
 
@@ -82,6 +87,15 @@ document.addEventListener('DOMContentLoaded', () => {
       const response = await fetch(window.location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
       if (response.ok) {
         const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(region.id);
+        // The session ended (the answer is the sign-in page): say so, and stop asking.
+        if (!fresh) {
+          const note = document.createElement('p');
+          note.setAttribute('role', 'alert');
+          note.className = 'notice refused';
+          note.textContent = 'This page stopped following the batch: your session ended. Sign in again to see its progress.';
+          region.prepend(note);
+          finished = true;
+        }
         if (fresh) {
           // As this page shows them, so only a real change is drawn again.
           localize(fresh);
