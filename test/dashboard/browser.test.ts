@@ -339,6 +339,30 @@ forEachDatabase((database) => {
       assert.equal((await file.body()).subarray(0, 5).toString(), '%PDF-');
     });
 
+    it('a batch page left open when the session ends says so and stops asking', async () => {
+      // A batch seen while it is still processing, in a second window whose session then ends.
+      const batch = await t.ctx.db.selectFrom('batches').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow();
+      await t.ctx.db.updateTable('batches').set({ status: 'processing' }).where('id', '=', batch.id).execute();
+      const other = await browser.newContext({ locale: 'en-US' });
+      try {
+        const tab = await other.newPage();
+        await tab.goto(`${base}/dashboard/batches/${batch.id}`);
+        await tab.getByLabel(label('Email address')).fill(email);
+        await tab.getByLabel(label('Password')).fill(PASSWORD);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.locator('#batch-live[data-refresh]').waitFor();
+        await other.clearCookies();
+        await tab.getByRole('alert').filter({ hasText: 'your session ended' }).waitFor({ timeout: 15_000 });
+        let asked = 0;
+        tab.on('request', () => asked++);
+        await tab.waitForTimeout(4500);
+        assert.equal(asked, 0, 'no more requests');
+      } finally {
+        await other.close();
+        await t.ctx.db.updateTable('batches').set({ status: 'completed' }).where('id', '=', batch.id).execute();
+      }
+    });
+
     it('closes the day for a carrier and downloads the manifest', async () => {
       await page.goto(`${base}/dashboard/manifests`);
       await page.getByRole('heading', { level: 1, name: 'Manifests' }).waitFor();
