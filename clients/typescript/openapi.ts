@@ -2539,7 +2539,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -2883,7 +2883,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -5409,7 +5409,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -6650,7 +6650,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7303,7 +7303,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7684,7 +7684,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8336,7 +8336,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8569,7 +8569,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -9245,7 +9245,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -9445,7 +9445,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -9824,7 +9824,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -11078,7 +11078,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. */
+                /** @description Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key. */
                 "idempotency-key"?: string;
             };
             path: {

@@ -130,7 +130,7 @@ const IDEMPOTENCY_KEY = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  description: 'Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing.',
+  description: 'Makes a retried request safe: the same key with the same body within 24 hours answers the first answer again (with `Idempotent-Replayed: true`) and changes nothing. A refusal that changed nothing (a 4xx) is not kept, so the corrected request may use the same key.',
 };
 
 const REQUEST_ID = { type: 'string', description: 'Names this request in the service\'s logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID.' };
