@@ -6,7 +6,7 @@ import { BENCH_CUSTOMS, api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, pr
 
 const shipment = {
   carrier: 'UPS',
-  service: 'ground',
+  service: 'worldwide_saver',
   from: { name: 'Jürgen Müller', company: 'Müller GmbH', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' }, length: 30, width: 20, height: 10, dimensionUnit: 'cm' },

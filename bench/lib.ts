@@ -355,10 +355,10 @@ export const BENCH_CUSTOMS = {
   signer: 'Jürgen Müller',
 };
 
-/** The shipment every HTTP benchmark creates: a UPS ground parcel with UTF-8 addresses. */
+/** The shipment every HTTP benchmark creates: a UPS worldwide saver parcel from Berlin to New York with UTF-8 addresses and its customs. */
 export const BENCH_SHIPMENT = {
   carrier: 'UPS',
-  service: 'ground',
+  service: 'worldwide_saver',
   from: { name: 'Jürgen Müller', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },
   to: { name: 'Ελένη Παπαδοπούλου', street1: '350 Fifth Avenue', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' },
   parcel: { weight: { value: 1.2, unit: 'kg' } },
