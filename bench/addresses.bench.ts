@@ -24,7 +24,7 @@ import { Pool } from 'undici';
 
 const FROM = { name: 'Lager Süd GmbH', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
 const TO = { name: 'Ada Lovelace', street1: '350 Fifth Avenue', street2: 'Suite 2100', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' };
-const SHIPMENT = { carrier: 'UPS', service: 'ground', from: FROM, to: TO, parcel: { weight: { value: 1.2, unit: 'kg' } } };
+export const SHIPMENT = { carrier: 'UPS', service: 'ground', from: FROM, to: TO, parcel: { weight: { value: 1.2, unit: 'kg' } } };
 const MIX = [TO, FROM, { name: 'A', street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'GB' }, { name: 'A', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' }, { name: 'A', street1: '24 Sussex Dr', city: 'Ottawa', state: 'ON', postalCode: 'K1M 1M4', country: 'CA' }];
 
 const AGAINST = process.env.BENCH_AGAINST || undefined;

@@ -197,7 +197,7 @@ const WAREHOUSES = [
 const CARRIER_SERVICES = [['UPS', 'ground'], ['USPS', 'priority_mail'], ['FedEx', 'ground']] as const;
 
 let orderNumber = 0;
-function shipmentBody(rng: () => number, account: number): string {
+export function shipmentBody(rng: () => number, account: number): string {
   const [, company, street, city, state, zip] = WAREHOUSES[account]!;
   const [toCity, toState, toZip] = pick(rng, PLACES);
   const [carrier, service] = pick(rng, CARRIER_SERVICES);

@@ -4,7 +4,7 @@
 // measured too (it renders on every request), without a target.
 import { BENCH_CUSTOMS, api, atMostMs, CONNECTIONS, fmtRate, load, loadTable, progress, startApp, startBaseline, targetTable, type BenchServer, type LoadResult, baselineMean, baselineSentence } from './lib.ts';
 
-const shipment = {
+export const shipment = {
   carrier: 'UPS',
   service: 'worldwide_saver',
   from: { name: 'Jürgen Müller', company: 'Müller GmbH', street1: 'Hauptstraße 5', city: 'Berlin', postalCode: '10115', country: 'DE' },

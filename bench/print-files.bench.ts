@@ -13,7 +13,7 @@ import { api, atMostMs, fmtMs, progress, startApp, table, targetTable, type Benc
 const LABELS = Number(process.env.BENCH_PRINT_LABELS ?? 1000);
 const READERS = 2;
 
-const shipment = {
+export const shipment = {
   carrier: 'UPS',
   service: 'ground',
   from: { name: 'Lager Süd GmbH', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' },
