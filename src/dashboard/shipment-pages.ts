@@ -468,7 +468,24 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     config: PAGE,
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
-      const ret = await createReturn(d.ctx, d.user(request).accountId, request.params.id, {});
+      const accountId = d.user(request).accountId;
+      // A second return of the same parcel (a second press, another tab) is asked about first.
+      const earlier = await returnsOf(d.ctx.db, accountId, request.params.id, 1);
+      if (earlier.length && d.form(request).one('confirmed') !== 'yes') {
+        const first = earlier[0]!;
+        return d.send(request, reply, {
+          title: 'Create another return?',
+          section: 'shipments',
+          body: confirmation({
+            question: 'Create another return shipment?',
+            consequence: `This shipment already has a return (Return ${first.reference ?? first.id}). Another one is a second parcel coming back.`,
+            action: `${d.base}/shipments/${request.params.id}/return`,
+            button: 'Create another return shipment',
+            cancel: `${d.base}/shipments/${first.id}`,
+          }),
+        });
+      }
+      const ret = await createReturn(d.ctx, accountId, request.params.id, {});
       return d.redirect(reply, `/shipments/${ret.id}`, 'Return shipment created; create its label below.');
     },
   });

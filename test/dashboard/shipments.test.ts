@@ -317,6 +317,16 @@ forEachDatabase((database) => {
         // The original's page lists its return, linked.
         const original = await v.get(`/dashboard/shipments/${s.id}`);
         assert.match(original.body, new RegExp(`<li><a href="/dashboard/shipments/${retId}">Return [^<]+</a>`));
+        // A second return asks first, naming the one there is; nothing is made until it is confirmed.
+        const count = async () => (await t.request({ method: 'GET', url: `/v1/shipments?limit=100` })).json().filter((x: { returnOf?: string }) => x.returnOf === s.id).length;
+        const askedAgain = await v.post(`/dashboard/shipments/${s.id}/return`, {}, `/dashboard/shipments/${s.id}`);
+        assert.equal(askedAgain.statusCode, 200);
+        assert.match(askedAgain.body, /<h1>Create another return shipment\?<\/h1>/);
+        assert.match(askedAgain.body, /This shipment already has a return \(Return /);
+        assert.equal(await count(), 1);
+        const another = await v.post(`/dashboard/shipments/${s.id}/return`, { confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(another.statusCode, 303);
+        assert.equal(await count(), 2);
       });
     });
   });
