@@ -225,6 +225,20 @@ forEachDatabase((database) => {
       assert.match((await page.getByRole('status').textContent()) ?? '', /This form was already sent: this is the shipment it made\. Nothing new was created\./);
       await page.goto(`${base}/dashboard/shipments?q=4712`);
       assert.equal(await page.getByRole('link', { name: 'Order 4712' }).count(), 1, 'one shipment');
+      // A new form reached again with Back is that new form, not the one sent before: it makes a shipment.
+      await page.goto(`${base}/dashboard/shipments/new`);
+      await page.goto(`${base}/dashboard/shipments`);
+      await page.goBack();
+      await page.getByLabel(label('Carrier')).selectOption('FedEx');
+      await page.getByLabel(label('Service')).selectOption('ground');
+      await page.getByLabel(label('Reference')).fill('Order 4713');
+      for (const [legend, a] of [['From (sender)', { name: 'Lager Süd', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' }], ['To (recipient)', { name: 'Grace Hopper', street1: '1 Market St', city: 'San Francisco', state: 'CA', postalCode: '94105', country: 'US' }]] as const) {
+        const group = page.getByRole('group', { name: legend });
+        for (const [key, name] of [['name', 'Name'], ['street1', 'Street'], ['city', 'City'], ['state', 'State or province'], ['postalCode', 'Postal code'], ['country', 'Country']] as const) await group.getByLabel(label(name)).fill(a[key]);
+      }
+      await page.getByLabel(label('Weight')).fill('2');
+      await page.getByRole('button', { name: 'Create shipment and label' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Shipment Order 4713' }).waitFor();
     });
 
     it('shows the shipment in the list and finds it by tracking number and by reference', async () => {

@@ -7,9 +7,10 @@
 // - A form's error summary, or else the notice of the last action, takes the focus when the page
 //   opens, so a screen reader reads it first. A summary link to a group of fields (a fieldset, which
 //   cannot take the focus) moves the focus to the group's first control.
-// - A form with a key (the new shipment, the CSV upload) reached again with the browser's Back is the
-//   form already sent: it is sent again with the key it was sent with (kept in sessionStorage), so
-//   the server goes to what it made instead of making it twice. A fresh visit gets a new key.
+// - A form with a key (the new shipment, the CSV upload) reached again with the browser's Back or
+//   Forward is the form of that moment: it keeps the key that page first came with (in the history
+//   entry's state), so sent again it makes nothing twice and the server goes to what it made. A page
+//   reached any other way keeps the new key the server gave it.
 // - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
 
@@ -29,17 +30,18 @@ const localize = (root) => {
   }
 };
 
-/** Each keyed form: on Back or Forward, the key it was last sent with; on sending, its key kept. */
+/** The keys of this page's keyed forms: those its history entry first had, else the server's, kept in the entry. */
 const keepFormKeys = () => {
-  const back = performance.getEntriesByType('navigation')[0]?.type === 'back_forward';
-  for (const form of document.querySelectorAll('form')) {
-    const field = form.querySelector('input[name="formKey"]');
-    if (!field) continue;
-    const slot = `formKey ${location.pathname} ${form.getAttribute('action')}`;
-    const sent = back ? sessionStorage.getItem(slot) : null;
-    if (sent) field.value = sent;
-    form.addEventListener('submit', () => sessionStorage.setItem(slot, field.value));
+  const fields = [...document.querySelectorAll('form input[name="formKey"]')];
+  if (fields.length === 0) return;
+  const kept = history.state?.formKeys;
+  if (!Array.isArray(kept)) {
+    history.replaceState({ ...history.state, formKeys: fields.map((field) => field.value) }, '');
+    return;
   }
+  fields.forEach((field, i) => {
+    if (kept[i]) field.value = kept[i];
+  });
 };
 
 document.addEventListener('DOMContentLoaded', () => {
