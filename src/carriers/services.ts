@@ -76,15 +76,24 @@ export const RETURN_SERVICE: Record<Carrier, { domestic: string; international: 
 export function servicesByRoute(): string {
   return CARRIERS.map((c) => {
     const codes = (reach: CarrierService['reach']) => SERVICES[c].filter((s) => s.reach === reach).map((s) => s.code).join(', ');
-    const home = c === 'USPS' ? 'from and to the United States and the places its mail serves' : 'within the United States and Puerto Rico';
-    const parts = [codes('domestic') && `${codes('domestic')} ${home}`, codes('international') && `${codes('international')} between countries`];
+    const parts = [codes('domestic') && `${codes('domestic')} ${homeNetwork(c)}`, codes('international') && `${codes('international')} between countries`];
     return `${c}: ${parts.filter(Boolean).join('; ')}`;
   }).join('. ');
 }
 
+/** Where a carrier's domestic services run, in words. */
+export function homeNetwork(carrier: Carrier): string {
+  return carrier === 'USPS' ? 'from and to the United States and the places its mail serves' : 'within the United States and Puerto Rico';
+}
+
+/** The carrier's return services (one, or one within its home network and one between countries). */
+export function returnServices(carrier: Carrier): string[] {
+  return [...new Set(Object.values(RETURN_SERVICE[carrier]))];
+}
+
 /** Whether the service is one of the carrier's return services, which carry returns only (§13). */
 export function isReturnService(carrier: Carrier, code: string): boolean {
-  return Object.values(RETURN_SERVICE[carrier]).includes(code);
+  return returnServices(carrier).includes(code);
 }
 
 export function findService(carrier: Carrier, code: string): CarrierService | undefined {

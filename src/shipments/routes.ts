@@ -5,7 +5,7 @@ import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams, VISIBLE_PATTERN } from '../http/schemas.ts';
 import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema, shipmentStatuses } from './schemas.ts';
 import { createReturn, createShipment, getShipment, listShipments, type NewReturn, type NewShipment } from './service.ts';
-import { CARRIERS, RETURN_SERVICE } from '../carriers/services.ts';
+import { CARRIERS, RETURN_SERVICE, homeNetwork, type Carrier } from '../carriers/services.ts';
 
 export const shipmentSchemas = [addressSchema, parcelSchema, customsSchema, shipmentSchema];
 
@@ -38,7 +38,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
         examples: [{ reference: 'RMA 1001' }],
         additionalProperties: false,
         properties: {
-          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => (s.domestic === s.international ? `${c} ${s.domestic}` : `${c} ${s.domestic} within the United States and Puerto Rico and ${s.international} between countries`)).join(', ')}.` },
+          service: { type: 'string', enum: createShipmentBody.properties.service.enum, description: `The carrier's return service by default: ${Object.entries(RETURN_SERVICE).map(([c, s]) => (s.domestic === s.international ? `${c} ${s.domestic}` : `${c} ${s.domestic} ${homeNetwork(c as Carrier)} and ${s.international} between countries`)).join(', ')}.` },
           reference: { ...createShipmentBody.properties.reference, description: "Printed on the label; the original's by default." },
           customs: { $ref: 'Customs#' },
         },

@@ -1,4 +1,4 @@
-import { CARRIERS, RETURN_SERVICE, SERVICES, servicesByRoute } from '../carriers/services.ts';
+import { CARRIERS, SERVICES, returnServices, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
@@ -139,7 +139,7 @@ export const createShipmentBody = {
     service: {
       type: 'string',
       enum: [...new Set(CARRIERS.flatMap((c) => SERVICES[c].map((s) => s.code)))],
-      description: `One of the carrier's services, where it runs. ${servicesByRoute()}. A return service (${CARRIERS.map((c) => Object.values(RETURN_SERVICE[c]).filter((v, i, all) => all.indexOf(v) === i).map((v) => `${c} ${v}`).join(', ')).join(', ')}) carries returns only, made with POST /v1/shipments/{id}/returns. Another carrier's service is 400, and so is one that does not run from \`from\` to \`to\` (a place told apart by its postal code, such as the Canary Islands, counts as a country; only USPS serves APO, FPO and DPO addresses).`,
+      description: `One of the carrier's services, where it runs. ${servicesByRoute()}. A return service (${CARRIERS.flatMap((c) => returnServices(c).map((v) => `${c} ${v}`)).join(', ')}) carries returns only, made with POST /v1/shipments/{id}/returns. Another carrier's service is 400, and so is one that does not run from \`from\` to \`to\` (a place told apart by its postal code, such as the Canary Islands, counts as a country; only USPS serves APO, FPO and DPO addresses).`,
       // The same per carrier, for tools (JSON Schema if/then would say it too, but linters and generators read it poorly).
       'x-services-by-carrier': Object.fromEntries(CARRIERS.map((c) => [c, SERVICES[c].map((s) => s.code)])),
     },

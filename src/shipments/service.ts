@@ -5,7 +5,7 @@ import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
 import { unprintable } from '../render/text.ts';
-import { RETURN_SERVICE, SERVICES, findService, isReturnService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
+import { RETURN_SERVICE, SERVICES, findService, homeNetwork, isReturnService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
@@ -189,7 +189,7 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const [from, to] = [customsPlaceName(input.from), customsPlaceName(input.to)];
   const why =
     service.reach === 'domestic'
-      ? `carries parcels within the United States and Puerto Rico, not from ${from} to ${to}`
+      ? `carries parcels ${homeNetwork(input.carrier)}, not from ${from} to ${to}`
       : localPlaceOf(input.from) === localPlaceOf(input.to)
         ? `carries parcels between countries; from and to are both in ${to}`
         : `carries parcels between countries; from ${from} to ${to} is within ${input.carrier}'s United States network`;

@@ -205,17 +205,22 @@ forEachDatabase((database) => {
       trackingNumber = /label (\S+) is ready/.exec((await page.getByRole('status').textContent())!)![1]!;
     });
 
-    it("makes nothing twice when the form is sent again after the browser's Back", async () => {
-      await page.goto(`${base}/dashboard/shipments/new`);
+    /** Fills the new-shipment form on the page with a FedEx ground parcel from Memphis to San Francisco, and sends it. */
+    async function sendDomesticForm(reference: string): Promise<void> {
       await page.getByLabel(label('Carrier')).selectOption('FedEx');
       await page.getByLabel(label('Service')).selectOption('ground');
-      await page.getByLabel(label('Reference')).fill('Order 4712');
+      await page.getByLabel(label('Reference')).fill(reference);
       for (const [legend, a] of [['From (sender)', { name: 'Lager Süd', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' }], ['To (recipient)', { name: 'Grace Hopper', street1: '1 Market St', city: 'San Francisco', state: 'CA', postalCode: '94105', country: 'US' }]] as const) {
         const group = page.getByRole('group', { name: legend });
         for (const [key, name] of [['name', 'Name'], ['street1', 'Street'], ['city', 'City'], ['state', 'State or province'], ['postalCode', 'Postal code'], ['country', 'Country']] as const) await group.getByLabel(label(name)).fill(a[key]);
       }
       await page.getByLabel(label('Weight')).fill('2');
       await page.getByRole('button', { name: 'Create shipment and label' }).click();
+    }
+
+    it("makes nothing twice when the form is sent again after the browser's Back", async () => {
+      await page.goto(`${base}/dashboard/shipments/new`);
+      await sendDomesticForm('Order 4712');
       await page.getByRole('heading', { level: 1, name: 'Shipment Order 4712' }).waitFor();
       const made = page.url();
       await page.goBack();
@@ -229,15 +234,7 @@ forEachDatabase((database) => {
       await page.goto(`${base}/dashboard/shipments/new`);
       await page.goto(`${base}/dashboard/shipments`);
       await page.goBack();
-      await page.getByLabel(label('Carrier')).selectOption('FedEx');
-      await page.getByLabel(label('Service')).selectOption('ground');
-      await page.getByLabel(label('Reference')).fill('Order 4713');
-      for (const [legend, a] of [['From (sender)', { name: 'Lager Süd', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' }], ['To (recipient)', { name: 'Grace Hopper', street1: '1 Market St', city: 'San Francisco', state: 'CA', postalCode: '94105', country: 'US' }]] as const) {
-        const group = page.getByRole('group', { name: legend });
-        for (const [key, name] of [['name', 'Name'], ['street1', 'Street'], ['city', 'City'], ['state', 'State or province'], ['postalCode', 'Postal code'], ['country', 'Country']] as const) await group.getByLabel(label(name)).fill(a[key]);
-      }
-      await page.getByLabel(label('Weight')).fill('2');
-      await page.getByRole('button', { name: 'Create shipment and label' }).click();
+      await sendDomesticForm('Order 4713');
       await page.getByRole('heading', { level: 1, name: 'Shipment Order 4713' }).waitFor();
     });
 
