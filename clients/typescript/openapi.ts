@@ -482,7 +482,7 @@ export interface paths {
         get?: never;
         /**
          * Invalidate a label
-         * @description The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest.
+         * @description The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest. So is a label whose parcel the carrier has scanned (its shipment's status past `pre_transit`): 409 naming that status, as its postage is used.
          */
         put: operations["invalidateLabel"];
         post?: never;
@@ -1032,6 +1032,8 @@ export interface components {
             format: "PDF" | "PNG" | "ZPL" | "JPEG" | "TIFF" | "SVG" | "EPS" | "BMP" | "GIF" | "WEBP" | "PCX" | "EMF" | "PS";
             /** Format: uuid */
             id: string;
+            /** @description What the batch was named when it was made (the dashboard: the uploaded file's name), or null. */
+            name: string | null;
             /** @enum {string} */
             size: "4x6" | "4x8" | "6x4" | "8.5x11";
             /** @enum {string} */
@@ -1063,6 +1065,8 @@ export interface components {
                 shipmentId: string | null;
                 trackingNumber: string | null;
             }[];
+            /** @description What the batch was named when it was made (the dashboard: the uploaded file's name), or null. */
+            name: string | null;
             /** @enum {string} */
             size: "4x6" | "4x8" | "6x4" | "8.5x11";
             /** @enum {string} */
@@ -1375,6 +1379,11 @@ export interface components {
             nextAttemptAt: string | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
+            /**
+             * Format: uuid
+             * @description What the event is about: the shipment, or for `batch.completed` the batch (the body's `data.id`).
+             */
+            subjectId: string;
             /** @enum {string} */
             type: "shipment.created" | "shipment.in_transit" | "shipment.delivered" | "shipment.exception" | "batch.completed";
         };
@@ -2947,7 +2956,8 @@ export interface operations {
                  *         }
                  *       ],
                  *       "format": "ZPL",
-                 *       "size": "4x6"
+                 *       "size": "4x6",
+                 *       "name": "morning-orders.csv"
                  *     }
                  */
                 "application/json": {
@@ -2978,6 +2988,8 @@ export interface operations {
                         /** Format: uuid */
                         shipmentId?: string;
                     }[];
+                    /** @description A name to tell the batch by (`morning-orders.csv`), up to 200 characters, trimmed (blank: none). */
+                    name?: string;
                     /**
                      * @default 4x6
                      * @enum {string}

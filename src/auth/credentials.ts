@@ -65,6 +65,21 @@ export function apiKeyNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The account's unrevoked key that already has this name (any case), if one does: two keys of one
+ * name could not be told apart in the list or when one is revoked.
+ */
+export async function keyNamed(db: Db, accountId: string, name: string): Promise<{ prefix: string } | undefined> {
+  const rows = await db.selectFrom('api_keys').select(['prefix', 'name']).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  const wanted = name.toLowerCase();
+  return rows.find((r) => r.name.toLowerCase() === wanted);
+}
+
+/** The message for a name another unrevoked key has (`keyNamed`). */
+export function takenNameProblem(prefix: string): string {
+  return `is already the name of key ${prefix}…: give this one another name, or revoke that one first`;
+}
+
 /** A key's name as given (`--name`), trimmed, or 400 naming `name`. */
 export function apiKeyName(given: unknown): string {
   const name = typeof given === 'string' ? given.trim() : '';

@@ -2,7 +2,7 @@ import { dateTime, uuid } from '../http/schemas.ts';
 import { LABEL_FORMATS, LABEL_SIZES } from '../render/index.ts';
 import { PRINT_LAYOUTS } from '../render/layouts/sheet.ts';
 import { createShipmentBody } from '../shipments/service.ts';
-import { MAX_BATCH_ITEMS } from './service.ts';
+import { BATCH_NAME_MAX, MAX_BATCH_ITEMS } from './service.ts';
 
 const EXAMPLE_ID = '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f';
 const { examples: _examples, ...shipmentBody } = createShipmentBody;
@@ -16,6 +16,7 @@ const error = {
 
 const batchProperties = {
   id: uuid,
+  name: { type: ['string', 'null'], description: 'What the batch was named when it was made (the dashboard: the uploaded file\'s name), or null.' },
   status: { type: 'string', enum: ['processing', 'completed'] },
   format: { type: 'string', enum: [...LABEL_FORMATS] },
   size: { type: 'string', enum: [...LABEL_SIZES] },
@@ -31,7 +32,7 @@ const batchProperties = {
 export const batchSchema = {
   $id: 'Batch',
   type: 'object',
-  required: ['id', 'status', 'format', 'size', 'counts', 'createdAt', 'completedAt'],
+  required: ['id', 'name', 'status', 'format', 'size', 'counts', 'createdAt', 'completedAt'],
   properties: batchProperties,
 } as const;
 
@@ -61,7 +62,7 @@ export const batchWithItemsSchema = {
 
 export const createBatchBody = {
   type: 'object',
-  examples: [{ items: [{ shipmentId: EXAMPLE_ID }, { shipment: createShipmentBody.examples[0] }], format: 'ZPL', size: '4x6' }],
+  examples: [{ items: [{ shipmentId: EXAMPLE_ID }, { shipment: createShipmentBody.examples[0] }], format: 'ZPL', size: '4x6', name: 'morning-orders.csv' }],
   additionalProperties: false,
   required: ['items'],
   properties: {
@@ -83,6 +84,7 @@ export const createBatchBody = {
     },
     format: { type: 'string', enum: [...LABEL_FORMATS], default: 'PDF' },
     size: { type: 'string', enum: [...LABEL_SIZES], default: '4x6' },
+    name: { type: 'string', maxLength: BATCH_NAME_MAX, description: `A name to tell the batch by (\`morning-orders.csv\`), up to ${BATCH_NAME_MAX} characters, trimmed (blank: none).` },
   },
 } as const;
 

@@ -20,6 +20,8 @@ import { checkShipment, getShipment, insertShipment, type NewShipment } from '..
 import * as store from './store.ts';
 
 export const MAX_BATCH_ITEMS = 1000;
+/** The longest name of a batch. */
+export const BATCH_NAME_MAX = 200;
 /** Items one run of the worker job does before it lets the other jobs have a turn. */
 const ITEMS_PER_RUN = 25;
 /** Batches a run looks at, in turn, when workers hold the first ones. */
@@ -31,10 +33,12 @@ export interface NewBatch {
   items: BatchItemRequest[];
   format?: LabelFormat;
   size?: LabelSize;
+  name?: string;
 }
 
 export interface Batch {
   id: string;
+  name: string | null;
   status: 'processing' | 'completed';
   format: LabelFormat;
   size: LabelSize;
@@ -54,6 +58,7 @@ export interface BatchItem {
 function toBatch(row: store.BatchRow): Batch {
   return {
     id: row.id,
+    name: row.name,
     status: row.status as Batch['status'],
     format: row.format as LabelFormat,
     size: row.size as LabelSize,
@@ -99,6 +104,7 @@ export async function createBatch(ctx: AppContext, accountId: string, input: New
     next_index: 0,
     created_at: now,
     completed_at: null,
+    name: input.name?.trim() || null,
   };
   const items = input.items.map((item, idx) => ({
     batch_id: row.id,

@@ -2,7 +2,7 @@
 // is csv.ts), its progress while the worker labels it, and one print file of its labels. Every row is
 // checked before anything is created, and every problem is listed by row and column.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
+import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
@@ -35,6 +35,11 @@ function progressText(b: Batch): string {
   return `${done} of ${b.counts.total} done, ${b.counts.failed} failed`;
 }
 
+
+/** An uploaded file's own name: without a folder (which old browsers sent) or control characters. */
+function fileName(sent: string): string {
+  return (sent.split(/[\\/]/).at(-1) ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+}
 export function batchPages(app: FastifyInstance, d: Dashboard): void {
   const { ctx, base } = d;
 
@@ -97,9 +102,10 @@ ${columnsTable()}
 <h2 id="list-heading">Your batches</h2>
 ${table(
   'Batches, newest first',
-  ['Created', 'Status', 'Labels', 'Progress', 'Failed'],
+  ['Created', 'File', 'Status', 'Labels', 'Progress', 'Failed'],
   batches.map((b) => [
     html`<a href="${base}/batches/${b.id}">${time(b.createdAt)}</a>`,
+    html`${b.name ?? '—'}`,
     html`<span class="status">${b.status}</span>`,
     html`${b.format}, ${b.size}`,
     html`${b.counts.succeeded + b.counts.failed} of ${b.counts.total} done`,
@@ -112,7 +118,10 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     });
   };
 
-  /** One batch: progress (refreshed while processing), its items, and the print-file form once it is completed with labels. */
+  /**
+   * One batch: progress (refreshed while processing), its items, and the print-file form: disabled
+   * while the labels are made (so the page does not move when it can be used), then for its labels.
+   */
   const batchPage = async (request: FastifyRequest, reply: FastifyReply, id: string, o: { status?: number; formErrors?: FieldProblem[]; message?: string; values?: Record<string, string> } = {}) => {
     const batch = await getBatch(ctx, d.user(request).accountId, batchId(id));
     const processing = batch.status === 'processing';
@@ -140,6 +149,7 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
       body: (token) => html`<h1>Batch of ${batch.counts.total} ${batch.counts.total === 1 ? 'shipment' : 'shipments'}</h1>
 ${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors, undefined, BATCH_LABELS)}
 <dl>
+${batch.name ? html`<dt>File</dt><dd>${batch.name}</dd>` : ''}
 <dt>Created</dt><dd>${time(batch.createdAt)}</dd>
 <dt>Labels</dt><dd>${batch.format}, ${batch.size}</dd>
 <dt>Batch id</dt><dd><code>${batch.id}</code></dd>
@@ -151,17 +161,19 @@ ${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors, un
 <p id="batch-status" data-live role="status"><span class="status">${batch.status}</span> ${progressText(batch)}${batch.completedAt ? html`; finished ${time(batch.completedAt)}` : ''}.</p>
 <p id="batch-note" data-live>${processing ? html`The labels are being made; this part of the page updates itself. <a href="${base}/batches/${batch.id}">Refresh</a>` : ''}</p>
 </section>
-<div id="batch-print" data-live>${processing ? html`<p>The print file of the whole batch can be made once every label is made.</p>` : batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
+<div id="batch-print" data-live>${processing || batch.counts.succeeded > 0 ? html`<section aria-labelledby="print-heading">
 <h2 id="print-heading">Print file</h2>
-<p>All of the batch’s labels that are still active, in order, in one document to print.</p>
+<p>${processing ? 'The print file of the whole batch can be made once every label is made.' : 'All of the batch’s labels that are still active, in order, in one document to print.'}</p>
 <form method="post" action="${base}/batches/${batch.id}/print-file">
 ${csrfField(token)}
+<fieldset class="bare"${processing ? new Html(' disabled') : ''}>
 <div class="grid">
 ${field({ label: 'Format', name: 'format', value: values.format ?? defaultFormat, options: PRINT_FORMATS.map((f) => [f, f] as const), required: true, errors })}
 ${field({ label: 'Layout', name: 'layout', value: values.layout ?? 'label', options: PRINT_LAYOUTS.map((l) => [l, LAYOUT_NAMES[l]] as const), required: true, hint: 'ZPL is always one label per label format (layout label).', errors })}
 ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', value: values.start ?? '1', required: true, hint: 'Where the first label goes on the first sheet: 1–2 on letter-2up, 1–4 on a4-4up, for a sheet whose first labels are used.', errors })}
 </div>
 <button type="submit">Make the print file</button>
+</fieldset>
 </form>
 </section>` : ''}</div>
 <section aria-labelledby="items-heading">
@@ -200,14 +212,16 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
       const file = form.file('file');
       if (!file) formErrors.push({ field: 'file', message: 'Choose a CSV file to upload.' });
       if (formErrors.length) return listPage(request, reply, { status: 400, formErrors, format, size, formKey });
-      const parsed = parseShipmentsCsv(file!);
+      const parsed = parseShipmentsCsv(file!.bytes);
       if (!parsed.ok) return listPage(request, reply, { status: 400, problems: parsed.problems, format, size, formKey });
       // The same upload form sent again (Back and submit, a double click) makes no second batch.
       let batch: Batch | undefined;
       let sending: FormSending;
       try {
         sending = await onceForForm(ctx, d.user(request).accountId, formKey, async () => {
-          batch = await createBatch(ctx, d.user(request).accountId, { items: parsed.rows.map((r) => ({ shipment: r.shipment })), format: format as LabelFormat, size: size as LabelSize });
+          // Named after its file, so that a day's batches can be told apart.
+          const name = [...fileName(file!.name)].slice(0, BATCH_NAME_MAX).join('').trim();
+          batch = await createBatch(ctx, d.user(request).accountId, { items: parsed.rows.map((r) => ({ shipment: r.shipment })), format: format as LabelFormat, size: size as LabelSize, ...(name ? { name } : {}) });
           return `/batches/${batch.id}`;
         });
       } catch (err) {

@@ -114,6 +114,8 @@ export interface FieldOptions {
   value?: string;
   type?: 'text' | 'email' | 'password' | 'number' | 'url' | 'search';
   required?: boolean;
+  /** When a field the browser cannot require is needed, shown beside its label instead of "(optional)": `required with a declaration`. */
+  requiredWhen?: string;
   hint?: string;
   autocomplete?: string;
   step?: string;
@@ -146,7 +148,7 @@ export function field(o: FieldOptions): Html {
   const control = o.options
     ? html`<select ${attrs}>${o.options.map(([v, l]) => html`<option value="${v}"${v === (o.value ?? '') ? new Html(' selected') : ''}>${l}</option>`)}</select>`
     : html`<input type="${o.type ?? 'text'}" ${attrs} value="${o.value ?? ''}">`;
-  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required ? '' : html` <span class="optional">(optional)</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
+  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required ? '' : html` <span class="optional">(${o.requiredWhen ?? 'optional'})</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
 }
 
 /** A fieldset for a part of the body (`to`, `parcel`, `customs`): a problem of the whole part shows under its legend. */

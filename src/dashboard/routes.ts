@@ -5,7 +5,7 @@
 import type { FormSending } from '../http/idempotency.ts';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
-import multipart from '@fastify/multipart';
+import multipart, { type MultipartFile } from '@fastify/multipart';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -88,8 +88,19 @@ export interface FormFields {
   one(name: string): string;
   /** Every value of a repeated field (a checkbox group). */
   all(name: string): string[];
-  /** An uploaded file's bytes. */
-  file(name: string): Buffer | undefined;
+  /** An uploaded file: its bytes and the name the browser gave it. */
+  file(name: string): UploadedFile | undefined;
+}
+
+/** A file of a multipart form, as `onFile` keeps it. */
+export interface UploadedFile {
+  bytes: Buffer;
+  /** The file's name on the sender's machine, as the browser sent it ('' when none). */
+  name: string;
+}
+
+function isUploadedFile(v: unknown): v is UploadedFile {
+  return typeof v === 'object' && v !== null && Buffer.isBuffer((v as UploadedFile).bytes);
 }
 
 export function formFields(body: unknown): FormFields {
@@ -101,7 +112,7 @@ export function formFields(body: unknown): FormFields {
       return typeof v === 'string' ? v : '';
     },
     all: (name) => values(name).filter((v): v is string => typeof v === 'string'),
-    file: (name) => values(name).find((v): v is Buffer => Buffer.isBuffer(v)),
+    file: (name) => values(name).find(isUploadedFile),
   };
 }
 
@@ -178,7 +189,11 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
     getUserInfo: (request: FastifyRequest) => request.dashboardUser?.sessionId ?? 'signed-out',
     csrfOpts: { hmacKey: createHmac('sha256', ctx.urlKey).update('dashboard csrf').digest() },
   });
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts: 21, fieldSize: 16 * 1024 } });
+  // A file's value in the body is its bytes with its name (`UploadedFile`), read whole: it is at most MAX_UPLOAD_BYTES.
+  const onFile = async (part: MultipartFile) => {
+    part.value = { bytes: await part.toBuffer(), name: part.filename ?? '' };
+  };
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', onFile, limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts: 21, fieldSize: 16 * 1024 } });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => done(null, parseForm(body as string)));
   app.decorateRequest('dashboardUser', null);
 

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { CARRIERS, SERVICES, findService, isReturnService, type Carrier } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
 import type { Address } from '../carriers/types.ts';
-import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
+import { AppError, Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { idParams } from '../http/schemas.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
@@ -16,7 +16,7 @@ import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index
 import { LABEL_SIZES } from '../render/label.ts';
 import { countryLine, crossesPostalBorder, localityLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
-import { createReturn, createShipment, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { carrierHasParcel, createReturn, createShipment, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
@@ -158,6 +158,9 @@ const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
   }),
 ];
 
+/** What a declaration's own fields say beside their label: the browser cannot require them, as a domestic parcel has none. */
+const DECLARED = 'required with a declaration';
+
 /** The form, group by group: what it shows, what it reads, and where a problem of the API is shown. */
 const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[] }[] = [
   {
@@ -188,17 +191,17 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
     name: 'customs',
     hint: 'One line of contents here; the API takes up to 50.',
     fields: [
-      { name: 'customs.contentsType', label: 'Contents', options: options(CONTENTS_TYPES, 'No declaration') },
-      { name: 'customs.contentsExplanation', label: 'What the contents are', hint: 'Needed when the contents are "other".' },
-      { name: 'customs.signer', label: 'Signed by' },
-      { name: 'customs.items[0].description', label: 'Item description' },
-      { name: 'customs.items[0].quantity', label: 'Quantity', inputMode: 'numeric' },
-      { name: 'customs.items[0].netWeight.value', label: 'Net weight', inputMode: 'decimal' },
+      { name: 'customs.contentsType', label: 'Contents', requiredWhen: 'required across a customs border', options: options(CONTENTS_TYPES, 'No declaration') },
+      { name: 'customs.contentsExplanation', label: 'What the contents are', requiredWhen: 'required when the contents are other' },
+      { name: 'customs.signer', label: 'Signed by', requiredWhen: DECLARED },
+      { name: 'customs.items[0].description', label: 'Item description', requiredWhen: DECLARED },
+      { name: 'customs.items[0].quantity', label: 'Quantity', requiredWhen: DECLARED, inputMode: 'numeric' },
+      { name: 'customs.items[0].netWeight.value', label: 'Net weight', requiredWhen: DECLARED, inputMode: 'decimal' },
       { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
-      { name: 'customs.items[0].value.amount', label: 'Value', inputMode: 'decimal' },
-      { name: 'customs.items[0].value.currency', label: 'Currency', hint: 'Three letters: USD, EUR …' },
-      { name: 'customs.items[0].hsCode', label: 'HS code', hint: '6 to 10 digits.' },
-      { name: 'customs.items[0].originCountry', label: 'Country of origin', hint: 'Two letters.' },
+      { name: 'customs.items[0].value.amount', label: 'Value', requiredWhen: DECLARED, inputMode: 'decimal' },
+      { name: 'customs.items[0].value.currency', label: 'Currency', requiredWhen: DECLARED, hint: 'Three letters: USD, EUR …' },
+      { name: 'customs.items[0].hsCode', label: 'HS code', requiredWhen: DECLARED, hint: '6 to 10 digits.' },
+      { name: 'customs.items[0].originCountry', label: 'Country of origin', requiredWhen: DECLARED, hint: 'Two letters.' },
     ],
   },
   {
@@ -277,7 +280,9 @@ ${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options
 <button type="submit" class="secondary">Print file</button></form>`;
   const invalidation = manifest
     ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>`
-    : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`;
+    : carrierHasParcel(s.status)
+      ? html`<p>The carrier has scanned the parcel (${s.status.replace(/_/g, ' ')}), so the label can no longer be invalidated.</p>`
+      : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`;
   // A label's download link ends 24 hours after it was made (the spec's rule): then no preview and no
   // download, but a print file of it (a document of its own, with its own 24 hours) prints it again.
   if (Date.parse(label.expiresAt) <= Date.now()) {
@@ -389,9 +394,11 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
         ...((LABEL_FORMATS as readonly string[]).includes(format) ? [] : [{ field: 'label.format', message: `must be one of ${LABEL_FORMATS.join(', ')}` }]),
         ...((LABEL_SIZES as readonly string[]).includes(size) ? [] : [{ field: 'label.size', message: `must be one of ${LABEL_SIZES.join(', ')}` }]),
       ];
-      // The API's own checks, every problem at once: the schema first, then the service's rules.
+      // The API's own checks, every problem at once: the schema first, then the service's rules. While
+      // other fields have problems, what the route decides (its service, a declaration) is shown with them.
       const typed = numberProblems(form);
       const problems = [...typed, ...shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field)), ...labelProblems];
+      if (problems.length && !problems.some((p) => /^(body|carrier|service|from|to)\b/.test(p.field))) problems.unshift(...routeNeeds(body as unknown as NewShipment));
       if (problems.length) return refuse(problems);
       // The same form sent again (Back and submit, a double click) makes no second shipment: the
       // shipment is the form's one transaction; its label follows, and the shipment's page offers
@@ -459,7 +466,13 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
           }),
         });
       }
-      await invalidateLabel(d.ctx, accountId, s.label.id);
+      try {
+        await invalidateLabel(d.ctx, accountId, s.label.id);
+      } catch (err) {
+        // Scanned or put on a manifest since the page was shown.
+        if (err instanceof Conflict) return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is not invalidated: ${err.message}.`, true);
+        throw err;
+      }
       return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is invalidated.`);
     },
   });

@@ -113,11 +113,17 @@ ${webhookFields(form, errors, 'create')}
 
 // ---- a webhook's page ----
 
+/** The shipment (or, for `batch.completed`, the batch) a delivery's event is about, linked to its page. */
+function subjectLink(d: Dashboard, delivery: Delivery): Html {
+  const batch = delivery.type === 'batch.completed';
+  return html`<a href="${d.base}/${batch ? 'batches' : 'shipments'}/${delivery.subjectId}">${batch ? 'Batch' : 'Shipment'} <code>${delivery.subjectId}</code></a>`;
+}
+
 /** `n`: the delivery's place on the page, which names its attempts' table apart from the others' (two deliveries may share a type and a time). */
 function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, n: number, token: string): Html {
   return html`<article class="delivery" aria-labelledby="delivery-${delivery.id}">
 <h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusBadge(delivery.status)}</h3>
-<dl><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
+<dl><dt>About</dt><dd>${subjectLink(d, delivery)}</dd><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
 ${table(
   `Attempts of delivery ${n} on this page (${delivery.type}), oldest first`,
   ['Time', 'Response status', 'Duration', 'Error'],

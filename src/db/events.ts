@@ -93,3 +93,10 @@ export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('domain_events').select(['id', 'account_id', 'type', 'data', 'created_at']).where('id', 'in', ids).execute();
 }
+
+/** What each of these events is about (the shipment, or for `batch.completed` the batch), by event id. */
+export async function eventSubjects(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('domain_events').select(['id', 'shipment_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.shipment_id]));
+}

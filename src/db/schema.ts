@@ -400,6 +400,8 @@ export interface BatchesTable {
   next_index: number;
   created_at: string;
   completed_at: string | null;
+  /** What the caller named it (an uploaded file's name), or null. */
+  name: string | null;
 }
 
 export interface BatchItemsTable {

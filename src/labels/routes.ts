@@ -77,7 +77,7 @@ export function labelRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: {
       tags: ['labels'],
       operationId: 'invalidateLabel', summary: 'Invalidate a label',
-      description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest.',
+      description: 'The label can no longer be downloaded and the shipment may get a new label. Invalidating again is also 204. A label on a manifest is handed over and can no longer be invalidated: 409 naming the manifest. So is a label whose parcel the carrier has scanned (its shipment\'s status past `pre_transit`): 409 naming that status, as its postage is used.',
       params: idParams,
       response: { 204: { description: 'Invalidated', type: 'null' }, ...errors(400, 401, 403, 404, 409) },
     },

@@ -11,7 +11,7 @@ import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '..
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { attachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
+import { attachLabel, detachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
@@ -196,13 +196,20 @@ export async function getLabel(ctx: AppContext, accountId: string, id: string, f
   return toLabel(ctx, row, format);
 }
 
-/** Idempotent: an already invalidated label stays so. Clears the shipment's active label. A label on a manifest is 409. */
+/**
+ * Idempotent: an already invalidated label stays so. Clears the shipment's active label. A label on a
+ * manifest, or whose parcel the carrier has scanned, is 409.
+ */
 export async function invalidateLabel(ctx: AppContext, accountId: string, id: string): Promise<void> {
   const changed = await ctx.db.transaction().execute(async (tx) => {
     const now = isoNow();
     const row = await store.invalidateLabel(tx, accountId, id, now);
-    if (row) await attachLabel(tx, row.shipment_id, null, now);
-    return row !== undefined;
+    if (!row) return false;
+    // The shipment's status follows this label's tracking: once the carrier has scanned the parcel,
+    // the postage is used, and the throw rolls the label's invalidation back.
+    const scanned = await detachLabel(tx, row.shipment_id, now);
+    if (scanned) throw new Conflict(`label ${id}'s parcel is already ${scanned.replaceAll('_', ' ')} (shipment ${row.shipment_id}): the carrier has scanned it, so the label can no longer be invalidated`);
+    return true;
   });
   if (changed) return;
   const row = await store.findLabel(ctx.db, accountId, id);

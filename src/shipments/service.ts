@@ -113,6 +113,18 @@ export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' 
 }
 
 /**
+ * What the route alone decides, for a form whose other fields still have problems, so that it shows
+ * them in the same round: the service does not run the route, a declaration is missing across a
+ * customs border. For a body whose carrier, service and addresses the schema takes (the rest need not
+ * be valid); [] when the service or a country is unknown, which `checkShipment` names in its turn.
+ */
+export function routeNeeds(input: NewShipment, prefix = ''): FieldProblem[] {
+  if (!findService(input.carrier, input.service)) return [];
+  if ([...addressProblems(input.from, 'from'), ...addressProblems(input.to, 'to')].some((q) => q.field.endsWith('.country'))) return [];
+  return [...routeProblems(input, prefix), ...(input.customs ? [] : customsProblems(input, prefix))];
+}
+
+/**
  * Every string of the shipment ends up on its label or customs documents: one with characters no
  * bundled font has (Thai, Devanagari, …) would print as '?', an address no carrier could read, so it
  * is refused naming the field. Emoji are dropped from documents and pass.
@@ -387,9 +399,27 @@ export async function shipmentsByIds(tx: Db | Tx, ids: string[]): Promise<Shipme
   return (await store.findShipmentsByIds(tx, [...new Set(ids)])).map(toShipment);
 }
 
-/** Records (or clears, with null) the shipment's active label. */
-export async function attachLabel(tx: Tx, shipmentId: string, label: { id: string; trackingNumber: string } | null, at: string): Promise<void> {
+/** Records the shipment's active label. */
+export async function attachLabel(tx: Tx, shipmentId: string, label: { id: string; trackingNumber: string }, at: string): Promise<void> {
   await store.setShipmentLabel(tx, shipmentId, label, at);
+}
+
+/** The statuses of a shipment whose parcel the carrier has not scanned yet: its label can still be invalidated. */
+const UNSCANNED: readonly string[] = ['created', 'pre_transit'];
+
+/** Whether the shipment's status says the carrier has scanned its parcel (its label's postage is used). */
+export function carrierHasParcel(status: string): boolean {
+  return !UNSCANNED.includes(status);
+}
+
+/**
+ * Clears the shipment's active label when that label is invalidated, in the caller's transaction.
+ * Once the carrier has scanned the parcel (the shipment's status is past `pre_transit`), the postage
+ * is used: nothing changes and the status that refused it is returned, else null.
+ */
+export async function detachLabel(tx: Tx, shipmentId: string, at: string): Promise<string | null> {
+  if (await store.clearShipmentLabel(tx, shipmentId, UNSCANNED, at)) return null;
+  return (await store.findShipmentsByIds(tx, [shipmentId]))[0]?.status ?? 'unknown';
 }
 
 /** Records the status each shipment's active label reached, in one statement; returns those shipments as they now are. */

@@ -120,11 +120,25 @@ export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; st
 }
 
 /**
- * Sets the shipment's active label, or clears it (invalidation, which leaves the status as it was). A
- * new label speaks for the shipment from the start: its status is `created` again, until that label's
- * tracking moves it.
+ * Sets the shipment's active label. A new label speaks for the shipment from the start: its status is
+ * `created` again, until that label's tracking moves it.
  */
-export async function setShipmentLabel(tx: Tx | Db, id: string, label: { id: string; trackingNumber: string } | null, at: string): Promise<void> {
-  const set = label ? { label_id: label.id, tracking_number: label.trackingNumber, status: 'created', updated_at: at } : { label_id: null, tracking_number: null, updated_at: at };
-  await tx.updateTable('shipments').set(set).where('id', '=', id).execute();
+export async function setShipmentLabel(tx: Tx | Db, id: string, label: { id: string; trackingNumber: string }, at: string): Promise<void> {
+  await tx.updateTable('shipments').set({ label_id: label.id, tracking_number: label.trackingNumber, status: 'created', updated_at: at }).where('id', '=', id).execute();
+}
+
+/**
+ * Clears the shipment's active label (invalidation, which leaves the status as it was), unless its
+ * status says the carrier has the parcel; returns whether it did. Conditional, so a tracking batch
+ * moving the shipment at the same moment decides before or after it, never in between.
+ */
+export async function clearShipmentLabel(tx: Tx, id: string, unscanned: readonly string[], at: string): Promise<boolean> {
+  const row = await tx
+    .updateTable('shipments')
+    .set({ label_id: null, tracking_number: null, updated_at: at })
+    .where('id', '=', id)
+    .where('status', 'in', [...unscanned])
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }

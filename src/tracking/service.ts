@@ -150,9 +150,10 @@ export async function ingestEvents(ctx: AppContext, accountId: string, events: I
 
 /**
  * The sandbox carrier's acceptance scan of parcels handed over on a manifest, in the caller's
- * transaction: every parcel gets its event. It moves a parcel that has not moved yet (still
- * `pre_transit`) on; for a parcel the sandbox has already moved on, or delivered, it is history,
- * stored without changing its status (no delivered parcel goes back in transit).
+ * transaction. It moves a parcel that has not moved yet (still `pre_transit`) on. For a parcel that
+ * has already moved on, or been delivered, it changes no status: dated before the parcel's latest
+ * event it is stored as history, and otherwise not at all (no delivered parcel goes back in transit,
+ * not even in its list of events).
  */
 export function acceptParcels(tx: Tx, accountId: string, events: IncomingEvent[]): Promise<number> {
   return ingestInTransaction(tx, accountId, prepare(events), 'sandbox', { historyOnceMoving: true });
@@ -160,7 +161,7 @@ export function acceptParcels(tx: Tx, accountId: string, events: IncomingEvent[]
 
 /**
  * The one ingestion path, for the API and the sandbox carrier alike (timestamps already normalised);
- * with `historyOnceMoving`, events of a parcel past `pre_transit` are stored but change nothing. Events
+ * with `historyOnceMoving`, events of a parcel past `pre_transit` change nothing (`acceptParcels`). Events
  * from the API stop the sandbox moving their labels; where it runs (`sandboxRunning`), also those it
  * has not taken on yet.
  */
@@ -188,6 +189,10 @@ export async function ingestInTransaction(
   const rows: store.TrackingEventRow[] = [];
   for (const e of events) {
     const label = byNumber.get(e.trackingNumber)!;
+    // An acceptance scan no earlier than the latest event of a parcel that has already moved would
+    // list it back in transit after, say, its delivery: it is not stored. An earlier one is history.
+    const state = states.get(label.id)!;
+    if (historyOnceMoving && state.last_event_at !== null && state.status !== 'pre_transit' && e.timestamp >= state.last_event_at) continue;
     const carrier = e.carrier ?? (label.carrier as Carrier);
     const key = [label.id, e.timestamp, e.status, e.location, carrier].join('\u0000');
     if (seen.has(key)) continue;

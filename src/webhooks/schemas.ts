@@ -37,10 +37,11 @@ export const webhookSchema = {
 export const webhookDeliverySchema = {
   $id: 'WebhookDelivery',
   type: 'object',
-  required: ['id', 'eventId', 'type', 'status', 'attempts', 'nextAttemptAt', 'createdAt'],
+  required: ['id', 'eventId', 'subjectId', 'type', 'status', 'attempts', 'nextAttemptAt', 'createdAt'],
   properties: {
     id: uuid,
     eventId: { ...uuid, description: 'The event id: the `webhook-id` header and the body\'s `id`, the same on every attempt.' },
+    subjectId: { ...uuid, description: 'What the event is about: the shipment, or for `batch.completed` the batch (the body\'s `data.id`).' },
     type: { type: 'string', enum: [...EVENT_TYPES] },
     status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
     attempts: {

@@ -1,6 +1,6 @@
 // Webhook subscriptions and their deliveries, as the API sees them. The worker (jobs.ts) does the sending.
 import type { AppContext } from '../context.ts';
-import type { EventType } from '../db/events.ts';
+import { eventSubjects, type EventType } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import { Conflict, InvalidInput, NotFound } from '../errors.ts';
 import type { Page } from '../db/page.ts';
@@ -37,6 +37,8 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export interface Delivery {
   id: string;
   eventId: string;
+  /** The shipment the event is about, or for `batch.completed` the batch. */
+  subjectId: string;
   type: string;
   status: DeliveryStatus;
   attempts: { at: string; responseStatus: number | null; durationMs: number; error: string | null }[];
@@ -48,10 +50,11 @@ export function toWebhook(row: store.WebhookRow): Webhook {
   return { id: row.id, url: row.url, events: JSON.parse(row.events), active: row.active === 1, createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
-function toDelivery(row: store.DeliveryRow, attempts: store.AttemptRow[]): Delivery {
+function toDelivery(row: store.DeliveryRow, subjectId: string, attempts: store.AttemptRow[]): Delivery {
   return {
     id: row.id,
     eventId: row.event_id,
+    subjectId,
     type: row.type,
     status: row.status as DeliveryStatus,
     attempts: attempts.map((a) => ({ at: a.at, responseStatus: a.response_status, durationMs: a.duration_ms, error: a.error })),
@@ -165,7 +168,8 @@ export async function listDeliveries(ctx: AppContext, accountId: string, webhook
   await webhookRow(ctx, accountId, webhookId);
   const rows = await store.listDeliveries(ctx.db, webhookId, page, status);
   const attempts = Map.groupBy(await store.attemptsOf(ctx.db, rows.map((r) => r.id)), (a) => a.delivery_id);
-  return rows.map((r) => toDelivery(r, attempts.get(r.id) ?? []));
+  const subjects = await eventSubjects(ctx.db, [...new Set(rows.map((r) => r.event_id))]);
+  return rows.map((r) => toDelivery(r, subjects.get(r.event_id)!, attempts.get(r.id) ?? []));
 }
 
 /** Sends the delivery again with the same `webhook-id`: pending, due now, with a fresh retry schedule. */
@@ -178,7 +182,8 @@ export async function redeliver(ctx: AppContext, accountId: string, webhookId: s
   // A transaction, even for one statement, so that an Idempotency-Key marks this work done with it (src/db/commit-statement.ts).
   await ctx.db.transaction().execute((tx) => store.restartDelivery(tx, deliveryId, now));
   const attempts = await store.attemptsOf(ctx.db, [deliveryId]);
-  return toDelivery({ ...row, status: 'pending', attempt_count: 0, next_attempt_at: now, locked_until: null, updated_at: now }, attempts);
+  const subjects = await eventSubjects(ctx.db, [row.event_id]);
+  return toDelivery({ ...row, status: 'pending', attempt_count: 0, next_attempt_at: now, locked_until: null, updated_at: now }, subjects.get(row.event_id)!, attempts);
 }
 
 /** Deliveries waiting for an attempt, for the metrics' backlog gauge (one count on the status index). */

@@ -77,6 +77,7 @@ forEachDatabase((database) => {
       assert.equal(batch.completedAt, null);
       assert.equal(batch.format, 'ZPL');
       assert.equal(batch.size, '4x6');
+      assert.equal(batch.name, null, 'a batch made without a name has none');
 
       await runBatches(t);
       const done = (await as('GET', `/v1/batches/${batch.id}`)).json();
@@ -172,6 +173,25 @@ forEachDatabase((database) => {
       assert.equal(done.status, 'completed');
       assert.equal(done.items[0].error.code, 'CONFLICT', JSON.stringify(done.items[0]));
       assert.ok(done.items[1].labelId);
+    });
+
+    it('a batch may be named: trimmed, blank is none, too long is 400 naming it', async () => {
+      const acct = await t.newAccount();
+      const shipment = await createShipment(t, {}, acct.apiKey);
+      const post = (name: string) => t.app.inject({ method: 'POST', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey }, payload: { items: [{ shipmentId: shipment.id }], name } });
+      const named = await post('  morning-orders.csv ');
+      assert.equal(named.statusCode, 202, named.body);
+      assert.equal(named.json().name, 'morning-orders.csv');
+      const got = (await t.app.inject({ method: 'GET', url: `/v1/batches/${named.json().id}`, headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(got.name, 'morning-orders.csv');
+      const listed = (await t.app.inject({ method: 'GET', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(listed[0].name, 'morning-orders.csv');
+      assert.equal((await post('   ')).json().name, null);
+      const before = await countRows(t.ctx, 'batches');
+      const long = await post('x'.repeat(201));
+      assert.equal(long.statusCode, 400);
+      assert.equal(long.json().details[0].field, 'name');
+      assert.equal(await countRows(t.ctx, 'batches'), before);
     });
 
     it('an Idempotency-Key makes a retried batch the same batch', async () => {

@@ -42,6 +42,7 @@ forEachDatabase((database) => {
     runs.account = runAdmin(['account', 'create', accountName, '--json'], env);
     runs.key = runAdmin(['key', 'create', '--account', t.accountId, '--scopes', 'shipments:read', '--name', ' Store checkout ', '--json'], env);
     runs.keysText = runs.key.then(() => runAdmin(['key', 'list', '--account', t.accountId], env));
+    runs.sameName = runs.key.then(() => runAdmin(['key', 'create', '--account', t.accountId, '--name', 'store CHECKOUT', '--json'], env));
     runs.badName = runAdmin(['key', 'create', '--account', t.accountId, '--name', 'x'.repeat(101), '--json'], env);
     runs.client = runAdmin(['client', 'create', '--account', t.accountId, '--scopes', 'read:shipments write:shipments', '--json'], env);
     runs.error = runAdmin(['key', 'revoke', 'sk_test_nonexistent', '--json'], env);
@@ -109,6 +110,10 @@ forEachDatabase((database) => {
       const bad = await runs.badName!;
       assert.equal(bad.code, 2);
       assert.match(oneJsonObject(bad.stdout).error, /name must be at most 100 characters/);
+      // Another unrevoked key's name, in any case, makes no key: the two could not be told apart.
+      const same = await runs.sameName!;
+      assert.equal(same.code, 2, same.stdout);
+      assert.equal(oneJsonObject(same.stdout).error, `name is already the name of key ${created.key.slice(0, 16)}…: give this one another name, or revoke that one first`);
       const named = await t.ctx.db.selectFrom('api_keys').select('name').where('account_id', '=', t.accountId).execute();
       assert.deepEqual(named.map((r) => r.name).filter((n) => n !== '').sort(), ['Store checkout']);
     });

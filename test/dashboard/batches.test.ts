@@ -83,7 +83,8 @@ forEachDatabase((database) => {
       assert.match(waiting.body, /<progress id="batch-progress" data-live aria-labelledby="progress-heading" value="0" max="3">/);
       assert.match(textOf(waiting), /0 of 3 done, 0 failed/);
       assert.match(waiting.body, new RegExp(`<a href="/dashboard/batches/${id}">Refresh</a>`));
-      assert.doesNotMatch(waiting.body, /print-file/, 'nothing to print yet');
+      // Nothing to print yet: the form is there, disabled, so the page does not move when it can be used.
+      assert.match(waiting.body, /<fieldset class="bare" disabled>/);
       assert.match(textOf(waiting), /The print file of the whole batch can be made once every label is made/);
       // Asked for anyway: the service's refusal, on the batch's page.
       const early = await v.post(`/dashboard/batches/${id}/print-file`, { format: 'PDF', layout: 'label', start: '1' }, `/dashboard/batches/${id}`);
@@ -99,10 +100,15 @@ forEachDatabase((database) => {
       assert.match(done.body, /<progress id="batch-progress" data-live aria-labelledby="progress-heading" value="3" max="3">/);
       assert.match(textOf(done), /completed 3 of 3 done, 0 failed/);
       assert.doesNotMatch(done.body, />Refresh</);
+      assert.match(done.body, /<fieldset class="bare">/, 'the print file can be made now');
+      // Named after its file, on its page, in the list and in the API.
+      assert.match(done.body, new RegExp(`<dt>File</dt><dd>${FILE.filename.replace('.', '\\.')}</dd>`));
+      assert.match(textOf(await v.get('/dashboard/batches')), new RegExp(`UTC ${FILE.filename.replace('.', '\\.')} completed`));
 
       // What the API says of the same batch: the rows in order, each shipment as its row said.
       const api = (await t.app.inject({ method: 'GET', url: `/v1/batches/${id}`, headers: { 'x-api-key': acct.apiKey } })).json();
       assert.equal(api.format, 'ZPL');
+      assert.equal(api.name, FILE.filename);
       assert.deepEqual(api.counts, { total: 3, succeeded: 3, failed: 0 });
       for (const item of api.items) assert.ok(done.body.includes(`<a href="/dashboard/shipments/${item.shipmentId}">${item.trackingNumber}</a>`));
       const shipment = (i: number) => t.app.inject({ method: 'GET', url: `/v1/shipments/${api.items[i].shipmentId}`, headers: { 'x-api-key': acct.apiKey } }).then((r) => r.json());

@@ -136,6 +136,21 @@ forEachDatabase((database) => {
       assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 1);
     });
 
+    it('refuses the name of another unrevoked key of the account, in any case; a revoked key\'s name is free again', async () => {
+      const { acct, v } = await user();
+      const key = await createKey(v);
+      const res = await v.post('/dashboard/keys', { name: ' packing STATION 2 ', scopes: 'read:labels' }, '/dashboard/keys');
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, new RegExp(`<p class="error" id="f-name-error">is already the name of key ${key.slice(0, 16)}…: give this one another name, or revoke that one first</p>`));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 2);
+      // Another account's key of that name is no matter.
+      const other = await user();
+      assert.equal((await other.v.post('/dashboard/keys', { name: 'Packing station 2', scopes: 'read:labels' }, '/dashboard/keys')).statusCode, 303);
+      const [row] = (await listApiKeys(t.ctx.db, acct.accountId)).filter((k) => k.name === 'Packing station 2');
+      await revokeAccountApiKey(t.ctx.db, acct.accountId, row!.id);
+      assert.equal((await v.post('/dashboard/keys', { name: 'Packing station 2', scopes: 'read:labels' }, '/dashboard/keys')).statusCode, 303);
+    });
+
     it('without the form\'s CSRF token is 403 and creates no key', async () => {
       const { acct, v } = await user();
       await v.get('/dashboard/keys');

@@ -117,6 +117,26 @@ forEachDatabase((database) => {
         assert.equal(res.statusCode, 400);
         assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
         assert.match(res.body, /<fieldset id="f-customs" aria-describedby="f-customs-hint f-customs-error">/);
+        // The declaration's fields say when they are needed, not "(optional)".
+        assert.match(res.body, /<label for="f-customs-contentsType">Contents <span class="optional">\(required across a customs border\)<\/span><\/label>/);
+        assert.match(res.body, /<label for="f-customs-signer">Signed by <span class="optional">\(required with a declaration\)<\/span><\/label>/);
+        assert.match(res.body, /<label for="f-customs-items-0-netWeight-unit">Net weight unit <span class="optional">\(optional\)<\/span><\/label>/);
+      });
+
+      it('shows what the route decides in the same round as the other problems: the service, a missing declaration', async () => {
+        const before = await countRows(t.ctx, 'shipments');
+        // Berlin to New York with UPS ground (domestic), no declaration, and a weight that is no number.
+        const res = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), service: 'ground', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 400);
+        assert.equal(messageBeside(res.body, 'f-parcel-weight-value'), 'heavy is not a number');
+        assert.match(messageBeside(res.body, 'f-service') ?? '', /^UPS&#39;s ground carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_saver, worldwide_expedited$/);
+        assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
+        // A problem of an address or the carrier leaves the route to the next round (it cannot be judged yet).
+        const country = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), service: 'ground', 'to.country': 'XX', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
+        assert.equal(country.statusCode, 400);
+        assert.equal(messageBeside(country.body, 'f-service'), undefined);
+        assert.equal(messageBeside(country.body, 'f-customs'), undefined);
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
       });
 
       it('declares contents of the kind "other" with what they are (§12: other needs contentsExplanation)', async () => {
@@ -327,6 +347,23 @@ forEachDatabase((database) => {
         const another = await v.post(`/dashboard/shipments/${s.id}/return`, { confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(another.statusCode, 303);
         assert.equal(await count(), 2);
+      });
+
+      it('offers no invalidation once the carrier has scanned the parcel, and a page shown before the scan invalidates nothing', async () => {
+        const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
+        const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.id } })).json();
+        assert.match((await v.get(`/dashboard/shipments/${s.id}`)).body, />Invalidate label<\/button>/);
+        // The parcel is scanned while a tab still shows the button.
+        const scan = await t.request({ method: 'POST', url: '/v1/tracking/events', payload: { events: [{ trackingNumber: label.trackingNumber, status: 'in_transit', timestamp: new Date().toISOString(), location: 'Chicago, IL, US' }] } });
+        assert.equal(scan.statusCode, 202, scan.body);
+        const page = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.doesNotMatch(page.body, />Invalidate label<\/button>/);
+        assert.match(page.body, /<p>The carrier has scanned the parcel \(in transit\), so the label can no longer be invalidated\.<\/p>/);
+        const late = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(late.statusCode, 303);
+        assert.equal(late.headers.location, `/dashboard/shipments/${s.id}`);
+        assert.match(noticeOf(late, true) ?? '', new RegExp(`^Label ${label.trackingNumber} is not invalidated: label ${label.id}'s parcel is already in transit`));
+        assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'active');
       });
     });
   });

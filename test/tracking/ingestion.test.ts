@@ -253,10 +253,10 @@ forEachDatabase((database) => {
 
     it('a new label after an invalidated one speaks for the shipment from the start: its status is created again until the new label moves', async () => {
       const label = await createLabel(t);
-      await postEvents(t, [ev(label, 'in_transit', '2026-03-02T08:00:00Z')]);
-      assert.equal((await shipmentOf(label)).status, 'in_transit');
+      await postEvents(t, [ev(label, 'pre_transit', '2026-03-02T08:00:00Z')]);
+      assert.equal((await shipmentOf(label)).status, 'pre_transit');
       assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${label.id}/invalidate` })).statusCode, 204);
-      assert.equal((await shipmentOf(label)).status, 'in_transit', 'invalidating alone changes no status');
+      assert.equal((await shipmentOf(label)).status, 'pre_transit', 'invalidating alone changes no status');
       const res = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: label.shipmentId } });
       assert.equal(res.statusCode, 201, res.body);
       const next = { ...label, id: res.json().id, trackingNumber: res.json().trackingNumber };
@@ -265,7 +265,24 @@ forEachDatabase((database) => {
       assert.equal(shipment.label.id, next.id);
       await postEvents(t, [ev(next, 'in_transit', '2026-03-03T08:00:00Z')]);
       assert.equal((await shipmentOf(label)).status, 'in_transit');
-      assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit', 'shipment.in_transit']);
+      assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit']);
+    });
+
+    it('a label whose parcel the carrier has scanned is not invalidated: 409 naming the status, nothing changed', async () => {
+      for (const status of ['in_transit', 'out_for_delivery', 'delivered', 'exception', 'returned'] as const) {
+        const label = await createLabel(t);
+        await postEvents(t, [ev(label, 'pre_transit', '2026-03-02T07:00:00Z'), ev(label, status, '2026-03-02T08:00:00Z')]);
+        const res = await t.request({ method: 'PUT', url: `/v1/labels/${label.id}/invalidate` });
+        assert.equal(res.statusCode, 409, `${status}: ${res.body}`);
+        assert.equal(res.json().code, 'CONFLICT');
+        assert.match(res.json().message, new RegExp(`label ${label.id}'s parcel is already ${status.replaceAll('_', ' ')} \\(shipment ${label.shipmentId}\\): the carrier has scanned it`));
+        const got = (await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json();
+        assert.equal(got.status, 'active', `${status}: the label is as it was`);
+        const shipment = await shipmentOf(label);
+        assert.equal(shipment.status, status);
+        assert.equal(shipment.label?.id, label.id, `${status}: the shipment keeps its label`);
+        assert.equal((await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: label.shipmentId } })).statusCode, 409, 'no second label');
+      }
     });
 
     it('a batch over several labels updates each of them', async () => {

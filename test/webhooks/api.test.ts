@@ -294,6 +294,8 @@ forEachDatabase((database) => {
       assert.equal(list.length, 3);
       const events = await t.ctx.db.selectFrom('domain_events').select(['id', 'shipment_id']).where('account_id', '=', acct.accountId).orderBy('id', 'desc').execute();
       assert.deepEqual(list.map((d: any) => d.eventId), events.map((e) => e.id));
+      // Each names the shipment its event is about.
+      assert.deepEqual(list.map((d: any) => d.subjectId), shipments.toReversed());
       for (const d of list) {
         assert.match(d.id, UUID7);
         assert.equal(d.type, 'shipment.created');
@@ -387,6 +389,8 @@ forEachDatabase((database) => {
       assert.equal(res.statusCode, 202, res.body);
       assert.equal(res.json().id, delivery.id);
       assert.equal(res.json().eventId, delivery.eventId);
+      assert.equal(res.json().subjectId, delivery.subjectId);
+      assert.match(delivery.subjectId, UUID7);
       assert.equal(res.json().status, 'pending');
       assert.match(res.json().nextAttemptAt, RFC3339_MS);
       const row = await t.ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', delivery.id).executeTakeFirstOrThrow();
