@@ -25,9 +25,16 @@ import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 // Values as the API spells them, shown as words (`in transit` for in_transit).
 const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v.replace(/_/g, ' ')] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
+/** Lines of contents the form offers: a parcel of a few kinds of goods (the CSV upload takes more). */
+const CUSTOMS_LINES = 3;
 /** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
-const NUMBERS = new Set(['parcel.weight.value', 'parcel.length', 'parcel.width', 'parcel.height', 'customs.items[0].netWeight.value', 'customs.items[0].value.amount']);
-const INTEGERS = new Set(['customs.items[0].quantity']);
+const NUMBERS = new Set(['parcel.weight.value', 'parcel.length', 'parcel.width', 'parcel.height', ...lines((at) => [`${at}.netWeight.value`, `${at}.value.amount`])]);
+const INTEGERS = new Set(lines((at) => [`${at}.quantity`]));
+
+/** `fields` of every line of contents the form offers (`customs.items[0]` …). */
+function lines(fields: (at: string) => string[]): string[] {
+  return Array.from({ length: CUSTOMS_LINES }, (_, i) => fields(`customs.items[${i}]`)).flat();
+}
 /** Fields of codes the API takes in capitals: countries and currencies (a state is kept as typed: `Bayern`). */
 const CODES = /(?:\.country|\.originCountry|\.currency)$/;
 
@@ -48,11 +55,25 @@ export function bodyOf(form: Form): Record<string, unknown> {
     const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : CODES.test(path) ? text.toUpperCase() : text;
     setField(out, path, value);
   }
-  // The item's net weight is in the parcel's unit unless another is chosen, as in the CSV upload.
-  const net = (out.customs as { items?: { netWeight?: { value?: unknown; unit?: unknown } }[] } | undefined)?.items?.[0]?.netWeight;
-  const parcelUnit = (out.parcel as { weight?: { unit?: unknown } } | undefined)?.weight?.unit;
-  if (net && net.value !== undefined && net.unit === undefined && parcelUnit !== undefined) net.unit = parcelUnit;
+  const customs = out.customs as { items?: ({ netWeight?: { value?: unknown; unit?: unknown } } | undefined)[] } | undefined;
+  if (customs?.items) {
+    // Lines left empty are not sent (`emptyLineProblems` refuses one before a line in use).
+    customs.items = customs.items.filter((item) => item !== undefined);
+    // An item's net weight is in the parcel's unit unless another is chosen, as in the CSV upload.
+    const parcelUnit = (out.parcel as { weight?: { unit?: unknown } } | undefined)?.weight?.unit;
+    for (const item of customs.items) {
+      const net = item?.netWeight;
+      if (net && net.value !== undefined && net.unit === undefined && parcelUnit !== undefined) net.unit = parcelUnit;
+    }
+  }
   return out;
+}
+
+/** A line of contents left empty before one in use: the lines are read in order, so it is named rather than skipped. */
+function emptyLineProblems(form: Form): FieldProblem[] {
+  const used = Array.from({ length: CUSTOMS_LINES }, (_, i) => FIELD_NAMES.some((name) => name.startsWith(`customs.items[${i}].`) && !name.endsWith('.unit') && (form[name] ?? '').trim() !== ''));
+  const last = used.lastIndexOf(true);
+  return used.flatMap((inUse, i) => (!inUse && i < last ? [{ field: `customs.items[${i}].description`, message: `is empty while line ${last + 1} is filled in: fill the lines from the first` }] : []));
 }
 
 /**
@@ -161,6 +182,27 @@ const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
 /** What a declaration's own fields say beside their label: the browser cannot require them, as a domestic parcel has none. */
 const DECLARED = 'required with a declaration';
 
+
+/** The fields of one line of contents (`customs.items[i]`), required on the first line, on the others only once it is used. */
+function customsLine(i: number): { legend: string; name: string; fields: FieldSpec[] } {
+  const when = i === 0 ? DECLARED : 'required on a line in use';
+  const at = `customs.items[${i}]`;
+  return {
+    legend: `Contents line ${i + 1}${i === 0 ? '' : ' (when there is more than one kind of goods)'}`,
+    name: at,
+    fields: [
+      { name: `${at}.description`, label: 'Item description', requiredWhen: when },
+      { name: `${at}.quantity`, label: 'Quantity', requiredWhen: when, inputMode: 'numeric' },
+      { name: `${at}.netWeight.value`, label: 'Net weight', requiredWhen: when, inputMode: 'decimal' },
+      { name: `${at}.netWeight.unit`, label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
+      { name: `${at}.value.amount`, label: 'Value', requiredWhen: when, inputMode: 'decimal' },
+      { name: `${at}.value.currency`, label: 'Currency', requiredWhen: when, ...(i === 0 ? { hint: 'Three letters: USD, EUR …' } : {}) },
+      { name: `${at}.hsCode`, label: 'HS code', requiredWhen: when, ...(i === 0 ? { hint: '6 to 10 digits.' } : {}) },
+      { name: `${at}.originCountry`, label: 'Country of origin', requiredWhen: when, ...(i === 0 ? { hint: 'Two letters.' } : {}) },
+    ],
+  };
+}
+
 /** The form, group by group: what it shows, what it reads, and where a problem of the API is shown. */
 const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[] }[] = [
   {
@@ -189,21 +231,14 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
   {
     legend: 'Customs declaration (parcels that cross a customs border)',
     name: 'customs',
-    hint: 'One line of contents here; the API takes up to 50.',
+    hint: `What is in the parcel, in up to ${CUSTOMS_LINES} lines below; the API takes up to 50.`,
     fields: [
       { name: 'customs.contentsType', label: 'Contents', requiredWhen: 'required across a customs border', options: options(CONTENTS_TYPES, 'No declaration') },
       { name: 'customs.contentsExplanation', label: 'What the contents are', requiredWhen: 'required when the contents are other' },
       { name: 'customs.signer', label: 'Signed by', requiredWhen: DECLARED },
-      { name: 'customs.items[0].description', label: 'Item description', requiredWhen: DECLARED },
-      { name: 'customs.items[0].quantity', label: 'Quantity', requiredWhen: DECLARED, inputMode: 'numeric' },
-      { name: 'customs.items[0].netWeight.value', label: 'Net weight', requiredWhen: DECLARED, inputMode: 'decimal' },
-      { name: 'customs.items[0].netWeight.unit', label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
-      { name: 'customs.items[0].value.amount', label: 'Value', requiredWhen: DECLARED, inputMode: 'decimal' },
-      { name: 'customs.items[0].value.currency', label: 'Currency', requiredWhen: DECLARED, hint: 'Three letters: USD, EUR …' },
-      { name: 'customs.items[0].hsCode', label: 'HS code', requiredWhen: DECLARED, hint: '6 to 10 digits.' },
-      { name: 'customs.items[0].originCountry', label: 'Country of origin', requiredWhen: DECLARED, hint: 'Two letters.' },
     ],
   },
+  ...Array.from({ length: CUSTOMS_LINES }, (_, i) => customsLine(i)),
   {
     legend: 'Label',
     name: 'label',
@@ -240,15 +275,17 @@ function shownAt(problem: FieldProblem): FieldProblem {
   return { field, message: `${words.charAt(0).toUpperCase()}${words.slice(1)}: ${problem.message}` };
 }
 
-function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string): (token: string) => Html {
+/** `senderFrom`: the reference (or id) of the shipment whose sender the empty form was filled with. */
+function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string, senderFrom?: string): (token: string) => Html {
   const problems = given?.map(shownAt);
   const errors = fieldErrors(problems);
+  const hintOf = (g: (typeof GROUPS)[number]) => (g.name === 'from' && senderFrom ? `Filled in with the sender of your last shipment, ${senderFrom}: change what differs.` : g.hint);
   return (token) => html`<h1>New shipment and label</h1>
 ${errorSummary(problems, message, LABELS)}
 <form method="post" action="${d.base}/shipments/new" novalidate>
 ${csrfField(token)}
 ${formKeyField(formKey)}
-${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, g.hint))}
+${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, hintOf(g)))}
 <button type="submit">Create shipment and label</button>
 </form>`;
 }
@@ -374,7 +411,14 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
   app.get('/shipments/new', {
     config: PAGE,
     schema: { hide: true },
-    handler: async (request, reply) => d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: newShipmentPage(d, { 'parcel.weight.unit': 'kg' }, formKeyOf()) }),
+    handler: async (request, reply) => {
+      // A warehouse sends from the same place day after day: the sender of the account's newest
+      // shipment that is not a return (whose sender is the customer) fills the empty form.
+      const last = (await listShipments(d.ctx, d.user(request).accountId, { limit: 20 })).find((s) => !s.returnOf);
+      const sender: Form = last ? Object.fromEntries(Object.entries(last.from).flatMap(([k, v]) => (typeof v === 'string' ? [[`from.${k}`, v]] : []))) : {};
+      const page = newShipmentPage(d, { 'parcel.weight.unit': 'kg', ...sender }, formKeyOf(), undefined, undefined, last ? (last.reference ?? last.id) : undefined);
+      return d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: page });
+    },
   });
 
   app.post('/shipments/new', {
@@ -397,7 +441,10 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       // The API's own checks, every problem at once: the schema first, then the service's rules. While
       // other fields have problems, what the route decides (its service, a declaration) is shown with them.
       const typed = numberProblems(form);
-      const problems = [...typed, ...shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field)), ...labelProblems];
+      const gaps = emptyLineProblems(form);
+      // With a line left empty the lines sent are not the form's: their own problems wait for the next round.
+      const schema = shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field) && !(gaps.length && p.field.startsWith('customs.items')));
+      const problems = [...typed, ...gaps, ...schema, ...labelProblems];
       if (problems.length && !problems.some((p) => /^(body|carrier|service|from|to)\b/.test(p.field))) problems.unshift(...routeNeeds(body as unknown as NewShipment));
       if (problems.length) return refuse(problems);
       // The same form sent again (Back and submit, a double click) makes no second shipment: the

@@ -55,6 +55,23 @@ forEachDatabase((database) => {
         assert.match(page.body, /<address>Ada Lovelace\n350 Fifth Avenue\nNEW YORK NY 10118<\/address>/, 'no country line at home');
       });
 
+      it('fills the empty form with the sender of the account\'s last shipment that is not a return', async () => {
+        const acct = await t.newAccount();
+        const w = await signedIn(t, acct.accountId);
+        const value = (body: string, name: string) => new RegExp(`name="${name.replace(/[.[\]]/g, '\\$&')}"[^>]* value="([^"]*)"`).exec(body)?.[1];
+        const first = await w.get('/dashboard/shipments/new');
+        assert.equal(value(first.body, 'from.name'), '', 'a new account: nothing to fill in');
+        assert.doesNotMatch(first.body, /Filled in with the sender/);
+        const sent = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey }, payload: { ...DOMESTIC, reference: 'Yesterday 17' } });
+        assert.equal(sent.statusCode, 201, sent.body);
+        // A return made since has the customer as its sender: it is not the warehouse's.
+        assert.equal((await t.app.inject({ method: 'POST', url: `/v1/shipments/${sent.json().id}/returns`, headers: { 'x-api-key': acct.apiKey }, payload: {} })).statusCode, 201);
+        const filled = await w.get('/dashboard/shipments/new');
+        for (const [k, v] of Object.entries(DOMESTIC.from)) assert.equal(value(filled.body, `from.${k}`), v, k);
+        assert.equal(value(filled.body, 'to.name'), '', 'the recipient is not filled in');
+        assert.match(filled.body, /<p class="hint" id="f-from-hint">Filled in with the sender of your last shipment, Yesterday 17: change what differs\.<\/p>/);
+      });
+
       it('the same form sent again (Back and submit, a double click) makes no second shipment or label', async () => {
         const empty = await v.get('/dashboard/shipments/new');
         const formKey = /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(empty.body)?.[1];
@@ -176,6 +193,44 @@ forEachDatabase((database) => {
         const heavy = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs, 'customs.contentsExplanation': 'Samples', 'customs.items[0].netWeight.value': '5000', 'customs.items[0].netWeight.unit': 'g' }, '/dashboard/shipments/new');
         assert.equal(heavy.statusCode, 400);
         assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items&#39; net weights add up to 5000 g, more than the parcel&#39;s 1200 g$/);
+      });
+
+      it('declares up to three lines of contents; a line left empty before one in use is named, and lines in use must be whole', async () => {
+        const line = (i: number, description: string, hsCode: string) => ({
+          [`customs.items[${i}].description`]: description,
+          [`customs.items[${i}].quantity`]: '1',
+          [`customs.items[${i}].netWeight.value`]: '0.2',
+          [`customs.items[${i}].value.amount`]: '12.50',
+          [`customs.items[${i}].value.currency`]: 'eur',
+          [`customs.items[${i}].hsCode`]: hsCode,
+          [`customs.items[${i}].originCountry`]: 'de',
+        });
+        const declaration = { 'customs.contentsType': 'merchandise', 'customs.signer': 'Jürgen Müller' };
+        const page = await v.get('/dashboard/shipments/new');
+        for (const n of [1, 2, 3]) assert.match(page.body, new RegExp(`<legend>Contents line ${n}`));
+        assert.match(page.body, /<label for="f-customs-items-1-description">Item description <span class="optional">\(required on a line in use\)<\/span><\/label>/);
+        const before = await countRows(t.ctx, 'shipments');
+        // Line 2 left empty, line 3 in use.
+        const gap = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '691200'), ...line(2, 'Tea towel', '630260') }, '/dashboard/shipments/new');
+        assert.equal(gap.statusCode, 400);
+        assert.equal(messageBeside(gap.body, 'f-customs-items-1-description'), 'is empty while line 3 is filled in: fill the lines from the first');
+        // A line in use lacking a field: that field of that line.
+        const { 'customs.items[1].hsCode': _hs, ...partial } = line(1, 'Tea towel', '630260');
+        const missing = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '691200'), ...partial }, '/dashboard/shipments/new');
+        assert.equal(missing.statusCode, 400);
+        assert.ok(messageBeside(missing.body, 'f-customs-items-1-hsCode'), missing.body.slice(0, 3000));
+        assert.equal(await countRows(t.ctx, 'shipments'), before);
+        const res = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '691200'), ...line(1, 'Tea towel', '630260') }, '/dashboard/shipments/new');
+        assert.equal(res.statusCode, 303, res.body.slice(0, 3000));
+        const id = /^\/dashboard\/shipments\/([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]!;
+        const api = (await t.request({ method: 'GET', url: `/v1/shipments/${id}` })).json();
+        assert.deepEqual(
+          api.customs.items.map((i: { description: string; hsCode: string; value: object; netWeight: object; originCountry: string }) => [i.description, i.hsCode, i.value, i.netWeight, i.originCountry]),
+          [
+            ['Ceramic mug', '691200', { amount: 12.5, currency: 'EUR' }, { value: 0.2, unit: sampleShipment.parcel.weight.unit }, 'DE'],
+            ['Tea towel', '630260', { amount: 12.5, currency: 'EUR' }, { value: 0.2, unit: sampleShipment.parcel.weight.unit }, 'DE'],
+          ],
+        );
       });
     });
 
