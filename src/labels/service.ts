@@ -11,7 +11,7 @@ import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '..
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
 import type { CustomsDocument } from '../render/layouts/customs.ts';
 import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
-import { attachLabel, detachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
+import { accountShipmentsByIds, attachLabel, detachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
 
@@ -110,6 +110,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
   const serial = await nextCounter(tx, `tracking:${shipment.carrier}`);
   const trackingNumber = trackingNumberFor(shipment.carrier, BigInt(serial), shipment.service);
   const logo = await store.findLogo(tx, accountId);
+  const originalExport = shipment.returnOf && shipment.customs ? await originalWaybill(tx, accountId, shipment.returnOf) : undefined;
   const data: LabelData = {
     labelId: id,
     carrier: shipment.carrier,
@@ -126,6 +127,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
     ...(logo ? { logo: JSON.parse(logo) as Logo } : {}),
     ...(shipment.customs ? { customs: shipment.customs, customsForm: customsForm(shipment.customs, ctx.config.sdrRates) } : {}),
     ...(shipment.returnOf ? { isReturn: true } : {}),
+    ...(originalExport ? { originalExport } : {}),
   };
   const row: store.LabelRow = {
     id,
@@ -147,6 +149,16 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
   await store.insertLabel(tx, row);
   await attachLabel(tx, shipment.id, { id, trackingNumber }, createdAt);
   return row;
+}
+
+/**
+ * The waybill the original of a return went out with: its active label's tracking number and date,
+ * which customs ask for to give returned goods their relief. None when the original has no active label.
+ */
+async function originalWaybill(tx: Tx, accountId: string, originalId: string): Promise<LabelData['originalExport']> {
+  const [original] = await accountShipmentsByIds(tx, accountId, [originalId]);
+  const label = original?.label ? await store.findLabelRecord(tx, accountId, original.label.id) : undefined;
+  return label ? { trackingNumber: label.tracking_number, shipDate: label.created_at } : undefined;
 }
 
 // ---- the account's logo ----

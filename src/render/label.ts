@@ -29,6 +29,8 @@ export interface LabelData {
   customsForm?: 'CN22' | 'CN23';
   /** The shipment is a return (§13): the label carries a RETURN banner. */
   isReturn?: boolean;
+  /** A return's original export: its label's waybill number and date, quoted on the customs documents (returned-goods relief). */
+  originalExport?: { trackingNumber: string; shipDate: string };
 }
 
 /** A 1-bit picture: rows top to bottom, each padded to whole bytes, most significant bit first, 1 dark; base64. */

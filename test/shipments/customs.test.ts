@@ -258,6 +258,30 @@ forEachDatabase((database) => {
       assert.ok(importerVat && incoterm && nonDelivery && invoiceNumber && ioss);
     });
 
+    it('a return\'s customs documents quote the waybill its goods were exported under (the original\'s active label), for returned-goods relief', async () => {
+      const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
+      const first = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: original.id } })).json();
+      // The label that went out is the active one: a label invalidated before it is not the export's.
+      assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${first.id}/invalidate` })).statusCode, 204);
+      const exported = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: original.id } })).json();
+      const ret = (await t.request({ method: 'POST', url: `/v1/shipments/${original.id}/returns`, payload: {} })).json();
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: ret.id } })).json();
+      const quoted = `Returned goods: exported under waybill ${exported.trackingNumber} on ${exported.createdAt.slice(0, 10)}`;
+      assert.equal(label.documents.length, 2);
+      for (const doc of label.documents) {
+        const text = (await pdfText((await get(t, doc.url)).rawPayload)).replace(/\s+/g, ' ');
+        assert.ok(text.includes(quoted), `${doc.type}: ${text.slice(-600)}`);
+        assert.ok(!text.includes(first.trackingNumber), `${doc.type} does not quote the invalidated label`);
+      }
+      // The original's own documents quote nothing of the kind; a return of a shipment never labelled quotes no waybill.
+      const own = (await pdfText((await get(t, exported.documents[0].url)).rawPayload)).replace(/\s+/g, ' ');
+      assert.ok(!own.includes('Returned goods: exported'));
+      const unsent = (await t.request({ method: 'POST', url: '/v1/shipments', payload: sampleShipment })).json();
+      const unsentReturn = (await t.request({ method: 'POST', url: `/v1/shipments/${unsent.id}/returns`, payload: {} })).json();
+      const unsentLabel = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: unsentReturn.id } })).json();
+      assert.ok(!(await pdfText((await get(t, unsentLabel.documents[0].url)).rawPayload)).includes('exported under waybill'));
+    });
+
     it('swaps the addresses, takes the return service, copies customs as returned goods across a border, and marks the label RETURN in every format', async () => {
       const original = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, messages: ['Gift'] } })).json();
       const before = (await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body;

@@ -206,6 +206,7 @@ function references(c: Customs, d: LabelData): string[] {
     `Importer's VAT / tax number: ${c.importerVat ?? '-'}`,
     `Sender's EORI number: ${c.eori ?? '-'}`,
     ...(c.ioss ? [`IOSS number: ${c.ioss}`] : []),
+    ...(d.originalExport ? [`Returned goods: exported under waybill ${d.originalExport.trackingNumber} on ${d.originalExport.shipDate.slice(0, 10)}`] : []),
   ];
 }
 
