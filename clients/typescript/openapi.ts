@@ -1079,6 +1079,8 @@ export interface components {
             contentsExplanation?: string;
             /** @enum {string} */
             contentsType: "merchandise" | "gift" | "documents" | "sample" | "returned_goods" | "other";
+            /** @description Goods leaving the United States (15 CFR 30): the Electronic Export Information filed in AES, as `AES` and its ITN (`AES X20261129123456`), required when the items of one HS code are worth more than 2,500 USD (declarations in USD; to Canada none is needed); or the exemption that needs none (`NOEEI 30.37(a)`, printed when this is left out; `NOEEI 30.36` to Canada). Printed on the declaration and the invoice. Refused on other shipments. */
+            eelPfc?: string;
             /** @description The sender's EORI number: its country's code and up to 15 letters or digits, e.g. DE123456789012345. */
             eori?: string;
             importerVat?: string;

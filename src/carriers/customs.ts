@@ -31,6 +31,8 @@ export interface Customs {
   eori?: string;
   /** The seller's EU Import One-Stop Shop number. */
   ioss?: string;
+  /** A US export's EEI citation: `AES X…` (an ITN) or `NOEEI …` (an exemption). */
+  eelPfc?: string;
   signer: string;
 }
 
@@ -229,6 +231,35 @@ export function customsForm(customs: Customs, sdrRates: Readonly<Record<string, 
   const rate = currency === 'XDR' ? 1 : sdrRates[currency];
   if (rate === undefined) return 'CN23';
   return amount * rate <= CN22_LIMIT_SDR + 1e-9 ? 'CN22' : 'CN23';
+}
+
+/** Above this value of one Schedule B number, goods leaving the United States need EEI filed in AES (15 CFR 30.37(a)). */
+export const EEI_THRESHOLD_USD = 2500;
+
+/**
+ * Whether goods from `from` to `to` leave the United States' customs territory (the states, DC and
+ * Puerto Rico) for another: an export, whose Electronic Export Information 15 CFR 30 governs. Mail to
+ * the armed forces' post is not one.
+ */
+export function isUsExport(from: CustomsAddress, to: CustomsAddress): boolean {
+  return customsTerritoryOf(from) === 'US' && crossesCustomsBorder(from, to) && !isMilitaryPost(to);
+}
+
+/** The exemption a US export cites when no EEI is filed: to Canada 30.36, elsewhere the value's 30.37(a). */
+export function eeiExemption(to: CustomsAddress): string {
+  return customsTerritoryOf(to) === 'CA' ? 'NOEEI 30.36' : 'NOEEI 30.37(a)';
+}
+
+/**
+ * The HS codes whose lines together are worth more than EEI_THRESHOLD_USD, with their value, in a
+ * declaration in US dollars (lines of one code add up, as a Schedule B number's do). Another
+ * currency is not converted: its exporter knows the dollar value the filing is made in.
+ */
+export function linesNeedingEei(customs: Customs): { hsCode: string; amount: number }[] {
+  if (customs.items[0]!.value.currency !== 'USD') return [];
+  const byCode = new Map<string, number>();
+  for (const item of customs.items) byCode.set(item.hsCode, (byCode.get(item.hsCode) ?? 0) + item.value.amount);
+  return [...byCode].filter(([, amount]) => amount > EEI_THRESHOLD_USD + 1e-9).map(([hsCode, amount]) => ({ hsCode, amount: Math.round(amount * 100) / 100 }));
 }
 
 /** Whether a commercial invoice goes with the parcel: goods that change hands or come back. */

@@ -74,6 +74,7 @@ export const CSV_COLUMNS: readonly CsvColumn[] = [
   { name: 'customs_importer_vat', path: 'customs.importerVat', kind: 'text', note: '' },
   { name: 'customs_eori', path: 'customs.eori', kind: 'text', note: 'a country code and up to 15 letters or digits' },
   { name: 'customs_ioss', path: 'customs.ioss', kind: 'text', note: 'the seller\'s IOSS number: IM and 10 digits' },
+  { name: 'customs_eel_pfc', path: 'customs.eelPfc', kind: 'text', note: 'goods leaving the US: AES and the ITN (over 2,500 USD of one HS code), or an exemption like NOEEI 30.37(a)' },
   ...ITEM_FIELDS.map(([col, key, kind, note]): CsvColumn => ({ name: `item_${col}`, path: `customs.items[].${key}`, kind, ...(col === 'weight_unit' ? {} : { required: 'abroad' as const }), note })),
 ];
 

@@ -236,6 +236,7 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
       { name: 'customs.contentsType', label: 'Contents', requiredWhen: 'required across a customs border', options: options(CONTENTS_TYPES, 'No declaration') },
       { name: 'customs.contentsExplanation', label: 'What the contents are', requiredWhen: 'required when the contents are other' },
       { name: 'customs.signer', label: 'Signed by', requiredWhen: DECLARED },
+      { name: 'customs.eelPfc', label: 'EEI (goods leaving the US)', requiredWhen: 'required over 2,500 USD of one HS code', hint: 'AES and the filing’s ITN: AES X20261129123456. Left empty, the exemption NOEEI 30.37(a) is printed (30.36 to Canada).' },
     ],
   },
   ...Array.from({ length: CUSTOMS_LINES }, (_, i) => customsLine(i)),

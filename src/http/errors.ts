@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
-import { COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EMAIL_PATTERN, EORI_PATTERN, HS_CODE_PATTERN, IOSS_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
+import { COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, HS_CODE_PATTERN, IOSS_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
@@ -29,6 +29,7 @@ const PATTERN_WORDS = new Map<string, string>([
   [EMAIL_PATTERN, 'must be an email address, like ada@example.org'],
   [IOSS_PATTERN, 'must be an IOSS number: IM and 10 digits, like IM2760000001'],
   [EORI_PATTERN, 'must be an EORI number: a country code and up to 15 letters or digits, like DE123456789012345'],
+  [EEI_PATTERN, 'must be an AES filing\'s ITN, like AES X20261129123456, or an exemption, like NOEEI 30.37(a)'],
 ]);
 
 const FORMAT_WORDS: Record<string, string> = {

@@ -44,6 +44,8 @@ export const POSTAL_CODE_PATTERN = '^ *[A-Za-z0-9][A-Za-z0-9 -]*$';
 export const PHONE_PATTERN = '^[0-9+()./ -]*$';
 export const IOSS_PATTERN = '^IM[0-9]{10}$';
 export const EORI_PATTERN = '^[A-Z]{2}[A-Z0-9]{1,15}$';
+/** A US export's EEI citation (15 CFR 30): an AES filing's ITN, or the exemption that needs none. */
+export const EEI_PATTERN = '^(AES X[0-9]{14}|NOEEI 30\\.[0-9]{2}(\\([a-z0-9]{1,3}\\))*)$';
 /** The e-mail addresses an address may carry (the document states this pattern, not a format). */
 export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 

@@ -1,6 +1,6 @@
 import { CARRIERS, SERVICES, returnServices, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { COUNTRY_CODE_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
+import { COUNTRY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
 
 
 // Printable text; a required one must print something (not only spaces or invisible characters).
@@ -55,6 +55,12 @@ export const customsSchema = {
     importerVat: text(35, 1),
     eori: { type: 'string', pattern: EORI_PATTERN, description: "The sender's EORI number: its country's code and up to 15 letters or digits, e.g. DE123456789012345." },
     ioss: { type: 'string', pattern: IOSS_PATTERN, description: "The seller's EU Import One-Stop Shop number (IM and 10 digits), for goods of at most 150 EUR sold to a buyer in the EU: printed on the declaration and the invoice, so the goods clear without VAT to pay on arrival." },
+    eelPfc: {
+      type: 'string',
+      pattern: EEI_PATTERN,
+      description:
+        'Goods leaving the United States (15 CFR 30): the Electronic Export Information filed in AES, as `AES` and its ITN (`AES X20261129123456`), required when the items of one HS code are worth more than 2,500 USD (declarations in USD; to Canada none is needed); or the exemption that needs none (`NOEEI 30.37(a)`, printed when this is left out; `NOEEI 30.36` to Canada). Printed on the declaration and the invoice. Refused on other shipments.',
+    },
     signer: { ...text(100, 1), description: 'The declarant\'s name, printed as the signature.' },
   },
 } as const;

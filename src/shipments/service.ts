@@ -11,7 +11,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -273,7 +273,24 @@ function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
   const net = c.items.reduce((sum, item) => sum + grams(item.netWeight), 0);
   const gross = grams(input.parcel.weight);
   if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${gramsText(net)}, more than the parcel's ${gramsText(gross)}` });
+  out.push(...eeiProblems(input, c, at('eelPfc')));
   return out;
+}
+
+/**
+ * A US export's Electronic Export Information (15 CFR 30): above 2,500 USD of one HS code (but to
+ * Canada, 30.36) it is filed in AES and its ITN given; on anything but a US export it is refused.
+ */
+function eeiProblems(input: NewShipment, c: Customs, field: string): FieldProblem[] {
+  if (!isUsExport(input.from, input.to)) {
+    return c.eelPfc ? [{ field, message: `is for goods leaving the United States (15 CFR 30); from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)} takes none` }] : [];
+  }
+  if (customsTerritoryOf(input.to) === 'CA' || c.eelPfc?.startsWith('AES ')) return [];
+  const over = linesNeedingEei(c);
+  if (over.length === 0) return [];
+  const worth = over.map((l) => `the items of HS code ${l.hsCode} are worth ${l.amount} USD`).join(', ');
+  const given = c.eelPfc ? `${c.eelPfc} does not cover it: ` : 'is required: ';
+  return [{ field, message: `${given}${worth}, more than the ${EEI_THRESHOLD_USD} USD of one Schedule B number above which Electronic Export Information is filed in AES (15 CFR 30.37(a)); give the filing's ITN, like AES X20261129123456` }];
 }
 
 /** Grams to a tenth of a milligram, so that two different weights never read the same. */
@@ -347,10 +364,11 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
  * numbers follow the parties: the original sender now imports, so its EORI becomes the importer's
  * number, and the customer's VAT number, no exporter's EORI, goes; the original's invoice number,
  * incoterm and non-delivery choice were its sale's, so the return takes the defaults (its tracking
- * number as the invoice number, DAP, return to sender), and so was its IOSS number.
+ * number as the invoice number, DAP, return to sender), and so was its IOSS number. The original's
+ * EEI citation was its export's: a return is no US export of those goods, or one of its own.
  */
 function returnCustoms(original: Customs): Customs {
-  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, ...goods } = original;
+  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, eelPfc: _export, ...goods } = original;
   return { ...goods, contentsType: 'returned_goods', ...(eori ? { importerVat: eori } : {}) };
 }
 

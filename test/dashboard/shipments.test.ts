@@ -195,6 +195,28 @@ forEachDatabase((database) => {
         assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items&#39; net weights add up to 5000 g, more than the parcel&#39;s 1200 g$/);
       });
 
+      it('asks a US export over 2,500 USD of one HS code for its EEI filing, beside the field, and takes it', async () => {
+        const fields = {
+          ...formOf({ ...DOMESTIC, carrier: 'UPS', service: 'worldwide_saver', to: sampleShipment.from }),
+          'customs.contentsType': 'merchandise',
+          'customs.signer': 'Ada Byron',
+          'customs.items[0].description': 'Laptop computer',
+          'customs.items[0].quantity': '1',
+          'customs.items[0].netWeight.value': '1',
+          'customs.items[0].value.amount': '3000',
+          'customs.items[0].value.currency': 'USD',
+          'customs.items[0].hsCode': '847130',
+          'customs.items[0].originCountry': 'US',
+        };
+        const page = await v.get('/dashboard/shipments/new');
+        assert.match(page.body, /<label for="f-customs-eelPfc">EEI \(goods leaving the US\) <span class="optional">\(required over 2,500 USD of one HS code\)<\/span><\/label>/);
+        const refused = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
+        assert.equal(refused.statusCode, 400);
+        assert.match(messageBeside(refused.body, 'f-customs-eelPfc') ?? '', /^is required: the items of HS code 847130 are worth 3000 USD/);
+        const taken = await v.post('/dashboard/shipments/new', { ...fields, 'customs.eelPfc': 'AES X20261129123456' }, '/dashboard/shipments/new');
+        assert.equal(taken.statusCode, 303, taken.body.slice(0, 2000));
+      });
+
       it('declares up to three lines of contents; a line left empty before one in use is named, and lines in use must be whole', async () => {
         const line = (i: number, description: string, hsCode: string) => ({
           [`customs.items[${i}].description`]: description,

@@ -245,6 +245,67 @@ forEachDatabase((database) => {
     });
   });
 
+  describe('a US export\'s Electronic Export Information (customs.eelPfc)', () => {
+    const t = withTestApp(database);
+    const TO_DE = { name: 'Jürgen Müller', street1: 'Invalidenstraße 116', city: 'Berlin', postalCode: '10115', country: 'DE' };
+    const TO_CA = { name: 'Jean Tremblay', street1: '111 Wellington St', city: 'Ottawa', state: 'ON', postalCode: 'K1A 0A9', country: 'CA' };
+    const line = (hsCode: string, amount: number) => ({ description: 'Laptop computer', quantity: 1, netWeight: { value: 2, unit: 'kg' }, value: { amount, currency: 'USD' }, hsCode, originCountry: 'US' });
+    const exportTo = (to: object, items: object[], eelPfc?: string) => ({
+      ...sampleShipment,
+      from: US_FROM,
+      to,
+      parcel: { weight: { value: 10, unit: 'kg' } },
+      customs: { contentsType: 'merchandise', items, signer: 'Ada Byron', ...(eelPfc ? { eelPfc } : {}) },
+    });
+    const post = (body: object) => t.request({ method: 'POST', url: '/v1/shipments', payload: body });
+    const documentsText = async (shipmentId: string) => {
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId } })).json();
+      return Promise.all(label.documents.map(async (d: { url: string }) => (await pdfText((await get(t, d.url)).rawPayload)).replace(/\s+/g, ' ')));
+    };
+
+    it('over 2,500 USD of one HS code an ITN is required, lines of one code adding up; an exemption does not cover it; nothing is created', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const cases: [object, RegExp][] = [
+        [exportTo(TO_DE, [line('847130', 3000)]), /^is required: the items of HS code 847130 are worth 3000 USD, more than the 2500 USD of one Schedule B number above which Electronic Export Information is filed in AES \(15 CFR 30\.37\(a\)\); give the filing's ITN, like AES X20261129123456$/],
+        [exportTo(TO_DE, [line('847130', 1500), line('847130', 1200)]), /^is required: the items of HS code 847130 are worth 2700 USD/],
+        [exportTo(TO_DE, [line('847130', 3000)], 'NOEEI 30.37(a)'), /^NOEEI 30\.37\(a\) does not cover it: the items of HS code 847130/],
+        [exportTo(TO_DE, [line('847130', 100)], 'AES 12345'), /^must be an AES filing's ITN, like AES X20261129123456, or an exemption, like NOEEI 30\.37\(a\)$/],
+        [{ ...sampleShipment, customs: { ...sampleShipment.customs, eelPfc: 'NOEEI 30.37(a)' } }, /^is for goods leaving the United States \(15 CFR 30\); from DE to US takes none$/],
+      ];
+      for (const [body, message] of cases) {
+        const res = await post(body);
+        assert.equal(res.statusCode, 400, res.body);
+        const problem = res.json().details.find((d: { field: string }) => d.field === 'customs.eelPfc');
+        assert.ok(problem, res.body);
+        assert.match(problem.message, message);
+      }
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+    });
+
+    it('prints the ITN, or the exemption that needs none, on the declaration and the invoice of a US export only', async () => {
+      const filed = await post(exportTo(TO_DE, [line('847130', 3000)], 'AES X20261129123456'));
+      assert.equal(filed.statusCode, 201, filed.body);
+      assert.equal(filed.json().customs.eelPfc, 'AES X20261129123456');
+      for (const text of await documentsText(filed.json().id)) assert.ok(text.includes('US export, EEI: AES X20261129123456'), text.slice(-700));
+      // Two HS codes of 2,000 USD each: no filing, the value exemption printed.
+      const small = await post(exportTo(TO_DE, [line('847130', 2000), line('852872', 2000)]));
+      assert.equal(small.statusCode, 201, small.body);
+      for (const text of await documentsText(small.json().id)) assert.ok(text.includes('US export, EEI: NOEEI 30.37(a)'), text.slice(-700));
+      // To Canada none is filed whatever the value (30.36).
+      const canada = await post(exportTo(TO_CA, [line('847130', 9000)]));
+      assert.equal(canada.statusCode, 201, canada.body);
+      for (const text of await documentsText(canada.json().id)) assert.ok(text.includes('US export, EEI: NOEEI 30.36'), text.slice(-700));
+      // Another currency is not converted: the exporter files in dollars.
+      assert.equal((await post(exportTo(TO_DE, [{ ...line('847130', 9000), value: { amount: 9000, currency: 'EUR' } }]))).statusCode, 201);
+      // An import prints no EEI line.
+      const inbound = await post(sampleShipment);
+      for (const text of await documentsText(inbound.json().id)) assert.ok(!text.includes('EEI'), text.slice(-700));
+      // A return is no export of the original's goods: its copy of the declaration drops the citation.
+      const ret = (await t.request({ method: 'POST', url: `/v1/shipments/${filed.json().id}/returns`, payload: {} })).json();
+      assert.equal(ret.customs.eelPfc, undefined);
+    });
+  });
+
   describe('POST /v1/shipments/{id}/returns', () => {
     const t = withTestApp(database);
 
