@@ -14,7 +14,7 @@ import { createLabel, getLabel, invalidateLabel, manifestOfLabel, type Label } f
 import { getManifest } from '../manifests/service.ts';
 import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { LABEL_SIZES } from '../render/label.ts';
-import { countryLine, crossesPostalBorder, localityLines } from '../render/layouts/address.ts';
+import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { carrierHasParcel, createReturn, createShipment, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
@@ -295,7 +295,7 @@ ${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initi
 
 /** An address as the destination's post reads it (the labels' own lines), the country's name across a border. */
 function addressBlock(a: Address, showCountry: boolean): Html {
-  const lines = [a.name, a.company, a.street1, a.street2, ...localityLines(a, showCountry), showCountry ? countryLine(a) : undefined, a.phone, a.email];
+  const lines = [...postalLines(a, showCountry), a.phone, a.email];
   return html`<address>${lines.filter(Boolean).join('\n')}</address>`;
 }
 

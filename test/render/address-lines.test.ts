@@ -197,11 +197,13 @@ describe('address lines in the destination\'s order', () => {
 
 // Chinese, Japanese and Korean text is drawn with Noto Sans (DejaVu has none of it), and is text in
 // the PDF; a ZPL printer's resident font has none either, so ZPL carries such a line as a graphic.
+// Written in their own script, they are read from the largest place down to the addressee (the
+// country in English last, for the posts on the way); Korea puts the postal code last.
 describe('addresses in Chinese, Japanese and Korean script', () => {
   const cases: { to: LabelData['to']; lines: string[] }[] = [
-    { to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '100-0001', country: 'JP' }, lines: ['山田太郎', '千代田1-1', '千代田区, 東京都 100-0001', 'JAPAN'] },
-    { to: { name: '王小明', street1: '建国路88号', city: '北京市', postalCode: '100022', country: 'CN' }, lines: ['王小明', '建国路88号', 'CHINA'] },
-    { to: { name: '김민수', street1: '세종대로 110', city: '서울특별시 중구', postalCode: '04524', country: 'KR' }, lines: ['김민수', '세종대로 110', 'SOUTH KOREA'] },
+    { to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '1000001', country: 'JP' }, lines: ['〒100-0001', '東京都千代田区', '千代田1-1', '山田太郎', 'JAPAN'] },
+    { to: { name: '王小明', company: '北京饭店', street1: '建国路88号', city: '朝阳区', state: '北京市', postalCode: '100022', country: 'CN' }, lines: ['100022', '北京市朝阳区', '建国路88号', '北京饭店', '王小明', 'CHINA'] },
+    { to: { name: '김민수', street1: '세종대로 110', city: '중구', state: '서울특별시', postalCode: '04524', country: 'KR' }, lines: ['서울특별시 중구', '세종대로 110', '김민수', '04524', 'SOUTH KOREA'] },
   ];
   for (const c of cases) {
     it(`${c.to.country}: every line in its script (PDF text; ZPL graphic fields)`, async () => {
@@ -287,7 +289,7 @@ describe('customs documents and manifests print addresses as the labels do', () 
       const item = { ...ITEMS[0]!, description: '緑茶 (green tea)' };
       const label: LabelData = { ...CUSTOMS_LABEL, to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '100-0001', country: 'JP' }, customs: { ...CUSTOMS_LABEL.customs!, items: [item] } };
       const lines = await pdfLines({ layout: 'customs', data: { document, label } });
-      assert.ok(inOrder(lines, ['山田太郎', '千代田1-1', '千代田区, 東京都 100-0001', 'JAPAN']), JSON.stringify(lines));
+      assert.ok(inOrder(lines, ['〒100-0001', '東京都千代田区', '千代田1-1', '山田太郎', 'JAPAN']), JSON.stringify(lines));
       assert.ok(lines.some((l) => l.includes('緑茶 (green tea)')), JSON.stringify(lines));
     });
 

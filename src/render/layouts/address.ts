@@ -86,11 +86,55 @@ export function countryLine(a: Pick<Address, 'country' | 'state'>): string {
   return countryName(placeOf({ country: cleanText(a.country), state: a.state }));
 }
 
+/** What a line of an address is, so that a document can size it (a label prints the locality larger). */
+export type PartRole = 'name' | 'company' | 'street' | 'street2' | 'locality' | 'country';
+
+export interface AddressPart {
+  role: PartRole;
+  text: string;
+}
+
+/** Chinese, Japanese and Korean script: Han, kana, Hangul. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** The posts that read an address written in their own script from the largest place down to the addressee. */
+const LARGEST_FIRST = new Set(['JP', 'CN', 'TW', 'KR']);
+
 /**
- * The postal lines of an address: name, company, street lines, locality lines, and, when the
- * document crosses a border (`showCountry`), its country line last.
+ * An address in the order its post reads it, line by line, with the country line last when the
+ * document crosses a border (`showCountry`). Mostly name, company, street lines, locality lines
+ * (`localityLines`). An address in Japan, China, Taiwan or Korea written in its own script (its
+ * street, town or state in Chinese characters, kana or Hangul) is read the other way, as those
+ * posts (and OpenCage's templates for China, Taiwan and Korea) have it: the postal code (Japan
+ * marks it 〒), the state and town, the street, then company and name; in Korea the postal code
+ * last, and words apart. The country line stays in English at the bottom, for the posts on the way.
  */
+export function addressParts(a: Address, showCountry: boolean): AddressPart[] {
+  const place = placeOf({ country: cleanText(a.country), state: a.state });
+  const native = LARGEST_FIRST.has(place) && [a.street1, a.city, a.state ?? ''].some((part) => CJK.test(part));
+  const people: AddressPart[] = [
+    { role: 'name', text: a.name },
+    { role: 'company', text: a.company ?? '' },
+  ];
+  let parts: AddressPart[];
+  if (native) {
+    const postcode = cleanText(a.postalCode ? canonicalPostal(place, a.postalCode) : '');
+    const korean = place === 'KR';
+    const town: AddressPart = { role: 'locality', text: [a.state, a.city].map((p) => cleanText(p)).filter(Boolean).join(korean ? ' ' : '') };
+    const code: AddressPart = { role: 'locality', text: postcode && place === 'JP' ? `〒${postcode}` : postcode };
+    const streets: AddressPart[] = [
+      { role: 'street', text: a.street1 },
+      { role: 'street2', text: a.street2 ?? '' },
+    ];
+    parts = korean ? [town, ...streets, ...people.toReversed(), code] : [code, town, ...streets, ...people.toReversed()];
+  } else {
+    parts = [...people, { role: 'street', text: a.street1 }, { role: 'street2', text: a.street2 ?? '' }, ...localityLines(a, showCountry).map((text): AddressPart => ({ role: 'locality', text }))];
+  }
+  if (showCountry) parts.push({ role: 'country', text: countryLine(a) });
+  return parts.map((p) => ({ role: p.role, text: cleanText(p.text) })).filter((p) => p.text);
+}
+
+/** The postal lines of an address, in the order its post reads them (`addressParts`). */
 export function postalLines(a: Address, showCountry: boolean): string[] {
-  const lines = [a.name, a.company ?? '', a.street1, a.street2 ?? '', ...localityLines(a, showCountry), showCountry ? countryLine(a) : ''];
-  return lines.map((l) => cleanText(l)).filter(Boolean);
+  return addressParts(a, showCountry).map((p) => p.text);
 }

@@ -13,7 +13,7 @@ import type { Address } from '../../carriers/types.ts';
 import type { LabelData, LabelSize, Logo } from '../label.ts';
 import type { BarcodePrimitive, Drawing, ImagePrimitive, Primitive } from '../model.ts';
 import { asciiText, cleanText, fitText } from '../text.ts';
-import { countryLine, crossesPostalBorder, localityLines } from './address.ts';
+import { addressParts, crossesPostalBorder, type PartRole } from './address.ts';
 
 const SIZES: Record<LabelSize, { w: number; h: number }> = {
   '4x6': { w: 288, h: 432 },
@@ -71,13 +71,16 @@ interface Line {
 
 function addressLines(a: Address, recipient: boolean, showCountry: boolean): Line[] {
   const big = recipient ? 10.5 : 7;
+  const look: Record<PartRole, Omit<Line, 'text'>> = {
+    name: { size: recipient ? 11 : 7.5, bold: true, keep: 9 },
+    company: { size: big, keep: 3 },
+    street: { size: big, keep: 8 },
+    street2: { size: big, keep: 4 },
+    locality: { size: recipient ? 12 : 7.5, bold: true, keep: 9 },
+    country: { size: recipient ? 11 : 7, bold: recipient, keep: 7 },
+  };
   const lines: Line[] = [
-    { text: a.name, size: recipient ? 11 : 7.5, bold: true, keep: 9 },
-    { text: a.company ?? '', size: big, keep: 3 },
-    { text: a.street1, size: big, keep: 8 },
-    { text: a.street2 ?? '', size: big, keep: 4 },
-    ...localityLines(a, showCountry).map((text) => ({ text, size: recipient ? 12 : 7.5, bold: true, keep: 9 })),
-    { text: showCountry ? countryLine(a) : '', size: recipient ? 11 : 7, bold: recipient, keep: 7 },
+    ...addressParts(a, showCountry).map((p) => ({ text: p.text, ...look[p.role] })),
     { text: a.phone ? `TEL ${a.phone}` : '', size: recipient ? 8 : 7, keep: 1 },
   ];
   return lines.filter((l) => cleanText(l.text));
