@@ -95,7 +95,7 @@ export function csrfField(token: string | undefined): Html {
 
 /** `to.postalCode` → `f-to-postalCode`: an element id for a field path. */
 export function fieldId(path: string): string {
-  return `f-${path.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
+  return `f-${path.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/-$/, '')}`;
 }
 
 /** The messages of a failed form, by field path. */
@@ -114,7 +114,10 @@ export interface FieldOptions {
   value?: string;
   type?: 'text' | 'email' | 'password' | 'number' | 'url' | 'search';
   required?: boolean;
-  /** When a field the browser cannot require is needed, shown beside its label instead of "(optional)": `required with a declaration`. */
+  /**
+   * When a field the browser cannot require is needed, shown beside its label instead of "(optional)":
+   * `required with a declaration`; '' shows nothing (its group's hint says it).
+   */
   requiredWhen?: string;
   hint?: string;
   autocomplete?: string;
@@ -148,7 +151,7 @@ export function field(o: FieldOptions): Html {
   const control = o.options
     ? html`<select ${attrs}>${o.options.map(([v, l]) => html`<option value="${v}"${v === (o.value ?? '') ? new Html(' selected') : ''}>${l}</option>`)}</select>`
     : html`<input type="${o.type ?? 'text'}" ${attrs} value="${o.value ?? ''}">`;
-  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required ? '' : html` <span class="optional">(${o.requiredWhen ?? 'optional'})</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
+  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${o.label}${o.required || o.requiredWhen === '' ? '' : html` <span class="optional">(${o.requiredWhen ?? 'optional'})</span>`}</label>${control}${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}</div>`;
 }
 
 /** A fieldset for a part of the body (`to`, `parcel`, `customs`): a problem of the whole part shows under its legend. */

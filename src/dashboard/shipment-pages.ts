@@ -18,7 +18,7 @@ import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { carrierHasParcel, createReturn, createShipment, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, type Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
 import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 
@@ -184,27 +184,39 @@ const DECLARED = 'required with a declaration';
 
 
 /** The fields of one line of contents (`customs.items[i]`), required on the first line, on the others only once it is used. */
-function customsLine(i: number): { legend: string; name: string; fields: FieldSpec[] } {
-  const when = i === 0 ? DECLARED : 'required on a line in use';
+function customsLine(i: number): FormGroup {
   const at = `customs.items[${i}]`;
+  // The group says once which of its fields are required: beside each one it would be said eight times.
+  const quiet = { requiredWhen: '' };
   return {
-    legend: `Contents line ${i + 1}${i === 0 ? '' : ' (when there is more than one kind of goods)'}`,
+    legend: `Contents line ${i + 1}`,
     name: at,
+    hint: i === 0 ? 'With a declaration every field is required but the net weight’s unit.' : 'For another kind of goods: once the line is used, every field is required but the unit.',
+    ...(i === 0 ? {} : { more: true }),
     fields: [
-      { name: `${at}.description`, label: 'Item description', requiredWhen: when },
-      { name: `${at}.quantity`, label: 'Quantity', requiredWhen: when, inputMode: 'numeric' },
-      { name: `${at}.netWeight.value`, label: 'Net weight', requiredWhen: when, inputMode: 'decimal' },
+      { name: `${at}.description`, label: 'Item description', ...quiet },
+      { name: `${at}.quantity`, label: 'Quantity', ...quiet, inputMode: 'numeric' },
+      { name: `${at}.netWeight.value`, label: 'Net weight', ...quiet, inputMode: 'decimal' },
       { name: `${at}.netWeight.unit`, label: 'Net weight unit', options: options(WEIGHT_UNITS, 'as the parcel’s') },
-      { name: `${at}.value.amount`, label: 'Value', requiredWhen: when, inputMode: 'decimal' },
-      { name: `${at}.value.currency`, label: 'Currency', requiredWhen: when, ...(i === 0 ? { hint: 'Three letters: USD, EUR …' } : {}) },
-      { name: `${at}.hsCode`, label: 'HS code', requiredWhen: when, ...(i === 0 ? { hint: '6 to 10 digits.' } : {}) },
-      { name: `${at}.originCountry`, label: 'Country of origin', requiredWhen: when, ...(i === 0 ? { hint: 'Two letters.' } : {}) },
+      { name: `${at}.value.amount`, label: 'Value', ...quiet, inputMode: 'decimal' },
+      { name: `${at}.value.currency`, label: 'Currency', ...quiet, ...(i === 0 ? { hint: 'Three letters: USD, EUR …' } : {}) },
+      { name: `${at}.hsCode`, label: 'HS code', ...quiet, ...(i === 0 ? { hint: '6 to 10 digits.' } : {}) },
+      { name: `${at}.originCountry`, label: 'Country of origin', ...quiet, ...(i === 0 ? { hint: 'Two letters.' } : {}) },
     ],
   };
 }
 
+/** A part of the form: a fieldset. `more`: one of the parts most shipments do not need, shown folded until used. */
+interface FormGroup {
+  legend: string;
+  name: string;
+  hint?: string;
+  more?: true;
+  fields: FieldSpec[];
+}
+
 /** The form, group by group: what it shows, what it reads, and where a problem of the API is shown. */
-const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[] }[] = [
+const GROUPS: FormGroup[] = [
   {
     legend: 'Carrier',
     name: 'body',
@@ -250,6 +262,8 @@ const GROUPS: { legend: string; name: string; hint?: string; fields: FieldSpec[]
   },
 ];
 const FIELD_NAMES = GROUPS.flatMap((g) => g.fields.map((f) => f.name));
+/** The parts shown folded (`FormGroup.more`), together after the others of the customs declaration. */
+const MORE = GROUPS.filter((g) => g.more);
 /** Labels that more than one group has (the addresses' Name, Street, …). */
 const SHARED_LABELS = new Set(GROUPS.flatMap((g) => g.fields.map((f) => f.label)).filter((label, i, all) => all.indexOf(label) !== i));
 /** What a person reads for a field or a group in the error summary: a field's label, with its group's where the label alone is ambiguous (`Postal code, To (recipient)`). */
@@ -280,13 +294,16 @@ function shownAt(problem: FieldProblem): FieldProblem {
 function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string, senderFrom?: string): (token: string) => Html {
   const problems = given?.map(shownAt);
   const errors = fieldErrors(problems);
-  const hintOf = (g: (typeof GROUPS)[number]) => (g.name === 'from' && senderFrom ? `Filled in with the sender of your last shipment, ${senderFrom}: change what differs.` : g.hint);
+  const hintOf = (g: FormGroup) => (g.name === 'from' && senderFrom ? `Filled in with the sender of your last shipment, ${senderFrom}: change what differs.` : g.hint);
+  const part = (g: FormGroup) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, hintOf(g));
+  // The folded parts open when they hold anything typed or refused.
+  const open = MORE.some((g) => g.fields.some((f) => (form[f.name] ?? '').trim() !== '' || errors.has(f.name)) || errors.has(g.name));
   return (token) => html`<h1>New shipment and label</h1>
 ${errorSummary(problems, message, LABELS)}
 <form method="post" action="${d.base}/shipments/new" novalidate>
 ${csrfField(token)}
 ${formKeyField(formKey)}
-${GROUPS.map((g) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, hintOf(g)))}
+${GROUPS.map((g) => (!g.more ? part(g) : g === MORE[0] ? html`<details class="more"${open ? new Html(' open') : ''}><summary>More kinds of goods: contents lines ${MORE.map((m) => m.legend.replace(/\D+/g, '')).join(' and ')}</summary>${MORE.map(part)}</details>` : ''))}
 <button type="submit">Create shipment and label</button>
 </form>`;
 }

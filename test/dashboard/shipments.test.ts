@@ -229,12 +229,16 @@ forEachDatabase((database) => {
         });
         const declaration = { 'customs.contentsType': 'merchandise', 'customs.signer': 'Jürgen Müller' };
         const page = await v.get('/dashboard/shipments/new');
-        for (const n of [1, 2, 3]) assert.match(page.body, new RegExp(`<legend>Contents line ${n}`));
-        assert.match(page.body, /<label for="f-customs-items-1-description">Item description <span class="optional">\(required on a line in use\)<\/span><\/label>/);
+        for (const n of [1, 2, 3]) assert.match(page.body, new RegExp(`<legend>Contents line ${n}</legend>`));
+        // The group says which fields a line needs, not each field; lines 2 and 3 are folded until used.
+        assert.match(page.body, /<label for="f-customs-items-1-description">Item description<\/label>/);
+        assert.match(page.body, /<p class="hint" id="f-customs-items-1-hint">For another kind of goods: once the line is used, every field is required but the unit\.<\/p>/);
+        assert.match(page.body, /<details class="more"><summary>More kinds of goods: contents lines 2 and 3<\/summary><fieldset id="f-customs-items-1"/);
         const before = await countRows(t.ctx, 'shipments');
         // Line 2 left empty, line 3 in use.
         const gap = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '691200'), ...line(2, 'Tea towel', '630260') }, '/dashboard/shipments/new');
         assert.equal(gap.statusCode, 400);
+        assert.match(gap.body, /<details class="more" open>/, 'the lines in use, or refused, are shown unfolded');
         assert.equal(messageBeside(gap.body, 'f-customs-items-1-description'), 'is empty while line 3 is filled in: fill the lines from the first');
         // A line in use lacking a field: that field of that line.
         const { 'customs.items[1].hsCode': _hs, ...partial } = line(1, 'Tea towel', '630260');
