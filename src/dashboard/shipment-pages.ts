@@ -457,7 +457,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
         ...((LABEL_SIZES as readonly string[]).includes(size) ? [] : [{ field: 'label.size', message: `must be one of ${LABEL_SIZES.join(', ')}` }]),
       ];
       // The API's own checks, every problem at once: the schema first, then the service's rules. While
-      // other fields have problems, what the route decides (its service, a declaration) is shown with them.
+      // other fields have problems, what the carrier, service and addresses decide (the route, the
+      // addresses' checks, a missing declaration) is shown with them.
       const typed = numberProblems(form);
       const gaps = emptyLineProblems(form);
       // With a line left empty the lines sent are not the form's: their own problems wait for the next round.

@@ -83,16 +83,8 @@ function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
  * return service carries returns only, which `createReturn` makes (`kind` `return`).
  */
 export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' | 'return' = 'outbound'): void {
-  if (!findService(input.carrier, input.service)) {
-    const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
-    // With both countries known, the carrier's services that run the route (USPS's network is checked address by address).
-    const route = isCountryCode(input.from.country) && isCountryCode(input.to.country) && input.carrier !== 'USPS';
-    const fitting = route ? SERVICES[input.carrier].filter((s) => runs(s, input)).map((s) => s.code) : [];
-    const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
-    const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
-    const message = `must be one of ${known}${hint}`;
-    throw new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}: ${message}`, [{ field: `${prefix}service`, message }]);
-  }
+  const unknown = unknownService(input, prefix);
+  if (unknown) throw unknown;
   if (kind === 'outbound' && isReturnService(input.carrier, input.service)) {
     const message = `${input.service} is ${input.carrier}'s return service, which carries returns only: make a return from its shipment (POST /v1/shipments/{id}/returns, or Create a return shipment on the shipment's page)`;
     throw new InvalidInput(`${prefix}service ${message}`, [{ field: `${prefix}service`, message }]);
@@ -113,15 +105,31 @@ export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' 
 }
 
 /**
- * What the route alone decides, for a form whose other fields still have problems, so that it shows
- * them in the same round: the service does not run the route, a declaration is missing across a
- * customs border. For a body whose carrier, service and addresses the schema takes (the rest need not
- * be valid); [] when the service or a country is unknown, which `checkShipment` names in its turn.
+ * What the carrier, the service and the addresses alone decide, for a form whose other fields still
+ * have problems, so that it shows them in the same round: a service the carrier does not offer or
+ * that does not run the route, the addresses' own checks (contract §16), a declaration missing across
+ * a customs border. For a body whose carrier, service and addresses the schema takes (the parcel and
+ * the declaration need not be valid yet).
  */
 export function routeNeeds(input: NewShipment, prefix = ''): FieldProblem[] {
-  if (!findService(input.carrier, input.service)) return [];
-  if ([...addressProblems(input.from, 'from'), ...addressProblems(input.to, 'to')].some((q) => q.field.endsWith('.country'))) return [];
-  return [...routeProblems(input, prefix), ...(input.customs ? [] : customsProblems(input, prefix))];
+  const addresses = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
+  const unknown = unknownService(input, prefix);
+  if (unknown) return [...(unknown.details ?? []), ...addresses];
+  if (addresses.some((q) => q.field.endsWith('.country'))) return addresses;
+  return [...routeProblems(input, prefix), ...addresses, ...(input.customs ? [] : customsProblems(input, prefix))];
+}
+
+/** 400 naming `service` when the carrier does not offer it, with the carrier's services (those that run the route, when both countries are known). */
+function unknownService(input: NewShipment, prefix: string): InvalidInput | undefined {
+  if (findService(input.carrier, input.service)) return undefined;
+  const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
+  // With both countries known, the carrier's services that run the route (USPS's network is checked address by address).
+  const route = isCountryCode(input.from.country) && isCountryCode(input.to.country) && input.carrier !== 'USPS';
+  const fitting = route ? SERVICES[input.carrier].filter((s) => runs(s, input)).map((s) => s.code) : [];
+  const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
+  const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
+  const message = `must be one of ${known}${hint}`;
+  return new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}: ${message}`, [{ field: `${prefix}service`, message }]);
 }
 
 /**

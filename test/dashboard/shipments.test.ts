@@ -140,7 +140,7 @@ forEachDatabase((database) => {
         assert.match(res.body, /<label for="f-customs-items-0-netWeight-unit">Net weight unit <span class="optional">\(optional\)<\/span><\/label>/);
       });
 
-      it('shows what the route decides in the same round as the other problems: the service, a missing declaration', async () => {
+      it('shows what the carrier, service and addresses decide in the same round as the other problems: the route, the address checks, a missing declaration', async () => {
         const before = await countRows(t.ctx, 'shipments');
         // Berlin to New York with UPS ground (domestic), no declaration, and a weight that is no number.
         const res = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), service: 'ground', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
@@ -148,6 +148,12 @@ forEachDatabase((database) => {
         assert.equal(messageBeside(res.body, 'f-parcel-weight-value'), 'heavy is not a number');
         assert.match(messageBeside(res.body, 'f-service') ?? '', /^UPS&#39;s ground carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_saver, worldwide_expedited$/);
         assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
+        // The addresses' own checks too, and a carrier's service it does not offer.
+        const zip = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), carrier: 'FedEx', service: 'priority_mail', 'to.postalCode': '94105', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
+        assert.equal(zip.statusCode, 400);
+        assert.equal(messageBeside(zip.body, 'f-parcel-weight-value'), 'heavy is not a number');
+        assert.equal(messageBeside(zip.body, 'f-to-postalCode'), 'ZIP code 94105 is in CA, not NY');
+        assert.match(messageBeside(zip.body, 'f-service') ?? '', /^must be one of ground, /);
         // A problem of an address or the carrier leaves the route to the next round (it cannot be judged yet).
         const country = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), service: 'ground', 'to.country': 'XX', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
         assert.equal(country.statusCode, 400);
