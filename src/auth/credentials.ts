@@ -66,18 +66,16 @@ export function apiKeyNameProblem(name: string): string | undefined {
 }
 
 /**
- * The account's unrevoked key that already has this name (any case), if one does: two keys of one
- * name could not be told apart in the list or when one is revoked.
+ * What is wrong with a new key's name (already trimmed) for this account, if anything: its form, or
+ * the name of another of its unrevoked keys in any case, since two keys of one name could not be told
+ * apart in the list or when one is revoked. (Two keys made at the same moment may still share one.)
  */
-export async function keyNamed(db: Db, accountId: string, name: string): Promise<{ prefix: string } | undefined> {
+export async function keyNameProblem(db: Db, accountId: string, name: string): Promise<string | undefined> {
+  const problem = apiKeyNameProblem(name);
+  if (problem || !name) return problem;
   const rows = await db.selectFrom('api_keys').select(['prefix', 'name']).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
-  const wanted = name.toLowerCase();
-  return rows.find((r) => r.name.toLowerCase() === wanted);
-}
-
-/** The message for a name another unrevoked key has (`keyNamed`). */
-export function takenNameProblem(prefix: string): string {
-  return `is already the name of key ${prefix}…: give this one another name, or revoke that one first`;
+  const taken = rows.find((r) => r.name.toLowerCase() === name.toLowerCase());
+  return taken ? `is already the name of key ${taken.prefix}…: give this one another name, or revoke that one first` : undefined;
 }
 
 /** A key's name as given (`--name`), trimmed, or 400 naming `name`. */

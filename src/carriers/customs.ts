@@ -245,9 +245,16 @@ export function isUsExport(from: CustomsAddress, to: CustomsAddress): boolean {
   return customsTerritoryOf(from) === 'US' && crossesCustomsBorder(from, to) && !isMilitaryPost(to);
 }
 
-/** The exemption a US export cites when no EEI is filed: to Canada 30.36, elsewhere the value's 30.37(a). */
-export function eeiExemption(to: CustomsAddress): string {
-  return customsTerritoryOf(to) === 'CA' ? 'NOEEI 30.36' : 'NOEEI 30.37(a)';
+/**
+ * What a US export's documents print as its EEI: the citation given, else the exemption known to
+ * apply (to Canada 30.36; a declaration in USD with no HS code above EEI_THRESHOLD_USD 30.37(a)),
+ * else nothing (a shipment taken before the rule, or in another currency, is not said to be exempt).
+ */
+export function eeiCitation(customs: Customs, from: CustomsAddress, to: CustomsAddress): string | undefined {
+  if (!isUsExport(from, to)) return undefined;
+  if (customs.eelPfc) return customs.eelPfc;
+  if (customsTerritoryOf(to) === 'CA') return 'NOEEI 30.36';
+  return customs.items[0]!.value.currency === 'USD' && linesNeedingEei(customs).length === 0 ? 'NOEEI 30.37(a)' : undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import { ConfigError, DEFAULT_DATABASE_URL, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { closeContext, databaseProblem, openContext } from '../bootstrap.ts';
 import { AppError, InvalidInput, NotFound } from '../errors.ts';
-import { apiKeyName, createAccount, createApiKey, createClient, findAccount, keyNamed, takenNameProblem, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
+import { apiKeyName, createAccount, createApiKey, createClient, findAccount, keyNameProblem, listAccounts, listApiKeys, listClients, resolveScopes, revokeApiKey, revokeClient, rotateClientSecret } from '../auth/credentials.ts';
 import { revokeGrants } from '../oauth/authorize.ts';
 import { createUser, disableUser } from '../oauth/users.ts';
 import type { AppContext } from '../context.ts';
@@ -76,8 +76,8 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     case 'key create': {
       const a = await account();
       const name = apiKeyName(values.name);
-      const taken = name ? await keyNamed(ctx.db, a.id, name) : undefined;
-      if (taken) throw new InvalidInput(`name ${takenNameProblem(taken.prefix)}`, [{ field: 'name', message: takenNameProblem(taken.prefix) }]);
+      const taken = await keyNameProblem(ctx.db, a.id, name);
+      if (taken) throw new InvalidInput(`name ${taken}`, [{ field: 'name', message: taken }]);
       const k = await createApiKey(ctx.db, a.id, resolveScopes(values.scopes), live, { name });
       return { json: { key: k.key }, text: `API key${name ? ` "${name}"` : ''} for ${a.name} (shown once, keep it):\n${k.key}` };
     }

@@ -36,9 +36,12 @@ function progressText(b: Batch): string {
 }
 
 
-/** An uploaded file's own name: without a folder (which old browsers sent) or control characters. */
-function fileName(sent: string): string {
-  return (sent.split(/[\\/]/).at(-1) ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+/**
+ * An uploaded file's own name: without a folder (which old browsers sent), control characters, or
+ * invisible formatting ones (a right-to-left override would show `csv.exe` as `exe.csv`).
+ */
+export function fileName(sent: string): string {
+  return (sent.split(/[\\/]/).at(-1) ?? '').replace(/[\p{Cc}\p{Cf}]/gu, '');
 }
 export function batchPages(app: FastifyInstance, d: Dashboard): void {
   const { ctx, base } = d;

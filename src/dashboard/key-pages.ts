@@ -2,7 +2,7 @@
 // button to revoke one. A new key is shown once, in the answer to the form that created it; it is
 // never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { API_KEY_NAME_MAX, apiKeyNameProblem, createApiKey, keyNamed, listApiKeys, revokeAccountApiKey, takenNameProblem } from '../auth/credentials.ts';
+import { API_KEY_NAME_MAX, createApiKey, keyNameProblem, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
 import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
 import { NotFound, type FieldProblem } from '../errors.ts';
 import { idParams } from '../http/schemas.ts';
@@ -113,8 +113,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
       const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
       const unknown = given.filter((s) => canonicalScope(s) === null);
       const { accountId, userId } = d.user(request);
-      const taken = name ? await keyNamed(d.ctx.db, accountId, name) : undefined;
-      const nameProblem = !name ? 'is required: say what uses the key' : (apiKeyNameProblem(name) ?? (taken ? takenNameProblem(taken.prefix) : undefined));
+      const nameProblem = name ? await keyNameProblem(d.ctx.db, accountId, name) : 'is required: say what uses the key';
       const problems: FieldProblem[] = [
         ...(nameProblem ? [{ field: 'name', message: nameProblem }] : []),
         ...(unknown.length ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }] : scopes.length === 0 ? [{ field: 'scopes', message: 'choose at least one scope' }] : []),

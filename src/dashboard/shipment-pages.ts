@@ -16,7 +16,7 @@ import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index
 import { LABEL_SIZES } from '../render/label.ts';
 import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
-import { carrierHasParcel, createReturn, createShipment, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { carrierHasParcel, createReturn, createShipment, lastSender, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
@@ -432,9 +432,9 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     handler: async (request, reply) => {
       // A warehouse sends from the same place day after day: the sender of the account's newest
       // shipment that is not a return (whose sender is the customer) fills the empty form.
-      const last = (await listShipments(d.ctx, d.user(request).accountId, { limit: 20 })).find((s) => !s.returnOf);
+      const last = await lastSender(d.ctx.db, d.user(request).accountId);
       const sender: Form = last ? Object.fromEntries(Object.entries(last.from).flatMap(([k, v]) => (typeof v === 'string' ? [[`from.${k}`, v]] : []))) : {};
-      const page = newShipmentPage(d, { 'parcel.weight.unit': 'kg', ...sender }, formKeyOf(), undefined, undefined, last ? (last.reference ?? last.id) : undefined);
+      const page = newShipmentPage(d, { 'parcel.weight.unit': 'kg', ...sender }, formKeyOf(), undefined, undefined, last?.shipment);
       return d.send(request, reply, { title: 'New shipment', section: 'shipments/new', body: page });
     },
   });
@@ -518,6 +518,8 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       if (!s.label) return d.redirect(reply, `/shipments/${s.id}`, 'This shipment has no active label.', true);
       // The label the page showed: from a page older than the shipment's current label, nothing is invalidated.
       if (form.one('label') !== s.label.id) return d.redirect(reply, `/shipments/${s.id}`, `The shipment's label has changed since that page was shown: label ${s.label.trackingNumber} is not invalidated.`, true);
+      // Scanned since the page was shown: nothing to ask.
+      if (carrierHasParcel(s.status)) return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is not invalidated: the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')}), so it can no longer be invalidated.`, true);
       if (form.one('confirmed') !== 'yes') {
         return d.send(request, reply, {
           title: 'Invalidate the label?',
@@ -564,7 +566,15 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
           }),
         });
       }
-      const ret = await createReturn(d.ctx, accountId, request.params.id, {});
+      let ret: Shipment;
+      try {
+        ret = await createReturn(d.ctx, accountId, request.params.id, {});
+      } catch (err) {
+        // What the return's own checks refuse (a return from the US worth an EEI filing, which this
+        // button cannot give) is said on the shipment's page.
+        if (err instanceof InvalidInput) return d.redirect(reply, `/shipments/${request.params.id}`, `No return was made: ${err.message}. Make it through the API (POST /v1/shipments/{id}/returns) with its customs.`, true);
+        throw err;
+      }
       return d.redirect(reply, `/shipments/${ret.id}`, 'Return shipment created; create its label below.');
     },
   });

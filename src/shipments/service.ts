@@ -293,7 +293,9 @@ function eeiProblems(input: NewShipment, c: Customs, field: string): FieldProble
   if (!isUsExport(input.from, input.to)) {
     return c.eelPfc ? [{ field, message: `is for goods leaving the United States (15 CFR 30); from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)} takes none` }] : [];
   }
-  if (customsTerritoryOf(input.to) === 'CA' || c.eelPfc?.startsWith('AES ')) return [];
+  const toCanada = customsTerritoryOf(input.to) === 'CA';
+  if (c.eelPfc?.startsWith('NOEEI 30.36') && !toCanada) return [{ field, message: `${c.eelPfc} exempts exports to Canada only; from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)} cite NOEEI 30.37(a), or the filing's ITN` }];
+  if (toCanada || c.eelPfc?.startsWith('AES ')) return [];
   const over = linesNeedingEei(c);
   if (over.length === 0) return [];
   const worth = over.map((l) => `the items of HS code ${l.hsCode} are worth ${l.amount} USD`).join(', ');
@@ -373,7 +375,8 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
  * number, and the customer's VAT number, no exporter's EORI, goes; the original's invoice number,
  * incoterm and non-delivery choice were its sale's, so the return takes the defaults (its tracking
  * number as the invoice number, DAP, return to sender), and so was its IOSS number. The original's
- * EEI citation was its export's: a return is no US export of those goods, or one of its own.
+ * EEI citation was its own export's: a return from the US is an export of its own, which over 2,500
+ * USD of one HS code needs its own filing (given with the return's `customs`).
  */
 function returnCustoms(original: Customs): Customs {
   const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, eelPfc: _export, ...goods } = original;
@@ -425,6 +428,15 @@ export async function shipmentsByIds(tx: Db | Tx, ids: string[]): Promise<Shipme
   return (await store.findShipmentsByIds(tx, [...new Set(ids)])).map(toShipment);
 }
 
+/**
+ * The sender of the account's newest shipment that is not a return (whose sender is the customer),
+ * with that shipment's reference or id: a warehouse sends from the same place day after day.
+ */
+export async function lastSender(db: Db, accountId: string): Promise<{ from: Address; shipment: string } | undefined> {
+  const row = await store.findLastOutbound(db, accountId);
+  return row ? { from: JSON.parse(row.from_address) as Address, shipment: row.reference ?? row.id } : undefined;
+}
+
 /** Records the shipment's active label. */
 export async function attachLabel(tx: Tx, shipmentId: string, label: { id: string; trackingNumber: string }, at: string): Promise<void> {
   await store.setShipmentLabel(tx, shipmentId, label, at);
@@ -448,10 +460,14 @@ export async function detachLabel(tx: Tx, shipmentId: string, at: string): Promi
   return (await store.findShipmentsByIds(tx, [shipmentId]))[0]?.status ?? 'unknown';
 }
 
-/** Records the status each shipment's active label reached, in one statement; returns those shipments as they now are. */
-export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; status: string }[], at: string): Promise<Shipment[]> {
+/**
+ * Records the status each shipment's active label reached, in one statement; returns those shipments
+ * as they now are. A shipment whose active label is no longer `labelId` (invalidated, or replaced,
+ * since the caller read the label) is left as it is and not returned.
+ */
+export async function recordShipmentStatuses(tx: Tx, changes: { shipmentId: string; labelId: string; status: string }[], at: string): Promise<Shipment[]> {
   if (changes.length === 0) return [];
-  return (await store.setShipmentStatuses(tx, changes.map((c) => ({ id: c.shipmentId, status: c.status })), at)).map(toShipment);
+  return (await store.setShipmentStatuses(tx, changes.map((c) => ({ id: c.shipmentId, labelId: c.labelId, status: c.status })), at)).map(toShipment);
 }
 
 /** The body of `POST /v1/shipments`, for capabilities that take a shipment inside their own (batches, the dashboard's forms). */

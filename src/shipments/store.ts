@@ -105,8 +105,13 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
 }
 
-/** Sets each shipment's status (any number of statuses, one statement) and returns the shipments as they now are. */
-export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; status: string }[], at: string): Promise<ShipmentRow[]> {
+/**
+ * Sets each shipment's status (any number of statuses, one statement) and returns the shipments as
+ * they now are; only where the shipment's active label is still the one given. On PostgreSQL an
+ * UPDATE that waited for another transaction's lock checks its WHERE again on the row as committed,
+ * so a label invalidated meanwhile moves nothing.
+ */
+export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; labelId: string; status: string }[], at: string): Promise<ShipmentRow[]> {
   return tx
     .updateTable('shipments')
     .set((eb) => {
@@ -115,8 +120,15 @@ export async function setShipmentStatuses(tx: Tx | Db, changes: { id: string; st
       return { status: status.else(eb.ref('status')).end(), updated_at: at };
     })
     .where('id', 'in', changes.map((c) => c.id))
+    // Each label is its own shipment's: among these ids, a label id of the list is that shipment's own.
+    .where('label_id', 'in', changes.map((c) => c.labelId))
     .returning(columns)
     .execute();
+}
+
+/** The account's newest shipment that is not a return (walked back on its account index). */
+export async function findLastOutbound(db: Db, accountId: string): Promise<Pick<ShipmentRow, 'id' | 'reference' | 'from_address'> | undefined> {
+  return db.selectFrom('shipments').select(['id', 'reference', 'from_address']).where('account_id', '=', accountId).where('return_of', 'is', null).orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
 /**

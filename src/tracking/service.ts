@@ -251,7 +251,7 @@ export async function ingestInTransaction(
   await store.saveLabelTracking(tx, saved);
   if (changed.length === 0) return fresh.length;
 
-  const statuses = changed.map(({ label, changes }) => ({ shipmentId: label.shipment_id, status: changes.at(-1)!.status }));
+  const statuses = changed.map(({ label, changes }) => ({ shipmentId: label.shipment_id, labelId: label.id, status: changes.at(-1)!.status }));
   const shipments = new Map((await recordShipmentStatuses(tx, statuses, now)).map((s) => [s.id, s]));
   const domainEvents: NewDomainEvent[] = [];
   for (const { label, changes } of changed) {

@@ -195,6 +195,26 @@ forEachDatabase((database) => {
       assert.ok(!page.body.includes('SECRET-REF') && !page.body.includes('Victim Person'), 'nothing of the other account\'s shipment');
     });
 
+    it('names a batch after its file: without a folder, control or invisible characters, at most 200 characters, escaped on the page', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const cases: [string, string | null][] = [
+        ['C:\\Users\\pack\\Desktop\\orders.csv', 'orders.csv'],
+        ['../../etc/orders <b>2 & 3.csv', 'orders <b>2 & 3.csv'],
+        ['\u202Evsc.exe\u200B', 'vsc.exe'],
+        [`${'x'.repeat(250)}.csv`, 'x'.repeat(200)],
+        ['', null],
+      ];
+      for (const [sent, kept] of cases) {
+        const res = await v.upload('/dashboard/batches', { format: 'PDF', size: '4x6' }, { ...FILE, filename: sent, content: csv([DOMESTIC]) }, '/dashboard/batches');
+        assert.equal(res.statusCode, 303, textOf(res).slice(0, 1000));
+        const id = /([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]!;
+        const batch = (await t.app.inject({ method: 'GET', url: `/v1/batches/${id}`, headers: { 'x-api-key': acct.apiKey } })).json();
+        assert.equal(batch.name, kept, JSON.stringify(sent));
+        if (kept?.includes('<')) assert.ok((await v.get(`/dashboard/batches/${id}`)).body.includes('<dd>orders &#60;b&#62;2 &#38; 3.csv</dd>'), 'escaped');
+      }
+    });
+
     it('the same upload form sent again (Back and submit, a double click) makes no second batch', async () => {
       const acct = await t.newAccount();
       const v = await signedIn(t, acct.accountId);

@@ -446,10 +446,15 @@ forEachDatabase((database) => {
         const page = await v.get(`/dashboard/shipments/${s.id}`);
         assert.doesNotMatch(page.body, />Invalidate label<\/button>/);
         assert.match(page.body, /<p>The carrier has scanned the parcel \(in transit\), so the label can no longer be invalidated\.<\/p>/);
+        // The button of a page shown before the scan asks nothing, and says why.
+        const asked = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id }, `/dashboard/shipments/${s.id}`);
+        assert.equal(asked.statusCode, 303);
+        assert.equal(asked.headers.location, `/dashboard/shipments/${s.id}`);
+        assert.equal(noticeOf(asked, true), `Label ${label.trackingNumber} is not invalidated: the carrier has scanned the parcel (in transit), so it can no longer be invalidated.`);
         const late = await v.post(`/dashboard/shipments/${s.id}/invalidate`, { label: label.id, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(late.statusCode, 303);
         assert.equal(late.headers.location, `/dashboard/shipments/${s.id}`);
-        assert.match(noticeOf(late, true) ?? '', new RegExp(`^Label ${label.trackingNumber} is not invalidated: label ${label.id}'s parcel is already in transit`));
+        assert.match(noticeOf(late, true) ?? '', new RegExp(`^Label ${label.trackingNumber} is not invalidated: the carrier has scanned the parcel`));
         assert.equal((await t.request({ method: 'GET', url: `/v1/labels/${label.id}` })).json().status, 'active');
       });
     });

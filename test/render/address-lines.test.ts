@@ -204,9 +204,12 @@ describe('addresses in Chinese, Japanese and Korean script', () => {
     { to: { name: '山田太郎', street1: '千代田1-1', city: '千代田区', state: '東京都', postalCode: '1000001', country: 'JP' }, lines: ['〒100-0001', '東京都千代田区', '千代田1-1', '山田太郎', 'JAPAN'] },
     { to: { name: '王小明', company: '北京饭店', street1: '建国路88号', city: '朝阳区', state: '北京市', postalCode: '100022', country: 'CN' }, lines: ['100022', '北京市朝阳区', '建国路88号', '北京饭店', '王小明', 'CHINA'] },
     { to: { name: '김민수', street1: '세종대로 110', city: '중구', state: '서울특별시', postalCode: '04524', country: 'KR' }, lines: ['서울특별시 중구', '세종대로 110', '김민수', '04524', 'SOUTH KOREA'] },
+    // A municipality that is its own province, written as both: once. A town in Latin letters: apart.
+    { to: { name: '王小明', street1: '建国路88号', city: '北京市', state: '北京市', postalCode: '100022', country: 'CN' }, lines: ['100022', '北京市', '建国路88号', '王小明', 'CHINA'] },
+    { to: { name: '王小明', street1: '建国路88号', city: 'Chaoyang', state: 'Beijing', postalCode: '100022', country: 'CN' }, lines: ['100022', 'Beijing Chaoyang', '建国路88号', '王小明', 'CHINA'] },
   ];
   for (const c of cases) {
-    it(`${c.to.country}: every line in its script (PDF text; ZPL graphic fields)`, async () => {
+    it(`${c.to.country}, ${c.lines.slice(0, 2).join(' ')}: every line in its script (PDF text; ZPL graphic fields)`, async () => {
       const data: LabelData = { ...UPS_LABEL, to: c.to, messages: [c.to.name] };
       const pdf = await pdfLines(data);
       assert.ok(inOrder(pdf, c.lines), `PDF lines ${JSON.stringify(pdf)} should hold ${JSON.stringify(c.lines)} in order`);

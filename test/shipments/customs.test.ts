@@ -271,6 +271,7 @@ forEachDatabase((database) => {
         [exportTo(TO_DE, [line('847130', 3000)], 'NOEEI 30.37(a)'), /^NOEEI 30\.37\(a\) does not cover it: the items of HS code 847130/],
         [exportTo(TO_DE, [line('847130', 100)], 'AES 12345'), /^must be an AES filing's ITN, like AES X20261129123456, or an exemption, like NOEEI 30\.37\(a\)$/],
         [{ ...sampleShipment, customs: { ...sampleShipment.customs, eelPfc: 'NOEEI 30.37(a)' } }, /^is for goods leaving the United States \(15 CFR 30\); from DE to US takes none$/],
+        [exportTo(TO_DE, [line('847130', 100)], 'NOEEI 30.36'), /^NOEEI 30\.36 exempts exports to Canada only; from US to DE cite NOEEI 30\.37\(a\), or the filing's ITN$/],
       ];
       for (const [body, message] of cases) {
         const res = await post(body);
@@ -295,14 +296,33 @@ forEachDatabase((database) => {
       const canada = await post(exportTo(TO_CA, [line('847130', 9000)]));
       assert.equal(canada.statusCode, 201, canada.body);
       for (const text of await documentsText(canada.json().id)) assert.ok(text.includes('US export, EEI: NOEEI 30.36'), text.slice(-700));
-      // Another currency is not converted: the exporter files in dollars.
-      assert.equal((await post(exportTo(TO_DE, [{ ...line('847130', 9000), value: { amount: 9000, currency: 'EUR' } }]))).statusCode, 201);
+      // Another currency is not converted: the exporter files in dollars, and the documents claim no exemption.
+      const euros = await post(exportTo(TO_DE, [{ ...line('847130', 9000), value: { amount: 9000, currency: 'EUR' } }]));
+      assert.equal(euros.statusCode, 201, euros.body);
+      for (const text of await documentsText(euros.json().id)) assert.ok(!text.includes('EEI'), text.slice(-700));
+      // Nor does a shipment taken before the rule, over the limit with no filing given.
+      const older = await post(exportTo(TO_DE, [line('847130', 3000)], 'AES X20261129123456'));
+      const { eelPfc: _filed, ...unfiled } = older.json().customs;
+      await t.ctx.db.updateTable('shipments').set({ customs: JSON.stringify(unfiled) }).where('id', '=', older.json().id).execute();
+      for (const text of await documentsText(older.json().id)) assert.ok(!text.includes('EEI'), text.slice(-700));
       // An import prints no EEI line.
       const inbound = await post(sampleShipment);
       for (const text of await documentsText(inbound.json().id)) assert.ok(!text.includes('EEI'), text.slice(-700));
-      // A return is no export of the original's goods: its copy of the declaration drops the citation.
+      // A return into the US is an import: its copy of the declaration drops the original's citation.
       const ret = (await t.request({ method: 'POST', url: `/v1/shipments/${filed.json().id}/returns`, payload: {} })).json();
       assert.equal(ret.customs.eelPfc, undefined);
+    });
+
+    it('a return from the US over the limit is an export of its own: refused without its filing, taken with it', async () => {
+      const imported = await post({ ...sampleShipment, parcel: { weight: { value: 10, unit: 'kg' } }, customs: { contentsType: 'merchandise', items: [line('847130', 3000)], signer: 'Jürgen Müller' } });
+      assert.equal(imported.statusCode, 201, imported.body);
+      const bare = await t.request({ method: 'POST', url: `/v1/shipments/${imported.json().id}/returns`, payload: {} });
+      assert.equal(bare.statusCode, 400, bare.body);
+      assert.equal(bare.json().details[0].field, 'customs.eelPfc');
+      const customs = { ...imported.json().customs, contentsType: 'returned_goods', eelPfc: 'AES X20261129654321' };
+      const filed = await t.request({ method: 'POST', url: `/v1/shipments/${imported.json().id}/returns`, payload: { customs } });
+      assert.equal(filed.statusCode, 201, filed.body);
+      assert.equal(filed.json().customs.eelPfc, 'AES X20261129654321');
     });
   });
 

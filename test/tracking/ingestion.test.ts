@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { carrierStatusCode, estimateDelivery } from '../../src/carriers/index.ts';
 import { nextBusinessDay } from '../../src/tracking/service.ts';
 import { EVERY_PROBLEM_VALUES } from '../../src/http/validators.ts';
@@ -266,6 +267,40 @@ forEachDatabase((database) => {
       await postEvents(t, [ev(next, 'in_transit', '2026-03-03T08:00:00Z')]);
       assert.equal((await shipmentOf(label)).status, 'in_transit');
       assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created', 'shipment.in_transit']);
+    });
+
+    it('a scan that waits for an invalidation committing meanwhile moves nothing: the shipment keeps its status, no webhook (PostgreSQL)', async (ctx) => {
+      if (database.name !== 'postgres') return ctx.skip('SQLite runs one writer at a time: the two cannot interleave');
+      const label = await createLabel(t);
+      // The invalidation's writes, held open: the label, then the shipment's label cleared.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let holder!: (pid: number) => void;
+      const backend = new Promise<number>((resolve) => {
+        holder = resolve;
+      });
+      const invalidation = t.ctx.db.transaction().execute(async (tx) => {
+        await tx.updateTable('labels').set({ status: 'invalidated', invalidated_at: new Date().toISOString() }).where('id', '=', label.id).execute();
+        await tx.updateTable('shipments').set({ label_id: null, tracking_number: null }).where('id', '=', label.shipmentId).execute();
+        holder((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid);
+        await held;
+      });
+      const pid = await backend;
+      // The batch read the label as active before the invalidation commits, and waits for the shipment's row.
+      const posting = postEvents(t, [ev(label, 'in_transit', '2026-03-02T08:00:00Z')]);
+      const waiting = async () => Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.ctx.db)).rows[0]!.n);
+      for (let i = 0; i < 500 && (await waiting()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(await waiting(), 1, 'the batch waits for the invalidation');
+      release();
+      await invalidation;
+      assert.equal((await posting).statusCode, 202);
+      const shipment = await shipmentOf(label);
+      assert.equal(shipment.status, 'created', 'an invalidated label no longer speaks for the shipment');
+      assert.equal(shipment.label, undefined);
+      assert.deepEqual((await domainEvents(t, label.shipmentId)).map((e) => e.type), ['shipment.created']);
+      assert.equal((await lookup(t, label.id, 'format=detailed')).json().status, 'in_transit', "the scan is the invalidated label's history");
     });
 
     it('a label whose parcel the carrier has scanned is not invalidated: 409 naming the status, nothing changed', async () => {

@@ -120,7 +120,10 @@ export function addressParts(a: Address, showCountry: boolean): AddressPart[] {
   if (native) {
     const postcode = cleanText(a.postalCode ? canonicalPostal(place, a.postalCode) : '');
     const korean = place === 'KR';
-    const town: AddressPart = { role: 'locality', text: [a.state, a.city].map((p) => cleanText(p)).filter(Boolean).join(korean ? ' ' : '') };
+    const [state, city] = [cleanText(a.state), cleanText(a.city)];
+    // A city that is its own province (北京市 in 北京市) is printed once; words of Latin letters, or in Korea, apart.
+    const places = state && city.startsWith(state) ? [city] : [state, city].filter(Boolean);
+    const town: AddressPart = { role: 'locality', text: places.join(korean || places.some((p) => !CJK.test(p)) ? ' ' : '') };
     const code: AddressPart = { role: 'locality', text: postcode && place === 'JP' ? `〒${postcode}` : postcode };
     const streets: AddressPart[] = [
       { role: 'street', text: a.street1 },

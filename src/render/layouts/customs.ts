@@ -3,7 +3,7 @@
 // text (pdftotext reads it back) and the tracking number is the waybill number, printed and as a
 // Code 128 barcode on every page. The items table continues on as many pages as it takes (up to 50
 // items), and the totals and the signature follow the last item.
-import { currencyDigits, eeiExemption, grams, isUsExport, totalValue, type Customs } from '../../carriers/customs.ts';
+import { currencyDigits, eeiCitation, grams, totalValue, type Customs } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
@@ -206,7 +206,7 @@ function references(c: Customs, d: LabelData): string[] {
     `Importer's VAT / tax number: ${c.importerVat ?? '-'}`,
     `Sender's EORI number: ${c.eori ?? '-'}`,
     ...(c.ioss ? [`IOSS number: ${c.ioss}`] : []),
-    ...(isUsExport(d.from, d.to) ? [`US export, EEI: ${c.eelPfc ?? eeiExemption(d.to)}`] : []),
+    ...(eeiCitation(c, d.from, d.to) ? [`US export, EEI: ${eeiCitation(c, d.from, d.to)}`] : []),
     ...(d.originalExport ? [`Returned goods: exported under waybill ${d.originalExport.trackingNumber} on ${d.originalExport.shipDate.slice(0, 10)}`] : []),
   ];
 }
