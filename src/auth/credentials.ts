@@ -74,13 +74,19 @@ export async function keyNameProblem(db: Db, accountId: string, name: string): P
   const problem = apiKeyNameProblem(name);
   if (problem || !name) return problem;
   const rows = await db.selectFrom('api_keys').select(['prefix', 'name']).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
-  const taken = rows.find((r) => r.name.toLowerCase() === name.toLowerCase());
+  const wanted = keyNameAsTyped(name).toLowerCase();
+  const taken = rows.find((r) => keyNameAsTyped(r.name).toLowerCase() === wanted);
   return taken ? `is already the name of key ${taken.prefix}…: give this one another name, or revoke that one first` : undefined;
 }
 
-/** A key's name as given (`--name`), trimmed, or 400 naming `name`. */
+/** A key's name as typed: its runs of spaces made one, as a page shows them, and trimmed. */
+export function keyNameAsTyped(given: string): string {
+  return given.replace(/\s+/g, ' ').trim();
+}
+
+/** A key's name as given (`--name`), as typed (`keyNameAsTyped`), or 400 naming `name`. */
 export function apiKeyName(given: unknown): string {
-  const name = typeof given === 'string' ? given.trim() : '';
+  const name = typeof given === 'string' ? keyNameAsTyped(given) : '';
   const problem = apiKeyNameProblem(name);
   if (problem) throw new InvalidInput(`name ${problem}`, [{ field: 'name', message: problem }]);
   return name;

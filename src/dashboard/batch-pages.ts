@@ -105,10 +105,10 @@ ${columnsTable()}
 <h2 id="list-heading">Your batches</h2>
 ${table(
   'Batches, newest first',
-  ['Created', 'File', 'Status', 'Labels', 'Progress', 'Failed'],
+  ['File', 'Created', 'Status', 'Labels', 'Progress', 'Failed'],
   batches.map((b) => [
-    html`<a href="${base}/batches/${b.id}">${time(b.createdAt)}</a>`,
-    html`${b.name ?? '—'}`,
+    html`<a href="${base}/batches/${b.id}">${b.name ?? 'Batch'}</a>`,
+    time(b.createdAt),
     html`<span class="status">${b.status}</span>`,
     html`${b.format}, ${b.size}`,
     html`${b.counts.succeeded + b.counts.failed} of ${b.counts.total} done`,
@@ -146,10 +146,10 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
       ];
     };
     return d.send(request, reply, {
-      title: `Batch of ${batch.counts.total}`,
+      title: batch.name ? `${batch.name} (batch of ${batch.counts.total})` : `Batch of ${batch.counts.total}`,
       section: 'batches',
       status: o.status ?? 200,
-      body: (token) => html`<h1>Batch of ${batch.counts.total} ${batch.counts.total === 1 ? 'shipment' : 'shipments'}</h1>
+      body: (token) => html`<h1>${batch.name ? `${batch.name}: batch` : 'Batch'} of ${batch.counts.total} ${batch.counts.total === 1 ? 'shipment' : 'shipments'}</h1>
 ${o.message ? errorSummary(undefined, o.message) : errorSummary(o.formErrors, undefined, BATCH_LABELS)}
 <dl>
 ${batch.name ? html`<dt>File</dt><dd>${batch.name}</dd>` : ''}

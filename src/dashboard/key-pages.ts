@@ -2,7 +2,7 @@
 // button to revoke one. A new key is shown once, in the answer to the form that created it; it is
 // never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { API_KEY_NAME_MAX, createApiKey, keyNameProblem, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
+import { API_KEY_NAME_MAX, createApiKey, keyNameAsTyped, keyNameProblem, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
 import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
 import { NotFound, type FieldProblem } from '../errors.ts';
 import { idParams } from '../http/schemas.ts';
@@ -108,7 +108,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     config: PAGE,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const name = d.form(request).one('name').trim();
+      const name = keyNameAsTyped(d.form(request).one('name'));
       const given = d.form(request).all('scopes');
       const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
       const unknown = given.filter((s) => canonicalScope(s) === null);

@@ -25,6 +25,8 @@ import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 // Values as the API spells them, shown as words (`in transit` for in_transit).
 const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v.replace(/_/g, ' ')] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
+/** The fields what the route decides rests on: the carrier, the service, and the addresses' parts a check reads. */
+const ROUTE_PARTS = /^(body|carrier|service|from|to)$|^(from|to)\.(name|street1|city|state|postalCode|country)$/;
 /** Lines of contents the form offers: a parcel of a few kinds of goods (the CSV upload takes more). */
 const CUSTOMS_LINES = 3;
 /** Form fields that hold numbers (the rest are text); an integer where the API wants one. */
@@ -52,7 +54,7 @@ export function bodyOf(form: Form): Record<string, unknown> {
     const n = Number(text);
     // A number the person mistyped stays text, so the schema names the field ("must be number").
     // Codes are typed in any case (`de`, `usd`); the API takes them in capitals.
-    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : CODES.test(path) ? text.toUpperCase() : text;
+    const value = (NUMBERS.has(path) || INTEGERS.has(path)) && Number.isFinite(n) ? n : CODES.test(path) ? text.toUpperCase() : path === 'customs.eelPfc' ? eeiAsTyped(text) : text;
     setField(out, path, value);
   }
   const customs = out.customs as { items?: ({ netWeight?: { value?: unknown; unit?: unknown } } | undefined)[] } | undefined;
@@ -74,6 +76,12 @@ function emptyLineProblems(form: Form): FieldProblem[] {
   const used = Array.from({ length: CUSTOMS_LINES }, (_, i) => FIELD_NAMES.some((name) => name.startsWith(`customs.items[${i}].`) && !name.endsWith('.unit') && (form[name] ?? '').trim() !== ''));
   const last = used.lastIndexOf(true);
   return used.flatMap((inUse, i) => (!inUse && i < last ? [{ field: `customs.items[${i}].description`, message: `is empty while line ${last + 1} is filled in: fill the lines from the first` }] : []));
+}
+
+/** An ITN as people type it (`x2026…`, `aes x2026…`) as the API takes it: `AES X2026…`; anything else as typed. */
+function eeiAsTyped(text: string): string {
+  const itn = /^(?:aes\s*)?(x\d{14})$/i.exec(text);
+  return itn ? `AES ${itn[1]!.toUpperCase()}` : text;
 }
 
 /**
@@ -191,7 +199,7 @@ function customsLine(i: number): FormGroup {
   return {
     legend: `Contents line ${i + 1}`,
     name: at,
-    hint: i === 0 ? 'With a declaration every field is required but the net weight’s unit.' : 'For another kind of goods: once the line is used, every field is required but the unit.',
+    hint: `${i === 0 ? 'With a declaration every field is required but the net weight’s unit.' : 'For another kind of goods: once the line is used, every field is required but the unit.'} Quantity, net weight and value are the whole line’s: for 2 mugs of 12.50 each, the value is 25.00.`,
     ...(i === 0 ? {} : { more: true }),
     fields: [
       { name: `${at}.description`, label: 'Item description', ...quiet },
@@ -461,10 +469,17 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       // addresses' checks, a missing declaration) is shown with them.
       const typed = numberProblems(form);
       const gaps = emptyLineProblems(form);
-      // With a line left empty the lines sent are not the form's: their own problems wait for the next round.
-      const schema = shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field) && !(gaps.length && p.field.startsWith('customs.items')));
+      // With a line left empty the lines after it are sent moved up: their own problems wait for the next round.
+      const firstGap = gaps.length ? Number(/\[(\d+)\]/.exec(gaps[0]!.field)![1]) : Number.POSITIVE_INFINITY;
+      const movedUp = (field: string) => Number(/^customs\.items\[(\d+)\]/.exec(field)?.[1] ?? -1) >= firstGap;
+      const schema = shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field) && !movedUp(p.field));
       const problems = [...typed, ...gaps, ...schema, ...labelProblems];
-      if (problems.length && !problems.some((p) => /^(body|carrier|service|from|to)\b/.test(p.field))) problems.unshift(...routeNeeds(body as unknown as NewShipment));
+      // What the carrier, service and addresses decide can be told once those parts are whole (an
+      // e-mail address or a phone number with a problem holds nothing back).
+      if (problems.length && !problems.some((p) => ROUTE_PARTS.test(p.field))) {
+        const within = (part: string) => !problems.some((p) => p.field === part || p.field.startsWith(`${part}.`) || p.field.startsWith(`${part}[`));
+        problems.unshift(...routeNeeds(body as unknown as NewShipment, { customs: within('customs') && gaps.length === 0, parcel: within('parcel') }));
+      }
       if (problems.length) return refuse(problems);
       // The same form sent again (Back and submit, a double click) makes no second shipment: the
       // shipment is the form's one transaction; its label follows, and the shipment's page offers

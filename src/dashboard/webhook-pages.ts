@@ -9,6 +9,7 @@ import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
 import { createWebhook, createWebhookBody, deleteWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
 import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
+import { accountShipmentsByIds, type Shipment } from '../shipments/service.ts';
 import { PAGE, type Dashboard } from './routes.ts';
 import { bodyProblems } from './validation.ts';
 
@@ -113,17 +114,22 @@ ${webhookFields(form, errors, 'create')}
 
 // ---- a webhook's page ----
 
-/** The shipment (or, for `batch.completed`, the batch) a delivery's event is about, linked to its page. */
-function subjectLink(d: Dashboard, delivery: Delivery): Html {
-  const batch = delivery.type === 'batch.completed';
-  return html`<a href="${d.base}/${batch ? 'batches' : 'shipments'}/${delivery.subjectId}">${batch ? 'Batch' : 'Shipment'} <code>${delivery.subjectId}</code></a>`;
+/**
+ * The shipment (or, for `batch.completed`, the batch) a delivery's event is about, linked to its page:
+ * a shipment as a picker knows it, by its reference and tracking number, when it has them.
+ */
+function subjectLink(d: Dashboard, delivery: Delivery, shipments: ReadonlyMap<string, Shipment>): Html {
+  if (delivery.type === 'batch.completed') return html`<a href="${d.base}/batches/${delivery.subjectId}">Batch <code>${delivery.subjectId}</code></a>`;
+  const s = shipments.get(delivery.subjectId);
+  const known = [s?.reference, s?.label?.trackingNumber].filter(Boolean).join(', ');
+  return html`<a href="${d.base}/shipments/${delivery.subjectId}">Shipment ${known ? known : html`<code>${delivery.subjectId}</code>`}</a>`;
 }
 
 /** `n`: the delivery's place on the page, which names its attempts' table apart from the others' (two deliveries may share a type and a time). */
-function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, n: number, token: string): Html {
+function deliveryItem(d: Dashboard, hook: Webhook, delivery: Delivery, n: number, token: string, shipments: ReadonlyMap<string, Shipment>): Html {
   return html`<article class="delivery" aria-labelledby="delivery-${delivery.id}">
 <h3 id="delivery-${delivery.id}"><code>${delivery.type}</code> ${statusBadge(delivery.status)}</h3>
-<dl><dt>About</dt><dd>${subjectLink(d, delivery)}</dd><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
+<dl><dt>About</dt><dd>${subjectLink(d, delivery, shipments)}</dd><dt>Created</dt><dd>${time(delivery.createdAt)}</dd><dt>Event id</dt><dd><code>${delivery.eventId}</code></dd><dt>Next attempt</dt><dd>${delivery.nextAttemptAt ? time(delivery.nextAttemptAt) : 'none'}</dd></dl>
 ${table(
   `Attempts of delivery ${n} on this page (${delivery.type}), oldest first`,
   ['Time', 'Response status', 'Duration', 'Error'],
@@ -148,6 +154,8 @@ async function detailPage(d: Dashboard, request: FastifyRequest, reply: FastifyR
   const page = pageOf({ limit: DELIVERIES_PER_PAGE, ...(view.cursor ? { cursor: view.cursor } : {}) });
   const rows = await listDeliveries(d.ctx, accountId, id, page);
   const deliveries = rows.slice(0, page.limit);
+  const about = deliveries.filter((x) => x.type !== 'batch.completed').map((x) => x.subjectId);
+  const shipments = new Map((await accountShipmentsByIds(d.ctx.db, accountId, about)).map((s) => [s.id, s]));
   const older = olderLink(`${d.base}/webhooks/${id}`, {}, page, rows, 'Older deliveries');
   const form = view.form ?? { ...EMPTY_FORM, url: hook.url, events: hook.events, active: hook.active };
   const problems = view.problems ?? [];
@@ -172,7 +180,7 @@ ${webhookFields(form, fieldErrors(problems), 'edit')}
 <h2 id="webhook-deliveries">Deliveries</h2>
 ${hook.active ? '' : html`<p class="hint">The webhook is inactive: activate it to send deliveries again.</p>`}
 ${deliveries.length
-  ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery, i) => deliveryItem(d, hook, delivery, i + 1, token))}`
+  ? html`<p class="hint">Newest first.</p>${deliveries.map((delivery, i) => deliveryItem(d, hook, delivery, i + 1, token, shipments))}`
   : html`<p class="empty">No deliveries yet: one is made for each event this webhook receives.</p>`}
 ${older}
 </section>

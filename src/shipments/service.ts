@@ -105,18 +105,20 @@ export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' 
 }
 
 /**
- * What the carrier, the service and the addresses alone decide, for a form whose other fields still
- * have problems, so that it shows them in the same round: a service the carrier does not offer or
- * that does not run the route, the addresses' own checks (contract §16), a declaration missing across
- * a customs border. For a body whose carrier, service and addresses the schema takes (the parcel and
- * the declaration need not be valid yet).
+ * What the carrier, the service and the addresses decide, for a form whose other fields still have
+ * problems, so that it shows them in the same round: a service the carrier does not offer or that does
+ * not run the route, the addresses' own checks (contract §16), a declaration missing across a customs
+ * border, and the declaration's own rules once its fields are valid (`valid.customs`; its weight
+ * against the parcel's once that is valid too). For a body whose carrier, service and addresses'
+ * required fields the schema takes.
  */
-export function routeNeeds(input: NewShipment, prefix = ''): FieldProblem[] {
+export function routeNeeds(input: NewShipment, valid: { customs: boolean; parcel: boolean }, prefix = ''): FieldProblem[] {
   const addresses = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
   const unknown = unknownService(input, prefix);
   if (unknown) return [...(unknown.details ?? []), ...addresses];
   if (addresses.some((q) => q.field.endsWith('.country'))) return addresses;
-  return [...routeProblems(input, prefix), ...addresses, ...(input.customs ? [] : customsProblems(input, prefix))];
+  const customs = !input.customs || valid.customs ? customsProblems(input, prefix, valid.parcel) : [];
+  return [...routeProblems(input, prefix), ...addresses, ...customs];
 }
 
 /** 400 naming `service` when the carrier does not offer it, with the carrier's services (those that run the route, when both countries are known). */
@@ -256,7 +258,7 @@ function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
 }
 
 /** §12: what the schema cannot say about `customs`, each problem naming its field. */
-function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
+function customsProblems(input: NewShipment, prefix: string, againstParcel = true): FieldProblem[] {
   const c = input.customs;
   if (!c) {
     if (!crossesCustomsBorder(input.from, input.to)) return [];
@@ -279,8 +281,8 @@ function customsProblems(input: NewShipment, prefix: string): FieldProblem[] {
     if (!isCountryCode(item.originCountry)) out.push({ field: at(`items[${i}].originCountry`), message: `${item.originCountry} is not an assigned ISO 3166-1 country code` });
   });
   const net = c.items.reduce((sum, item) => sum + grams(item.netWeight), 0);
-  const gross = grams(input.parcel.weight);
-  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${gramsText(net)}, more than the parcel's ${gramsText(gross)}` });
+  const gross = againstParcel ? grams(input.parcel.weight) : Number.POSITIVE_INFINITY;
+  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${inParcelUnit(net, input.parcel.weight)}, more than the parcel's ${input.parcel.weight.value} ${input.parcel.weight.unit}` });
   out.push(...eeiProblems(input, c, at('eelPfc')));
   return out;
 }
@@ -303,9 +305,15 @@ function eeiProblems(input: NewShipment, c: Customs, field: string): FieldProble
   return [{ field, message: `${given}${worth}, more than the ${EEI_THRESHOLD_USD} USD of one Schedule B number above which Electronic Export Information is filed in AES (15 CFR 30.37(a)); give the filing's ITN, like AES X20261129123456` }];
 }
 
-/** Grams to a tenth of a milligram, so that two different weights never read the same. */
-function gramsText(g: number): string {
-  return `${Number(g.toFixed(4))} g`;
+/**
+ * A weight in grams written in the parcel's unit, with as many decimals as it takes to read more than
+ * the parcel's weight as typed (`1.21 kg` beside `1.2 kg`), never as the same number.
+ */
+function inParcelUnit(g: number, parcel: NewShipment['parcel']['weight']): string {
+  const value = g / grams({ value: 1, unit: parcel.unit });
+  let digits = (String(parcel.value).split('.')[1] ?? '').length;
+  while (digits < 12 && Number(value.toFixed(digits)) <= parcel.value) digits++;
+  return `${Number(value.toFixed(digits))} ${parcel.unit}`;
 }
 
 export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {
@@ -355,7 +363,7 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
   const original = await getShipment(ctx.db, accountId, id);
   if (original.returnOf) throw new Conflict(`shipment ${original.id} is itself a return (of ${original.returnOf}); it cannot be returned again`);
   const crosses = crossesCustomsBorder(original.to, original.from);
-  const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs) : undefined);
+  const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs, original.to.name) : undefined);
   const ret: NewShipment = {
     carrier: original.carrier,
     service: input.service ?? returnServiceFor({ carrier: original.carrier, from: original.to, to: original.from }),
@@ -376,11 +384,12 @@ export async function createReturn(ctx: AppContext, accountId: string, id: strin
  * incoterm and non-delivery choice were its sale's, so the return takes the defaults (its tracking
  * number as the invoice number, DAP, return to sender), and so was its IOSS number. The original's
  * EEI citation was its own export's: a return from the US is an export of its own, which over 2,500
- * USD of one HS code needs its own filing (given with the return's `customs`).
+ * USD of one HS code needs its own filing (given with the return's `customs`). The declaration is
+ * signed by who sends the goods back: the customer (`sender`), no longer the seller.
  */
-function returnCustoms(original: Customs): Customs {
-  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, eelPfc: _export, ...goods } = original;
-  return { ...goods, contentsType: 'returned_goods', ...(eori ? { importerVat: eori } : {}) };
+function returnCustoms(original: Customs, sender: string): Customs {
+  const { eori, importerVat: _customer, incoterm: _incoterm, nonDelivery: _nonDelivery, invoiceNumber: _invoice, ioss: _sale, eelPfc: _export, signer: _seller, ...goods } = original;
+  return { ...goods, contentsType: 'returned_goods', ...(eori ? { importerVat: eori } : {}), signer: sender };
 }
 
 /** The shipment of this account, or NOT_FOUND (also for another account's id). */

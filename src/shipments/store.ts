@@ -140,14 +140,15 @@ export async function setShipmentLabel(tx: Tx | Db, id: string, label: { id: str
 }
 
 /**
- * Clears the shipment's active label (invalidation, which leaves the status as it was), unless its
- * status says the carrier has the parcel; returns whether it did. Conditional, so a tracking batch
- * moving the shipment at the same moment decides before or after it, never in between.
+ * Clears the shipment's active label (invalidation), its status back to `created` (no parcel of it
+ * is on its way), unless its status says the carrier has the parcel; returns whether it did.
+ * Conditional, so a tracking batch moving the shipment at the same moment decides before or after
+ * it, never in between.
  */
 export async function clearShipmentLabel(tx: Tx, id: string, unscanned: readonly string[], at: string): Promise<boolean> {
   const row = await tx
     .updateTable('shipments')
-    .set({ label_id: null, tracking_number: null, updated_at: at })
+    .set({ label_id: null, tracking_number: null, status: 'created', updated_at: at })
     .where('id', '=', id)
     .where('status', 'in', [...unscanned])
     .returning('id')

@@ -103,7 +103,8 @@ forEachDatabase((database) => {
       assert.match(done.body, /<fieldset class="bare">/, 'the print file can be made now');
       // Named after its file, on its page, in the list and in the API.
       assert.match(done.body, new RegExp(`<dt>File</dt><dd>${FILE.filename.replace('.', '\\.')}</dd>`));
-      assert.match(textOf(await v.get('/dashboard/batches')), new RegExp(`UTC ${FILE.filename.replace('.', '\\.')} completed`));
+      assert.match((await v.get('/dashboard/batches')).body, new RegExp(`<a href="/dashboard/batches/${id}">${FILE.filename.replace('.', '\\.')}</a>`));
+      assert.match(done.body, new RegExp(`<h1>${FILE.filename.replace('.', '\\.')}: batch of 3 shipments</h1>`));
 
       // What the API says of the same batch: the rows in order, each shipment as its row said.
       const api = (await t.app.inject({ method: 'GET', url: `/v1/batches/${id}`, headers: { 'x-api-key': acct.apiKey } })).json();

@@ -338,7 +338,7 @@ forEachDatabase((database) => {
       assert.equal(csv.status(), 200);
       await page.getByLabel(label('CSV file')).setInputFiles({ name: 'monday.csv', mimeType: 'text/csv', buffer: await csv.body() });
       await page.getByRole('button', { name: 'Upload and create the labels' }).click();
-      await page.getByRole('heading', { level: 1, name: /^Batch of \d+ shipments$/ }).waitFor();
+      await page.getByRole('heading', { level: 1, name: /^monday\.csv: batch of \d+ shipments$/ }).waitFor();
       // The worker makes the labels; the page's script refreshes the progress until it is done.
       await page.locator('#batch-live:not([data-refresh])').waitFor({ timeout: 60_000 });
       assert.match((await page.locator('#batch-live [role="status"]').textContent()) ?? '', /completed/);

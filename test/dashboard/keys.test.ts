@@ -139,7 +139,7 @@ forEachDatabase((database) => {
     it('refuses the name of another unrevoked key of the account, in any case; a revoked key\'s name is free again', async () => {
       const { acct, v } = await user();
       const key = await createKey(v);
-      const res = await v.post('/dashboard/keys', { name: ' packing STATION 2 ', scopes: 'read:labels' }, '/dashboard/keys');
+      const res = await v.post('/dashboard/keys', { name: ' packing   STATION 2 ', scopes: 'read:labels' }, '/dashboard/keys');
       assert.equal(res.statusCode, 400);
       assert.match(res.body, new RegExp(`<p class="error" id="f-name-error">is already the name of key ${key.slice(0, 16)}…: give this one another name, or revoke that one first</p>`));
       assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 2);

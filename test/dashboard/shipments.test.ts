@@ -148,6 +148,12 @@ forEachDatabase((database) => {
         assert.equal(messageBeside(res.body, 'f-parcel-weight-value'), 'heavy is not a number');
         assert.match(messageBeside(res.body, 'f-service') ?? '', /^UPS&#39;s ground carries parcels within the United States and Puerto Rico, not from DE to US; choose worldwide_saver, worldwide_expedited$/);
         assert.match(messageBeside(res.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border \(from DE to US\)$/);
+        // An e-mail address with a problem holds nothing back.
+        const email = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), service: 'ground', 'to.email': 'klaus@becker', 'parcel.weight.value': '1,5' }, '/dashboard/shipments/new');
+        assert.equal(email.statusCode, 400);
+        assert.ok(messageBeside(email.body, 'f-to-email'));
+        assert.match(messageBeside(email.body, 'f-service') ?? '', /^UPS&#39;s ground carries parcels within/);
+        assert.match(messageBeside(email.body, 'f-customs') ?? '', /^is required: the parcel crosses a customs border/);
         // The addresses' own checks too, and a carrier's service it does not offer.
         const zip = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), carrier: 'FedEx', service: 'priority_mail', 'to.postalCode': '94105', 'parcel.weight.value': 'heavy' }, '/dashboard/shipments/new');
         assert.equal(zip.statusCode, 400);
@@ -198,7 +204,7 @@ forEachDatabase((database) => {
         assert.ok(messageBeside(noWeight.body, 'f-customs-items-0-netWeight-value'), noWeight.body.slice(0, 3000));
         const heavy = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...customs, 'customs.contentsExplanation': 'Samples', 'customs.items[0].netWeight.value': '5000', 'customs.items[0].netWeight.unit': 'g' }, '/dashboard/shipments/new');
         assert.equal(heavy.statusCode, 400);
-        assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items&#39; net weights add up to 5000 g, more than the parcel&#39;s 1200 g$/);
+        assert.match(messageBeside(heavy.body, 'f-customs') ?? '', /^Items: the items&#39; net weights add up to 5 kg, more than the parcel&#39;s 1.2 kg$/);
       });
 
       it('asks a US export over 2,500 USD of one HS code for its EEI filing, beside the field, and takes it', async () => {
@@ -219,6 +225,17 @@ forEachDatabase((database) => {
         const refused = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
         assert.equal(refused.statusCode, 400);
         assert.match(messageBeside(refused.body, 'f-customs-eelPfc') ?? '', /^is required: the items of HS code 847130 are worth 3000 USD/);
+        // In the same round as a weight typed with a comma, and the declaration's other rules.
+        const together = await v.post('/dashboard/shipments/new', { ...fields, 'parcel.weight.value': '12,5', 'customs.contentsType': 'other' }, '/dashboard/shipments/new');
+        assert.equal(together.statusCode, 400);
+        assert.match(messageBeside(together.body, 'f-parcel-weight-value') ?? '', /^12,5 is not a number/);
+        assert.match(messageBeside(together.body, 'f-customs-eelPfc') ?? '', /^is required: /);
+        assert.match(messageBeside(together.body, 'f-customs-contentsExplanation') ?? '', /^is required when contentsType is other/);
+        // Lower case, or the ITN alone, is taken as AES and the ITN.
+        const bare = await v.post('/dashboard/shipments/new', { ...fields, 'customs.eelPfc': 'x20261129123456', reference: 'ITN alone' }, '/dashboard/shipments/new');
+        assert.equal(bare.statusCode, 303, bare.body.slice(0, 2000));
+        const made = (await t.request({ method: 'GET', url: `/v1/shipments/${/([0-9a-f-]{36})$/.exec(String(bare.headers.location))![1]}` })).json();
+        assert.equal(made.customs.eelPfc, 'AES X20261129123456');
         const taken = await v.post('/dashboard/shipments/new', { ...fields, 'customs.eelPfc': 'AES X20261129123456' }, '/dashboard/shipments/new');
         assert.equal(taken.statusCode, 303, taken.body.slice(0, 2000));
       });
@@ -238,12 +255,13 @@ forEachDatabase((database) => {
         for (const n of [1, 2, 3]) assert.match(page.body, new RegExp(`<legend>Contents line ${n}</legend>`));
         // The group says which fields a line needs, not each field; lines 2 and 3 are folded until used.
         assert.match(page.body, /<label for="f-customs-items-1-description">Item description<\/label>/);
-        assert.match(page.body, /<p class="hint" id="f-customs-items-1-hint">For another kind of goods: once the line is used, every field is required but the unit\.<\/p>/);
+        assert.match(page.body, /<p class="hint" id="f-customs-items-1-hint">For another kind of goods: once the line is used, every field is required but the unit\. Quantity, net weight and value are the whole line’s: for 2 mugs of 12\.50 each, the value is 25\.00\.<\/p>/);
         assert.match(page.body, /<details class="more"><summary>More kinds of goods: contents lines 2 and 3<\/summary><fieldset id="f-customs-items-1"/);
         const before = await countRows(t.ctx, 'shipments');
-        // Line 2 left empty, line 3 in use.
-        const gap = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '691200'), ...line(2, 'Tea towel', '630260') }, '/dashboard/shipments/new');
+        // Line 2 left empty, line 3 in use; line 1's own problem is shown beside it all the same.
+        const gap = await v.post('/dashboard/shipments/new', { ...formOf(sampleShipment), ...declaration, ...line(0, 'Ceramic mug', '6912.00'), ...line(2, 'Tea towel', '630260') }, '/dashboard/shipments/new');
         assert.equal(gap.statusCode, 400);
+        assert.ok(messageBeside(gap.body, 'f-customs-items-0-hsCode'), 'line 1, before the gap, is checked');
         assert.match(gap.body, /<details class="more" open>/, 'the lines in use, or refused, are shown unfolded');
         assert.equal(messageBeside(gap.body, 'f-customs-items-1-description'), 'is empty while line 3 is filled in: fill the lines from the first');
         // A line in use lacking a field: that field of that line.

@@ -230,7 +230,7 @@ forEachDatabase((database) => {
       assert.equal(page.statusCode, 200);
       assert.ok(page.body.includes(`<h3 id="delivery-${delivery.id}"><code>shipment.created</code> <span class="status">succeeded</span></h3>`));
       assert.ok(page.body.includes(`<code>${delivery.eventId}</code>`));
-      assert.ok(page.body.includes(`<dt>About</dt><dd><a href="/dashboard/shipments/${shipment.id}">Shipment <code>${shipment.id}</code></a></dd>`), 'the delivery names its shipment, linked');
+      assert.ok(page.body.includes(`<dt>About</dt><dd><a href="/dashboard/shipments/${shipment.id}">Shipment ${shipment.reference}</a></dd>`), 'the delivery names its shipment by its reference, linked');
       assert.match(page.body, /<caption>Attempts of delivery 1 on this page \(shipment\.created\), oldest first<\/caption>/);
       for (const h of ['Time', 'Response status', 'Duration', 'Error']) assert.ok(page.body.includes(`<th scope="col">${h}</th>`), h);
       const attemptRows = (body: string) => [...body.matchAll(/<tr><td><time datetime="[^"]+">[^<]+<\/time><\/td><td>(\d+|no answer)<\/td><td>(\d+) ms<\/td><td>([^<]*)<\/td><\/tr>/g)].map((m) => [m[1], m[3]]);

@@ -177,6 +177,19 @@ forEachDatabase((database) => {
       assert.equal(intraEu.json().customs, undefined);
     });
 
+    it('net weights over the parcel\'s are said in the parcel\'s unit, with the decimals that tell them apart', async () => {
+      const item = FULL_CUSTOMS.items[0]!;
+      const cases: [object, object[], string][] = [
+        [{ value: 1.2, unit: 'kg' }, [{ ...item, netWeight: { value: 1201, unit: 'g' } }], 'the items\' net weights add up to 1.201 kg, more than the parcel\'s 1.2 kg'],
+        [{ value: 2, unit: 'lb' }, [{ ...item, netWeight: { value: 1, unit: 'kg' } }], 'the items\' net weights add up to 2.2 lb, more than the parcel\'s 2 lb'],
+      ];
+      for (const [weight, items, message] of cases) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, parcel: { weight }, customs: { ...FULL_CUSTOMS, items } } });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.equal(res.json().details.find((d: { field: string }) => d.field === 'customs.items')?.message, message);
+      }
+    });
+
     it('CN22 or CN23 by the 300 SDR rule with the configured rate; every field of each document read back; links like the label\'s', async () => {
       // EUR = 0.5 SDR here: 600 EUR is 300 SDR (CN22), 600.01 EUR is above (CN23).
       const labelFor = async (customs: object) => {
@@ -335,7 +348,7 @@ forEachDatabase((database) => {
       const { eori, importerVat, incoterm, nonDelivery, invoiceNumber, ioss, ...goods } = FULL_CUSTOMS;
       // The German sender imports the return: its EORI is the importer's number; the US customer's
       // number, the DDP and "abandon" of the sale and its invoice number do not carry over.
-      assert.deepEqual(ret.customs, { ...goods, contentsType: 'returned_goods', importerVat: eori });
+      assert.deepEqual(ret.customs, { ...goods, contentsType: 'returned_goods', importerVat: eori, signer: sampleShipment.to.name });
       assert.ok(importerVat && incoterm && nonDelivery && invoiceNumber && ioss);
     });
 
@@ -371,7 +384,8 @@ forEachDatabase((database) => {
       const ret = res.json();
       assert.equal(ret.returnOf, original.id);
       assert.deepEqual([ret.from, ret.to, ret.parcel, ret.carrier, ret.service], [original.to, original.from, original.parcel, 'UPS', 'worldwide_return']);
-      assert.deepEqual(ret.customs, { ...original.customs, contentsType: 'returned_goods' });
+      // Signed by who sends the goods back: the customer.
+      assert.deepEqual(ret.customs, { ...original.customs, contentsType: 'returned_goods', signer: original.to.name });
       assert.equal(ret.reference, original.reference);
       assert.equal((await t.request({ method: 'GET', url: `/v1/shipments/${original.id}` })).body, before, 'the original gains nothing');
       assert.deepEqual((await t.request({ method: 'GET', url: `/v1/shipments/${ret.id}` })).json(), ret);
