@@ -125,6 +125,12 @@ export async function getBatch(ctx: AppContext, accountId: string, id: string): 
   return { ...toBatch(row), items: (await store.batchItems(ctx.db, row.id)).map(toItem) };
 }
 
+/** The account's newest batch of this name made in the last `withinMs` (the dashboard asks before a file is uploaded twice). */
+export async function recentBatchNamed(ctx: AppContext, accountId: string, name: string, withinMs: number): Promise<Batch | undefined> {
+  const row = await store.findBatchNamed(ctx.db, accountId, name, isoNow(Date.now() - withinMs));
+  return row ? toBatch(row) : undefined;
+}
+
 export async function listBatches(ctx: AppContext, accountId: string, page: Page): Promise<Batch[]> {
   return (await store.listBatches(ctx.db, accountId, page)).map(toBatch);
 }

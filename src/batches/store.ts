@@ -17,6 +17,11 @@ export async function findBatch(db: Db | Tx, accountId: string, id: string): Pro
   return db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
+/** The account's newest batch of this name made after `since`, if any. */
+export async function findBatchNamed(db: Db, accountId: string, name: string, since: string): Promise<BatchRow | undefined> {
+  return db.selectFrom('batches').selectAll().where('account_id', '=', accountId).where('name', '=', name).where('created_at', '>', since).orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
 export async function listBatches(db: Db, accountId: string, page: Page): Promise<BatchRow[]> {
   let q = db.selectFrom('batches').selectAll().where('account_id', '=', accountId);
   if (page.before) q = q.where('id', '<', page.before);

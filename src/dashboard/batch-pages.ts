@@ -2,9 +2,9 @@
 // is csv.ts), its progress while the worker labels it, and one print file of its labels. Every row is
 // checked before anything is created, and every problem is listed by row and column.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
+import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, recentBatchNamed, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
 import { UUID_PATTERN } from '../db/ids.ts';
-import { AppError, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
+import { AppError, Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
 import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
@@ -63,7 +63,8 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
   const BATCH_LABELS = new Map([['file', 'CSV file'], ['format', 'Format'], ['size', 'Label size'], ['layout', 'Layout'], ['start', 'Start position']]);
 
   /** The batches list with the upload form; a refused upload comes back here with its problems. */
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[]; formKey?: string } = {}) => {
+  /** `again`: the file was uploaded before; the form offers to make its labels again. */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[]; formKey?: string; again?: boolean } = {}) => {
     // The upload form's key: new each time the page is shown, kept while it comes back refused (onceForForm).
     const formKey = formKeyOf(o.formKey);
     const { accountId } = d.user(request);
@@ -94,6 +95,7 @@ ${formKeyField(formKey)}
 ${field({ label: 'Label format', name: 'format', value: o.format ?? 'PDF', options: LABEL_FORMATS.map((f) => [f, f] as const), required: true, errors })}
 ${field({ label: 'Label size', name: 'size', value: o.size ?? '4x6', options: LABEL_SIZES.map((s) => [s, `${s} in`] as const), required: true, errors })}
 </div>
+${o.again ? html`<div class="field checks"><label for="f-again"><input type="checkbox" id="f-again" name="again" value="yes"> Upload it again: a second batch, and a second label for each of its parcels</label></div>` : ''}
 <button type="submit">Upload and create the labels</button>
 </form>
 <details><summary>The columns</summary>
@@ -217,17 +219,21 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
       if (formErrors.length) return listPage(request, reply, { status: 400, formErrors, format, size, formKey });
       const parsed = parseShipmentsCsv(file!.bytes);
       if (!parsed.ok) return listPage(request, reply, { status: 400, problems: parsed.problems, format, size, formKey });
+      // Named after its file, so that a day's batches can be told apart.
+      const name = [...fileName(file!.name)].slice(0, BATCH_NAME_MAX).join('').trim();
       // The same upload form sent again (Back and submit, a double click) makes no second batch.
       let batch: Batch | undefined;
       let sending: FormSending;
       try {
         sending = await onceForForm(ctx, d.user(request).accountId, formKey, async () => {
-          // Named after its file, so that a day's batches can be told apart.
-          const name = [...fileName(file!.name)].slice(0, BATCH_NAME_MAX).join('').trim();
+          // The same file uploaded again within a day would label every parcel twice: only when asked for.
+          const earlier = name && form.one('again') !== 'yes' ? await recentBatchNamed(ctx, d.user(request).accountId, name, 24 * 3600 * 1000) : undefined;
+          if (earlier) throw new Conflict(`${name} was uploaded at ${earlier.createdAt.slice(0, 16).replace('T', ' ')} UTC, as a batch of ${earlier.counts.total} (listed below). To make its labels again, tick “Upload it again” and choose the file again.`);
           batch = await createBatch(ctx, d.user(request).accountId, { items: parsed.rows.map((r) => ({ shipment: r.shipment })), format: format as LabelFormat, size: size as LabelSize, ...(name ? { name } : {}) });
           return `/batches/${batch.id}`;
         });
       } catch (err) {
+        if (err instanceof Conflict) return listPage(request, reply, { status: 409, formErrors: [{ field: 'file', message: err.message }], format, size, formKey, again: true });
         if (!(err instanceof InvalidInput)) throw err;
         return listPage(request, reply, { status: 400, problems: batchProblems(parsed.rows, err.details ?? [{ field: 'items', message: err.message }]), format, size, formKey });
       }

@@ -216,6 +216,24 @@ forEachDatabase((database) => {
       }
     });
 
+    it('the same file uploaded again within a day is made only when asked for: its labels would be made twice', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const count = async () => (await t.app.inject({ method: 'GET', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey } })).json().length;
+      assert.equal((await upload(v, csv([DOMESTIC]))).statusCode, 303);
+      const twice = await upload(v, csv([DOMESTIC]));
+      assert.equal(twice.statusCode, 409);
+      assert.match(twice.body, /<p class="error" id="f-file-error">shipments\.csv was uploaded at \d{4}-\d\d-\d\d \d\d:\d\d UTC, as a batch of 1 \(listed below\)\. To make its labels again, tick “Upload it again” and choose the file again\.<\/p>/);
+      assert.match(twice.body, /<input type="checkbox" id="f-again" name="again" value="yes"> Upload it again/);
+      assert.equal(await count(), 1);
+      const asked = await upload(v, csv([DOMESTIC]), { format: 'PDF', size: '4x6', again: 'yes' });
+      assert.equal(asked.statusCode, 303, textOf(asked).slice(0, 1000));
+      assert.equal(await count(), 2);
+      // Another file's name is no matter.
+      const other = await v.upload('/dashboard/batches', { format: 'PDF', size: '4x6' }, { ...FILE, filename: 'tuesday.csv', content: csv([DOMESTIC]) }, '/dashboard/batches');
+      assert.equal(other.statusCode, 303);
+    });
+
     it('the same upload form sent again (Back and submit, a double click) makes no second batch', async () => {
       const acct = await t.newAccount();
       const v = await signedIn(t, acct.accountId);
