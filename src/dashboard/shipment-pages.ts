@@ -16,7 +16,7 @@ import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index
 import { LABEL_SIZES } from '../render/label.ts';
 import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
-import { carrierHasParcel, createReturn, createShipment, lastSender, routeNeeds, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { carrierHasParcel, createReturn, createShipment, lastSender, checksOfWholeParts, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
@@ -478,7 +478,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       // e-mail address or a phone number with a problem holds nothing back).
       if (problems.length && !problems.some((p) => ROUTE_PARTS.test(p.field))) {
         const within = (part: string) => !problems.some((p) => p.field === part || p.field.startsWith(`${part}.`) || p.field.startsWith(`${part}[`));
-        problems.unshift(...routeNeeds(body as unknown as NewShipment, { customs: within('customs') && gaps.length === 0, parcel: within('parcel') }));
+        problems.unshift(...checksOfWholeParts(body as unknown as NewShipment, { customs: within('customs') && gaps.length === 0, parcel: within('parcel') }));
       }
       if (problems.length) return refuse(problems);
       // The same form sent again (Back and submit, a double click) makes no second shipment: the

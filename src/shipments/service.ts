@@ -112,7 +112,7 @@ export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' 
  * against the parcel's once that is valid too). For a body whose carrier, service and addresses'
  * required fields the schema takes.
  */
-export function routeNeeds(input: NewShipment, valid: { customs: boolean; parcel: boolean }, prefix = ''): FieldProblem[] {
+export function checksOfWholeParts(input: NewShipment, valid: { customs: boolean; parcel: boolean }, prefix = ''): FieldProblem[] {
   const addresses = [...addressProblems(input.from, `${prefix}from`), ...addressProblems(input.to, `${prefix}to`)];
   const unknown = unknownService(input, prefix);
   if (unknown) return [...(unknown.details ?? []), ...addresses];
