@@ -270,6 +270,8 @@ const GROUPS: FormGroup[] = [
   },
 ];
 const FIELD_NAMES = GROUPS.flatMap((g) => g.fields.map((f) => f.name));
+/** Every place a problem is shown, from the top of the form down: each group, then its fields. */
+const FORM_ORDER = GROUPS.flatMap((g) => [g.name, ...g.fields.map((f) => f.name)]);
 /** The parts shown folded (`FormGroup.more`), together after the others of the customs declaration. */
 const MORE = GROUPS.filter((g) => g.more);
 /** Labels that more than one group has (the addresses' Name, Street, …). */
@@ -300,7 +302,8 @@ function shownAt(problem: FieldProblem): FieldProblem {
 
 /** `senderFrom`: the reference (or id) of the shipment whose sender the empty form was filled with. */
 function newShipmentPage(d: Dashboard, form: Form, formKey: string, given?: FieldProblem[], message?: string, senderFrom?: string): (token: string) => Html {
-  const problems = given?.map(shownAt);
+  // In the order the form asks: the summary reads from the top of the page down, as the fields do.
+  const problems = given?.map(shownAt).sort((a, b) => FORM_ORDER.indexOf(a.field) - FORM_ORDER.indexOf(b.field));
   const errors = fieldErrors(problems);
   const hintOf = (g: FormGroup) => (g.name === 'from' && senderFrom ? `Filled in with the sender of your last shipment, ${senderFrom}: change what differs.` : g.hint);
   const part = (g: FormGroup) => group(g.legend, g.name, errors, html`${g.fields.map(({ initial, ...spec }) => field({ ...spec, value: form[spec.name] || initial || '', errors }))}`, hintOf(g));

@@ -231,6 +231,9 @@ forEachDatabase((database) => {
         assert.match(messageBeside(together.body, 'f-parcel-weight-value') ?? '', /^12,5 is not a number/);
         assert.match(messageBeside(together.body, 'f-customs-eelPfc') ?? '', /^is required: /);
         assert.match(messageBeside(together.body, 'f-customs-contentsExplanation') ?? '', /^is required when contentsType is other/);
+        // The summary reads from the top of the form down.
+        const order = [...together.body.matchAll(/<li><a href="#(f-[^"]+)">/g)].map((m) => m[1]);
+        assert.deepEqual(order, ['f-parcel-weight-value', 'f-customs-contentsExplanation', 'f-customs-eelPfc']);
         // Lower case, or the ITN alone, is taken as AES and the ITN.
         const bare = await v.post('/dashboard/shipments/new', { ...fields, 'customs.eelPfc': 'x20261129123456', reference: 'ITN alone' }, '/dashboard/shipments/new');
         assert.equal(bare.statusCode, 303, bare.body.slice(0, 2000));
