@@ -10,6 +10,7 @@ import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/
 import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { accountShipmentsByIds } from '../shipments/service.ts';
+import { customsDocumentsOf, type LabelDocument } from '../labels/service.ts';
 import { pageOf } from '../http/pagination.ts';
 import { MAX_UPLOAD_BYTES, PAGE, sentAgain, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
@@ -137,6 +138,12 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     // What a picker knows a parcel by: its reference and its recipient (once the item's shipment exists).
     // (An item sent as another account's shipment id keeps that id, failed: only this account's are read.)
     const shipments = new Map((await accountShipmentsByIds(ctx.db, d.user(request).accountId, batch.items.flatMap((i) => (i.shipmentId ? [i.shipmentId] : [])))).map((s) => [s.id, s]));
+    // Parcels that cross a customs border travel with their papers: linked once the batch is done.
+    const documents = processing ? new Map<string, LabelDocument[]>() : await customsDocumentsOf(ctx, d.user(request).accountId, batch.items.flatMap((i) => (i.labelId ? [i.labelId] : [])));
+    const papers = (i: BatchItem): Html => {
+      const docs = i.labelId ? documents.get(i.labelId) : undefined;
+      return docs?.length ? html`${docs.map((doc, k) => html`${k ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')}</a>`)}` : html`—`;
+    };
     const itemRow = (i: BatchItem): Html[] => {
       const s = i.shipmentId ? shipments.get(i.shipmentId) : undefined;
       return [
@@ -145,6 +152,7 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
         s ? html`${s.to.name}, ${s.to.city} ${s.to.country}` : html`—`,
         i.trackingNumber ? (i.shipmentId ? html`<a href="${base}/shipments/${i.shipmentId}">${i.trackingNumber}</a>` : html`${i.trackingNumber}`) : html`—`,
         i.error ? html`<span class="error">${i.error.code}</span>: ${i.error.message}` : i.labelId ? html`labelled` : html`waiting`,
+        ...(documents.size ? [papers(i)] : []),
       ];
     };
     return d.send(request, reply, {
@@ -184,7 +192,7 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
 <section aria-labelledby="items-heading">
 <h2 id="items-heading">Items</h2>
 <p class="hint">In the order of the batch: for an uploaded CSV file, item 1 is its first shipment row (row 2, below the header).</p>
-<div id="batch-items" data-live>${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Reference', 'Recipient', 'Tracking number', 'Outcome'], batch.items.map(itemRow), 'The batch has no items.')}</div>
+<div id="batch-items" data-live>${table(`Items of the batch (${progressText(batch)})`, ['Item', 'Reference', 'Recipient', 'Tracking number', 'Outcome', ...(documents.size ? ['Customs documents (PDF)'] : [])], batch.items.map(itemRow), 'The batch has no items.')}</div>
 </section>
 </div>
 <p><a href="${base}/batches">All batches</a></p>`,

@@ -34,7 +34,7 @@ export interface Label {
   trackingNumber: string;
   carrier: Carrier;
   status: 'active' | 'invalidated';
-  documents?: { type: CustomsDocument; url: string }[];
+  documents?: LabelDocument[];
 }
 
 /** The customs documents a label's snapshot calls for (§12): its declaration, and an invoice for goods. */
@@ -43,11 +43,27 @@ function documentsOf(data: Pick<LabelData, 'customs' | 'customsForm'>): CustomsD
   return [data.customsForm === 'CN22' ? 'cn22' : 'cn23', ...(needsCommercialInvoice(data.customs) ? (['commercial_invoice'] as const) : [])];
 }
 
+/** A customs document of a label (§12) with its signed link. */
+export interface LabelDocument {
+  type: CustomsDocument;
+  url: string;
+}
+
+function documentLinks(ctx: AppContext, row: Pick<store.LabelRow, 'id' | 'expires_at'>, data: Pick<LabelData, 'customs' | 'customsForm'>): LabelDocument[] {
+  return documentsOf(data).map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) }));
+}
+
+/** The customs documents of those of the account's active labels among `ids` that have any, by label id (a batch's page links them). */
+export async function customsDocumentsOf(ctx: AppContext, accountId: string, ids: string[]): Promise<Map<string, LabelDocument[]>> {
+  const rows = await store.findLabelsWithCustoms(ctx.db, accountId, ids);
+  return new Map(rows.filter((r) => r.status === 'active').map((r) => [r.id, documentLinks(ctx, r, JSON.parse(r.label_data) as LabelData)]));
+}
+
 /** The label as the API shows it, with a download link signed for `format`. */
 export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelFormat): Label {
   // Parsed only when it holds customs: most labels have none, and the snapshot may carry the
   // account's logo, far larger than the rest of the read.
-  const documents = row.label_data.includes('"customsForm"') ? documentsOf(JSON.parse(row.label_data) as LabelData) : [];
+  const documents = row.label_data.includes('"customsForm"') ? documentLinks(ctx, row, JSON.parse(row.label_data) as LabelData) : [];
   return {
     id: row.id,
     shipmentId: row.shipment_id,
@@ -59,7 +75,7 @@ export function toLabel(ctx: AppContext, row: store.LabelRow, format: LabelForma
     trackingNumber: row.tracking_number,
     carrier: row.carrier as Carrier,
     status: row.status as Label['status'],
-    ...(documents.length ? { documents: documents.map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) })) } : {}),
+    ...(documents.length ? { documents } : {}),
   };
 }
 

@@ -114,6 +114,16 @@ export async function findLabelsForPrint(db: Db, accountId: string, ids: string[
   return out;
 }
 
+/** This account's labels among `ids` whose snapshot declares customs (the rest are left out), with what their documents' links need. */
+export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'label_data' | 'expires_at'>[]> {
+  const out: Pick<LabelRow, 'id' | 'status' | 'label_data' | 'expires_at'>[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('labels').select(['id', 'status', 'label_data', 'expires_at']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute();
+    out.push(...rows.filter((r) => r.label_data.includes('"customsForm"')));
+  }
+  return out;
+}
+
 // ---- manifests ----
 
 /** The manifest this account's label is on, if any. */

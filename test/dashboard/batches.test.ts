@@ -109,6 +109,11 @@ forEachDatabase((database) => {
       // What the API says of the same batch: the rows in order, each shipment as its row said.
       const api = (await t.app.inject({ method: 'GET', url: `/v1/batches/${id}`, headers: { 'x-api-key': acct.apiKey } })).json();
       assert.equal(api.format, 'ZPL');
+      // The international parcel's customs documents are linked on its row, as its label gives them.
+      assert.ok(done.body.includes('<th scope="col">Customs documents (PDF)</th>'));
+      const papers = (await t.app.inject({ method: 'GET', url: `/v1/labels/${api.items[1].labelId}`, headers: { 'x-api-key': acct.apiKey } })).json().documents;
+      assert.ok(papers.length >= 1, 'the international item has documents');
+      for (const doc of papers) assert.ok(done.body.includes(`<a href="${doc.url.replaceAll('&', '&#38;')}">${doc.type.replace(/_/g, ' ')}</a>`), doc.type);
       assert.equal(api.name, FILE.filename);
       assert.deepEqual(api.counts, { total: 3, succeeded: 3, failed: 0 });
       for (const item of api.items) assert.ok(done.body.includes(`<a href="/dashboard/shipments/${item.shipmentId}">${item.trackingNumber}</a>`));
