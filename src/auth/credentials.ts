@@ -79,9 +79,12 @@ export async function keyNameProblem(db: Db, accountId: string, name: string): P
   return taken ? `is already the name of key ${taken.prefix}…: give this one another name, or revoke that one first` : undefined;
 }
 
-/** A key's name as typed: its runs of spaces made one, as a page shows them, and trimmed. */
+/**
+ * A key's name as typed: its runs of spaces made one, as a page shows them, and trimmed. A tab or a
+ * line break inside is kept, for `apiKeyNameProblem` to refuse.
+ */
 export function keyNameAsTyped(given: string): string {
-  return given.replace(/\s+/g, ' ').trim();
+  return given.replace(/[^\S\t\n\v\f\r]+/g, ' ').trim();
 }
 
 /** A key's name as given (`--name`), as typed (`keyNameAsTyped`), or 400 naming `name`. */

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation, type Tx } from '../db/index.ts';
 import { recordDomainEvent } from '../db/events.ts';
-import { isoNow, uuidv7 } from '../db/ids.ts';
+import { firstIdAt, isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
 import { AppError, Gone, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import type { Download } from '../http/downloads.ts';
@@ -125,9 +125,13 @@ export async function getBatch(ctx: AppContext, accountId: string, id: string): 
   return { ...toBatch(row), items: (await store.batchItems(ctx.db, row.id)).map(toItem) };
 }
 
-/** The account's newest batch of this name made in the last `withinMs` (the dashboard asks before a file is uploaded twice). */
+/**
+ * The account's newest batch of this name made in the last `withinMs` that made a label or is still
+ * making them (the dashboard asks before a file is uploaded twice; one whose items all failed is
+ * uploaded again corrected).
+ */
 export async function recentBatchNamed(ctx: AppContext, accountId: string, name: string, withinMs: number): Promise<Batch | undefined> {
-  const row = await store.findBatchNamed(ctx.db, accountId, name, isoNow(Date.now() - withinMs));
+  const row = await store.findBatchNamed(ctx.db, accountId, name, firstIdAt(Date.now() - withinMs));
   return row ? toBatch(row) : undefined;
 }
 

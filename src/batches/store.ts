@@ -17,9 +17,21 @@ export async function findBatch(db: Db | Tx, accountId: string, id: string): Pro
   return db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** The account's newest batch of this name made after `since`, if any. */
-export async function findBatchNamed(db: Db, accountId: string, name: string, since: string): Promise<BatchRow | undefined> {
-  return db.selectFrom('batches').selectAll().where('account_id', '=', accountId).where('name', '=', name).where('created_at', '>', since).orderBy('id', 'desc').limit(1).executeTakeFirst();
+/**
+ * The account's newest batch of this name with ids from `afterId` on (ids sort by creation time, so
+ * the account's index reads only that stretch), still processing or with a label made, if any.
+ */
+export async function findBatchNamed(db: Db, accountId: string, name: string, afterId: string): Promise<BatchRow | undefined> {
+  return db
+    .selectFrom('batches')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '>', afterId)
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('status', '=', 'processing'), eb('succeeded', '>', 0)]))
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export async function listBatches(db: Db, accountId: string, page: Page): Promise<BatchRow[]> {

@@ -16,6 +16,12 @@ function random16(): Buffer {
   return pool.subarray(poolOffset - 16, poolOffset);
 }
 
+/** The smallest uuidv7 of a millisecond: every id made from then on sorts after it. */
+export function firstIdAt(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}
+
 /** A UUID version 7 (RFC 9562): 48-bit Unix milliseconds, then randomness; sorts by creation time. */
 export function uuidv7(now = Date.now()): string {
   // Within one millisecond, a 12-bit counter in rand_a keeps ids from one process strictly increasing.

@@ -53,10 +53,13 @@ function documentLinks(ctx: AppContext, row: Pick<store.LabelRow, 'id' | 'expire
   return documentsOf(data).map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) }));
 }
 
-/** The customs documents of those of the account's active labels among `ids` that have any, by label id (a batch's page links them). */
+/**
+ * The customs documents of those of the account's labels among `ids` that have any and can still be
+ * downloaded (active, within their 24 hours), by label id: a batch's page links them.
+ */
 export async function customsDocumentsOf(ctx: AppContext, accountId: string, ids: string[]): Promise<Map<string, LabelDocument[]>> {
-  const rows = await store.findLabelsWithCustoms(ctx.db, accountId, ids);
-  return new Map(rows.filter((r) => r.status === 'active').map((r) => [r.id, documentLinks(ctx, r, JSON.parse(r.label_data) as LabelData)]));
+  const rows = await store.findLabelsWithCustoms(ctx.db, accountId, ids, isoNow());
+  return new Map(rows.map((r) => [r.id, documentLinks(ctx, r, JSON.parse(r.label_data) as LabelData)]));
 }
 
 /** The label as the API shows it, with a download link signed for `format`. */

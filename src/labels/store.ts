@@ -114,12 +114,25 @@ export async function findLabelsForPrint(db: Db, accountId: string, ids: string[
   return out;
 }
 
-/** This account's labels among `ids` whose snapshot declares customs (the rest are left out), with what their documents' links need. */
-export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'label_data' | 'expires_at'>[]> {
-  const out: Pick<LabelRow, 'id' | 'status' | 'label_data' | 'expires_at'>[] = [];
+/**
+ * This account's active labels among `ids` that can still be downloaded (`expires_at` after `now`)
+ * and whose snapshot declares customs, with what their documents' links need. The snapshot is
+ * matched in the database, so the others' (which may carry the account's logo) are not read.
+ */
+export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[], now: string): Promise<Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[]> {
+  const out: Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('labels').select(['id', 'status', 'label_data', 'expires_at']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute();
-    out.push(...rows.filter((r) => r.label_data.includes('"customsForm"')));
+    out.push(
+      ...(await db
+        .selectFrom('labels')
+        .select(['id', 'label_data', 'expires_at'])
+        .where('account_id', '=', accountId)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .where('status', '=', 'active')
+        .where('expires_at', '>', now)
+        .where('label_data', 'like', '%"customsForm"%')
+        .execute()),
+    );
   }
   return out;
 }

@@ -306,14 +306,11 @@ function eeiProblems(input: NewShipment, c: Customs, field: string): FieldProble
 }
 
 /**
- * A weight in grams written in the parcel's unit, with as many decimals as it takes to read more than
- * the parcel's weight as typed (`1.21 kg` beside `1.2 kg`), never as the same number.
+ * A weight in grams written in the parcel's unit, to a millionth of it (exact for lines in grams
+ * against kilograms, `5.499 kg`; `2.204623 lb` for a kilogram), so that it reads as the lines add up.
  */
 function inParcelUnit(g: number, parcel: NewShipment['parcel']['weight']): string {
-  const value = g / grams({ value: 1, unit: parcel.unit });
-  let digits = (String(parcel.value).split('.')[1] ?? '').length;
-  while (digits < 12 && Number(value.toFixed(digits)) <= parcel.value) digits++;
-  return `${Number(value.toFixed(digits))} ${parcel.unit}`;
+  return `${Number((g / grams({ value: 1, unit: parcel.unit })).toFixed(6))} ${parcel.unit}`;
 }
 
 export async function createShipment(ctx: AppContext, accountId: string, input: NewShipment): Promise<Shipment> {

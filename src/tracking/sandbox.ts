@@ -1,7 +1,7 @@
 // The sandbox carrier: outside production, moves new labels along by itself so integrations see
 // real tracking and webhooks without a carrier. Its events go through the same ingestion as the API.
 import type { AppContext } from '../context.ts';
-import { isoNow } from '../db/ids.ts';
+import { firstIdAt, isoNow } from '../db/ids.ts';
 import type { TrackingStatus } from '../carriers/index.ts';
 import { shipmentsByIds, type Address } from '../shipments/service.ts';
 import { activeLabelsAfter, labelRecord } from '../labels/service.ts';
@@ -59,12 +59,6 @@ export function sandboxOutcome(reference: string | null): SandboxOutcome {
 
 function place(address: Address): string {
   return [address.city, address.state, address.country].filter(Boolean).join(', ');
-}
-
-/** The smallest uuidv7 of a millisecond: label ids sort by creation time. */
-function firstIdAt(ms: number): string {
-  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
 }
 
 /** The millisecond a uuidv7 was made. */

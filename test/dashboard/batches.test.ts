@@ -114,6 +114,10 @@ forEachDatabase((database) => {
       const papers = (await t.app.inject({ method: 'GET', url: `/v1/labels/${api.items[1].labelId}`, headers: { 'x-api-key': acct.apiKey } })).json().documents;
       assert.ok(papers.length >= 1, 'the international item has documents');
       for (const doc of papers) assert.ok(done.body.includes(`<a href="${doc.url.replaceAll('&', '&#38;')}">${doc.type.replace(/_/g, ' ')}</a>`), doc.type);
+      // Past its 24 hours a label's documents are not linked (the link would answer 410).
+      await t.ctx.db.updateTable('labels').set({ expires_at: '2026-01-01T00:00:00.000Z' }).where('id', '=', api.items[1].labelId).execute();
+      const later = await v.get(`/dashboard/batches/${id}`);
+      assert.ok(!later.body.includes('/v1/downloads/label-documents/'), 'no link to an expired label\'s documents');
       assert.equal(api.name, FILE.filename);
       assert.deepEqual(api.counts, { total: 3, succeeded: 3, failed: 0 });
       for (const item of api.items) assert.ok(done.body.includes(`<a href="/dashboard/shipments/${item.shipmentId}">${item.trackingNumber}</a>`));
@@ -234,6 +238,10 @@ forEachDatabase((database) => {
       const asked = await upload(v, csv([DOMESTIC]), { format: 'PDF', size: '4x6', again: 'yes' });
       assert.equal(asked.statusCode, 303, textOf(asked).slice(0, 1000));
       assert.equal(await count(), 2);
+      // Batches of that file whose items all failed made no label: the file comes back corrected, asking nothing.
+      await t.ctx.db.updateTable('batches').set({ status: 'completed', succeeded: 0, failed: 1, next_index: 1 }).where('account_id', '=', acct.accountId).execute();
+      assert.equal((await upload(v, csv([DOMESTIC]))).statusCode, 303);
+      assert.equal(await count(), 3);
       // Another file's name is no matter.
       const other = await v.upload('/dashboard/batches', { format: 'PDF', size: '4x6' }, { ...FILE, filename: 'tuesday.csv', content: csv([DOMESTIC]) }, '/dashboard/batches');
       assert.equal(other.statusCode, 303);
@@ -253,7 +261,7 @@ forEachDatabase((database) => {
       assert.match(noticeOf(again) ?? '', /^This form was already sent: this is the batch it made\. Nothing new was created\.$/);
       const batches = await t.app.inject({ method: 'GET', url: '/v1/batches', headers: { 'x-api-key': acct.apiKey } });
       assert.equal(batches.json().length, 1);
-      // The page shown again gives the form a new key: a second upload of the same file is a new batch.
+      // The page shown again gives the form a new key (a second upload of the same file then asks first).
       const next = /name="formKey" value="([0-9a-f-]{36})"/.exec((await v.get('/dashboard/batches')).body)?.[1];
       assert.notEqual(next, formKey);
     });

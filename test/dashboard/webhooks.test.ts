@@ -231,6 +231,10 @@ forEachDatabase((database) => {
       assert.ok(page.body.includes(`<h3 id="delivery-${delivery.id}"><code>shipment.created</code> <span class="status">succeeded</span></h3>`));
       assert.ok(page.body.includes(`<code>${delivery.eventId}</code>`));
       assert.ok(page.body.includes(`<dt>About</dt><dd><a href="/dashboard/shipments/${shipment.id}">Shipment ${shipment.reference}</a></dd>`), 'the delivery names its shipment by its reference, linked');
+      // Once the shipment has a label, its tracking number too.
+      const label = await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': acct.apiKey }, payload: { shipmentId: shipment.id } });
+      assert.equal(label.statusCode, 201, label.body);
+      assert.ok((await v.get(`/dashboard/webhooks/${id}`)).body.includes(`Shipment ${shipment.reference}, ${label.json().trackingNumber}</a>`));
       assert.match(page.body, /<caption>Attempts of delivery 1 on this page \(shipment\.created\), oldest first<\/caption>/);
       for (const h of ['Time', 'Response status', 'Duration', 'Error']) assert.ok(page.body.includes(`<th scope="col">${h}</th>`), h);
       const attemptRows = (body: string) => [...body.matchAll(/<tr><td><time datetime="[^"]+">[^<]+<\/time><\/td><td>(\d+|no answer)<\/td><td>(\d+) ms<\/td><td>([^<]*)<\/td><\/tr>/g)].map((m) => [m[1], m[3]]);

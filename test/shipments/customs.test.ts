@@ -177,11 +177,12 @@ forEachDatabase((database) => {
       assert.equal(intraEu.json().customs, undefined);
     });
 
-    it('net weights over the parcel\'s are said in the parcel\'s unit, with the decimals that tell them apart', async () => {
+    it('net weights over the parcel\'s are said in the parcel\'s unit, as the lines add up', async () => {
       const item = FULL_CUSTOMS.items[0]!;
       const cases: [object, object[], string][] = [
         [{ value: 1.2, unit: 'kg' }, [{ ...item, netWeight: { value: 1201, unit: 'g' } }], 'the items\' net weights add up to 1.201 kg, more than the parcel\'s 1.2 kg'],
-        [{ value: 2, unit: 'lb' }, [{ ...item, netWeight: { value: 1, unit: 'kg' } }], 'the items\' net weights add up to 2.2 lb, more than the parcel\'s 2 lb'],
+        [{ value: 2, unit: 'lb' }, [{ ...item, netWeight: { value: 1, unit: 'kg' } }], 'the items\' net weights add up to 2.204623 lb, more than the parcel\'s 2 lb'],
+        [{ value: 5, unit: 'kg' }, [{ ...item, netWeight: { value: 5499, unit: 'g' } }], 'the items\' net weights add up to 5.499 kg, more than the parcel\'s 5 kg'],
       ];
       for (const [weight, items, message] of cases) {
         const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, parcel: { weight }, customs: { ...FULL_CUSTOMS, items } } });
