@@ -7569,7 +7569,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller. */
+                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller, and `田中太郎` finds 田中 太郎. */
                 q?: string;
                 /** @description Only shipments in this status. */
                 status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
@@ -7967,7 +7967,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller. */
+                /** @description A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller, and `田中太郎` finds 田中 太郎. */
                 q?: string;
                 /** @description Only shipments in this status. */
                 status?: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";

@@ -77,7 +77,7 @@ export function shipmentRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...paginationQuery,
           status: { type: 'string', enum: [...shipmentStatuses], description: 'Only shipments in this status.' },
           carrier: { type: 'string', enum: [...CARRIERS], description: 'Only shipments of this carrier.' },
-          q: { type: 'string', minLength: 1, maxLength: 100, pattern: VISIBLE_PATTERN, description: "A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller." },
+          q: { type: 'string', minLength: 1, maxLength: 100, pattern: VISIBLE_PATTERN, description: "A tracking number (any case, spaces ignored), or part of a reference (any case), or words of the customer's name or company (the recipient's, or a return's sender's), in any case and order, with or without accents: `muller jurgen` finds Jürgen Müller, and `田中太郎` finds 田中 太郎." },
         },
       },
       response: { 200: { type: 'array', items: { $ref: 'Shipment#' } }, ...errors(400, 401, 403) },

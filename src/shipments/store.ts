@@ -26,6 +26,9 @@ export function searchFold(text: string): string {
     .trim();
 }
 
+/** A search word's parts: each Chinese character or kana alone, and the runs of anything else. */
+const HAN_OR_KANA = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+/gu;
+
 /**
  * What a shipment is found by besides its tracking number and reference: its customer's name and
  * company, folded; the customer is the recipient, or for a return the sender. A space when that leaves
@@ -91,8 +94,9 @@ export async function listShipments(db: Db, accountId: string, page: Page, filte
   const search = filter.search;
   if (search) {
     const tracking = search.replace(/\s+/g, '').toUpperCase();
-    // Each word of a name, in any order ("Müller, José" finds José Müller).
-    const words = searchFold(search.replace(/[,;]/g, ' ')).split(' ').filter(Boolean);
+    // Each word of a name, in any order ("Müller, José" finds José Müller); Chinese characters and
+    // kana each on their own, since a name in them is written with or without a space (田中太郎, 田中 太郎).
+    const words = searchFold(search.replace(/[,;]/g, ' ')).split(' ').flatMap((word) => word.match(HAN_OR_KANA) ?? []);
     q = q.where((eb) =>
       eb.or([
         eb('tracking_number', '=', tracking),

@@ -172,6 +172,11 @@ forEachDatabase((database) => {
       assert.deepEqual(await find('Müller, Jürgen'), [german.id]);
       assert.deepEqual(await find('muller jurgen sohne'), [german.id]);
       assert.deepEqual(await find('muller ada'), [], 'every word must match');
+      // A name in Chinese characters or kana is found written with or without its space.
+      const japanese = await createShipment(t, { to: { ...sampleShipment.to, name: '田中 太郎' } }, acct.apiKey);
+      assert.deepEqual(await find('田中太郎'), [japanese.id]);
+      assert.deepEqual(await find('太郎'), [japanese.id]);
+      assert.deepEqual(await find('田中花子'), [], 'every character must be there');
       // A return is found by its customer, who sends it.
       const ret = (await t.app.inject({ method: 'POST', url: `/v1/shipments/${other.id}/returns`, headers: { 'x-api-key': acct.apiKey }, payload: {} })).json();
       assert.deepEqual((await find('lovelace')).sort(), [other.id, ret.id].sort());
