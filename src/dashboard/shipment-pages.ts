@@ -190,7 +190,6 @@ const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
 /** What a declaration's own fields say beside their label: the browser cannot require them, as a domestic parcel has none. */
 const DECLARED = 'required with a declaration';
 
-
 /** The fields of one line of contents (`customs.items[i]`), required on the first line, on the others only once it is used. */
 function customsLine(i: number): FormGroup {
   const at = `customs.items[${i}]`;
@@ -331,6 +330,11 @@ function weight(w: { value: number; unit: string }): string {
   return `${w.value} ${w.unit}`;
 }
 
+/** Why the label of a shipment whose parcel the carrier has scanned is not invalidated (`carrierHasParcel`). */
+function scannedText(s: Shipment): string {
+  return `the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')})`;
+}
+
 /** `manifest`: the number of the manifest the label is on (the carrier has it: no invalidating), or null. */
 function labelSection(d: Dashboard, s: Shipment, label: Label | null, preview: string | null, manifest: string | null, token: string): Html {
   if (!label) {
@@ -347,7 +351,7 @@ ${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options
   const invalidation = manifest
     ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>`
     : carrierHasParcel(s.status)
-      ? html`<p>The carrier has scanned the parcel (${s.status.replace(/_/g, ' ')}), so the label can no longer be invalidated.</p>`
+      ? html`<p>${scannedText(s).replace(/^t/, 'T')}, so the label can no longer be invalidated.</p>`
       : html`<div class="actions">${actionButton(`${d.base}/shipments/${s.id}/invalidate`, 'Invalidate label', token, { label: label.id }, true)}</div>`;
   // A label's download link ends 24 hours after it was made (the spec's rule): then no preview and no
   // download, but a print file of it (a document of its own, with its own 24 hours) prints it again.
@@ -537,7 +541,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       // The label the page showed: from a page older than the shipment's current label, nothing is invalidated.
       if (form.one('label') !== s.label.id) return d.redirect(reply, `/shipments/${s.id}`, `The shipment's label has changed since that page was shown: label ${s.label.trackingNumber} is not invalidated.`, true);
       // Scanned since the page was shown: nothing to ask.
-      if (carrierHasParcel(s.status)) return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is not invalidated: the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')}), so it can no longer be invalidated.`, true);
+      if (carrierHasParcel(s.status)) return d.redirect(reply, `/shipments/${s.id}`, `Label ${s.label.trackingNumber} is not invalidated: ${scannedText(s)}, so it can no longer be invalidated.`, true);
       if (form.one('confirmed') !== 'yes') {
         return d.send(request, reply, {
           title: 'Invalidate the label?',

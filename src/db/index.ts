@@ -121,6 +121,16 @@ export async function migrate(storage: Storage): Promise<void> {
 }
 
 /** Adds one to a named counter and returns the new value, atomically in both dialects. */
+/** Ids a statement's `IN (…)` takes at a time: far below PostgreSQL's 65,535 parameters a statement. */
+export const IDS_PER_STATEMENT = 500;
+
+/** `query` over `ids` a part at a time (`IDS_PER_STATEMENT`), one after another, the rows of every part together. */
+export async function byParts<T>(ids: readonly string[], query: (part: string[]) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) out.push(...(await query(ids.slice(i, i + IDS_PER_STATEMENT))));
+  return out;
+}
+
 export async function nextCounter(db: Db | Tx, name: string): Promise<number> {
   const row = await db
     .insertInto('counters')

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Tx } from '../db/index.ts';
+import { byParts, type Db, type Tx } from '../db/index.ts';
 import { allColumns, type LabelsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 
@@ -107,11 +107,7 @@ export async function deleteLogo(db: Db, accountId: string): Promise<void> {
 }
 
 export async function findLabelsForPrint(db: Db, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'label_data'>[]> {
-  const out: Pick<LabelRow, 'id' | 'status' | 'label_data'>[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'label_data']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
-  }
-  return out;
+  return byParts(ids, (part) => db.selectFrom('labels').select(['id', 'status', 'label_data']).where('account_id', '=', accountId).where('id', 'in', part).execute());
 }
 
 /**
@@ -120,21 +116,17 @@ export async function findLabelsForPrint(db: Db, accountId: string, ids: string[
  * matched in the database, so the others' (which may carry the account's logo) are not read.
  */
 export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[], now: string): Promise<Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[]> {
-  const out: Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    out.push(
-      ...(await db
-        .selectFrom('labels')
-        .select(['id', 'label_data', 'expires_at'])
-        .where('account_id', '=', accountId)
-        .where('id', 'in', ids.slice(i, i + 500))
-        .where('status', '=', 'active')
-        .where('expires_at', '>', now)
-        .where('label_data', 'like', '%"customsForm"%')
-        .execute()),
-    );
-  }
-  return out;
+  return byParts(ids, (part) =>
+    db
+      .selectFrom('labels')
+      .select(['id', 'label_data', 'expires_at'])
+      .where('account_id', '=', accountId)
+      .where('id', 'in', part)
+      .where('status', '=', 'active')
+      .where('expires_at', '>', now)
+      .where('label_data', 'like', '%"customsForm"%')
+      .execute(),
+  );
 }
 
 // ---- manifests ----
@@ -145,11 +137,7 @@ export async function manifestOf(db: Db | Tx, accountId: string, id: string): Pr
 }
 
 export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'is_return'>[]> {
-  const out: Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'is_return'>[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'is_return']).where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + 500)).execute()));
-  }
-  return out;
+  return byParts(ids, (part) => db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'is_return']).where('account_id', '=', accountId).where('id', 'in', part).execute());
 }
 
 /** How many of the account's labels of the carrier a manifest made now would take (`claimWaiting`). */
@@ -170,25 +158,20 @@ const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
 
 /**
  * Sets the manifest on those of `ids` still active and on none; returns the labels it set it on. In
- * id order, 500 at a time, as every writer locks labels: two overlapping lists cannot deadlock.
+ * id order, a part at a time (`byParts`), as every writer locks labels: two overlapping lists cannot deadlock.
  */
 export async function claimLabels(tx: Tx, accountId: string, given: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  const ids = [...given].sort();
-  const out: Pick<LabelRow, (typeof manifestColumns)[number]>[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    out.push(
-      ...(await tx
-        .updateTable('labels')
-        .set({ manifest_id: manifestId })
-        .where('account_id', '=', accountId)
-        .where('id', 'in', ids.slice(i, i + 500))
-        .where('status', '=', 'active')
-        .where('manifest_id', 'is', null)
-        .returning(manifestColumns)
-        .execute()),
-    );
-  }
-  return out;
+  return byParts([...given].sort(), (part) =>
+    tx
+      .updateTable('labels')
+      .set({ manifest_id: manifestId })
+      .where('account_id', '=', accountId)
+      .where('id', 'in', part)
+      .where('status', '=', 'active')
+      .where('manifest_id', 'is', null)
+      .returning(manifestColumns)
+      .execute(),
+  );
 }
 
 /** Sets the manifest on every active label of the carrier on none yet but returns' labels; returns them. */

@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../db/index.ts';
+import { byParts, type Db, type Tx } from '../db/index.ts';
 import { allColumns, type ShipmentsTable } from '../db/schema.ts';
 import type { Page } from '../db/page.ts';
 import { sql } from 'kysely';
@@ -70,9 +70,7 @@ export async function findReturnsOf(db: Db | Tx, accountId: string, id: string, 
 }
 
 export async function findAccountShipmentsByIds(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
-  const out: ShipmentRow[] = [];
-  for (let i = 0; i < ids.length; i += 500) out.push(...(await db.selectFrom('shipments').select(columns).where('id', 'in', ids.slice(i, i + 500)).where('account_id', '=', accountId).execute()));
-  return out;
+  return byParts(ids, (part) => db.selectFrom('shipments').select(columns).where('id', 'in', part).where('account_id', '=', accountId).execute());
 }
 
 export async function findShipmentsByIds(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
