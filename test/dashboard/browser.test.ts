@@ -273,6 +273,8 @@ forEachDatabase((database) => {
       const chicago = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Chicago', hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(new Date(datetime!));
       assert.match(text ?? '', /C[SD]T$/, `${text}`);
       assert.ok(text!.replace(/\s/g, ' ').includes(chicago.replace(/\s/g, ' ')), `${text} shows Chicago's time (${chicago})`);
+      // The title is out of reach of a keyboard or a finger: the page itself names the zone and its distance from UTC.
+      assert.match((await page.locator('#time-zone').textContent()) ?? '', /^Times are in your time zone, America\/Chicago: C[SD]T is UTC\u2212[56] today\.$/);
     });
 
     it('shows the label preview, and downloads the label as a PDF', async () => {
@@ -356,7 +358,7 @@ forEachDatabase((database) => {
       // A batch seen while it is still processing, in a second window whose session then ends.
       const batch = await t.ctx.db.selectFrom('batches').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow();
       await t.ctx.db.updateTable('batches').set({ status: 'processing' }).where('id', '=', batch.id).execute();
-      const other = await browser.newContext({ locale: 'en-US' });
+      const other = await browser.newContext({ locale: 'en-US', timezoneId: 'Asia/Tokyo' });
       try {
         const tab = await other.newPage();
         await tab.goto(`${base}/dashboard/batches/${batch.id}`);
@@ -364,6 +366,8 @@ forEachDatabase((database) => {
         await tab.getByLabel(label('Password')).fill(PASSWORD);
         await tab.getByRole('button', { name: 'Sign in' }).click();
         await tab.locator('#batch-live[data-refresh]').waitFor();
+        // A zone with no name of its own in English is named by its offset, once.
+        assert.equal(await tab.locator('#time-zone').textContent(), 'Times are in your time zone, Asia/Tokyo: it is UTC+9 today.');
         await other.clearCookies();
         await tab.getByRole('alert').filter({ hasText: 'your session ended' }).waitFor({ timeout: 15_000 });
         let asked = 0;

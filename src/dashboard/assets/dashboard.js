@@ -13,6 +13,8 @@
 //   reached any other way keeps the new key the server gave it.
 // - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
+//   Since a title is out of reach of a keyboard or a finger, a line at the end of the page names the
+//   zone and how far it is from UTC ("Times are in your time zone, America/Chicago: CST is UTC−6.").
 
 /**
  * Every time of `root` in the browser's zone and the page's language, the UTC text kept as its title;
@@ -28,6 +30,28 @@ const localize = (root) => {
     element.title = element.textContent;
     element.textContent = (element.hasAttribute('data-day') ? localDay : localTime).format(at);
   }
+};
+
+/** UTC−6 for a zone six hours behind, UTC+5:30, UTC at none: `shortOffset` names it GMT. */
+const utcOffset = (at) => {
+  const gmt = new Intl.DateTimeFormat('en-US', { timeZoneName: 'shortOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  return gmt.replace('GMT', 'UTC').replace('-', '\u2212');
+};
+
+/** The line that says which zone the page's times are in, now that they no longer say UTC. */
+const nameTheZone = () => {
+  if (document.getElementById('time-zone') || !document.querySelector('time[datetime]:not([data-day])[title]')) return;
+  const now = new Date();
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const short = localTime.formatToParts(now).find((p) => p.type === 'timeZoneName')?.value;
+  const offset = utcOffset(now);
+  const line = document.createElement('p');
+  line.id = 'time-zone';
+  line.className = 'hint';
+  // A zone without a name of its own in the page's language is shown as an offset (GMT+5:30): said once.
+  const named = short && !/^(GMT|UTC)/.test(short) ? `${short} is ` : 'it is ';
+  line.textContent = /^(Etc\/)?(UTC|GMT|Universal|Zulu)$/.test(zone) ? 'Times are in UTC.' : `Times are in your time zone, ${zone}: ${named}${offset} today.`;
+  document.getElementById('main')?.append(line);
 };
 
 /** The keys of this page's keyed forms: those its history entry first had, else the server's, kept in the entry. */
@@ -46,6 +70,7 @@ const keepFormKeys = () => {
 
 document.addEventListener('DOMContentLoaded', () => {
   localize(document);
+  nameTheZone();
   keepFormKeys();
   const first = document.getElementById('error-summary') ?? document.getElementById('notice');
   if (first) first.focus();
@@ -103,6 +128,7 @@ document.addEventListener('DOMContentLoaded', () => {
           localize(fresh);
           for (const next of fresh.querySelectorAll('[data-live][id]')) waiting.set(next.id, next);
           apply();
+          nameTheZone();
           if (!fresh.hasAttribute('data-refresh')) {
             region.removeAttribute('data-refresh');
             finished = true;
