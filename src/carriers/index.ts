@@ -29,25 +29,38 @@ function rulesFor(carrier: Carrier): CarrierRules {
   return RULES[carrier];
 }
 
-/** The largest serial `trackingNumberFor` takes for the carrier (serials start at 1). */
-export function maxTrackingSerial(carrier: Carrier): bigint {
-  return rulesFor(carrier).maxSerial;
+/**
+ * Where a label's serial comes from: the name of its counter (one per carrier, `tracking:USPS`, and
+ * one per other number format a carrier's service uses, `tracking:USPS:S10`) and the largest serial
+ * `trackingNumberFor` takes for the service (serials start at 1). RangeError for an unknown service.
+ */
+export function trackingSerials(carrier: Carrier, serviceCode: string): { counter: string; maxSerial: bigint } {
+  const rules = rulesFor(carrier);
+  const service = findService(carrier, serviceCode);
+  if (!service) throw new RangeError(`${carrier} has no service "${serviceCode}"`);
+  const own = rules.serialsOf?.(service);
+  return own ? { counter: `tracking:${carrier}:${own.counter}`, maxSerial: own.maxSerial } : { counter: `tracking:${carrier}`, maxSerial: rules.maxSerial };
+}
+
+/** The largest serial `trackingNumberFor` takes for the service (serials start at 1). */
+export function maxTrackingSerial(carrier: Carrier, serviceCode: string): bigint {
+  return trackingSerials(carrier, serviceCode).maxSerial;
 }
 
 /**
- * The tracking number for a service-wide unique serial: distinct serials give distinct numbers for
- * a carrier. Throws RangeError for a serial outside 1..maxTrackingSerial(carrier) or an unknown
- * service.
+ * The tracking number for a serial unique in its counter (`trackingSerials`): distinct serials give
+ * distinct numbers for a carrier's services that share a counter, and services with counters of
+ * their own number in another format. Throws RangeError for a serial outside
+ * 1..maxTrackingSerial(carrier, service) or an unknown service.
  */
 export function trackingNumberFor(carrier: Carrier, serial: bigint, serviceCode: string): string {
   const rules = rulesFor(carrier);
   if (typeof serial !== 'bigint') throw new TypeError('the tracking serial must be a bigint');
-  if (serial < 1n || serial > rules.maxSerial) {
-    throw new RangeError(`${carrier} tracking serial ${serial} is outside 1..${rules.maxSerial}`);
+  const { maxSerial } = trackingSerials(carrier, serviceCode);
+  if (serial < 1n || serial > maxSerial) {
+    throw new RangeError(`${carrier} tracking serial ${serial} is outside 1..${maxSerial}`);
   }
-  const service = findService(carrier, serviceCode);
-  if (!service) throw new RangeError(`${carrier} has no service "${serviceCode}"`);
-  return rules.trackingNumberFor(serial, service);
+  return rules.trackingNumberFor(serial, findService(carrier, serviceCode)!);
 }
 
 /** Whether the string is a well-formed tracking number of the carrier with a correct check digit. */

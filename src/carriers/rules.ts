@@ -5,6 +5,11 @@ import type { CarrierStatusCode, TrackingStatus } from './status.ts';
 export interface CarrierRules {
   /** The largest serial the carrier's number format holds; serials run from 1 to this. */
   maxSerial: bigint;
+  /**
+   * For a service numbered in another format: the name of the counter its serials come from (beside
+   * the carrier's own) and the largest serial that format holds.
+   */
+  serialsOf?(service: CarrierService): { counter: string; maxSerial: bigint } | undefined;
   /** The tracking number for a serial already checked to be in 1..maxSerial. */
   trackingNumberFor(serial: bigint, service: CarrierService): string;
   /** Shape and check digit of the canonical form (no spaces, upper case). */

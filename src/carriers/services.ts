@@ -11,14 +11,17 @@ export interface CarrierService {
   transitDays: number;
   /**
    * The carrier's own code for the service: the UPS service code inside the tracking number, the
-   * USPS IMpb service type code, the FedEx service type, the DHL Express global product code.
+   * USPS IMpb service type code (for its international services, the two letters that begin their
+   * UPU S10 number: E for EMS, C for a parcel, L for a tracked small packet), the FedEx service type,
+   * the DHL Express global product code.
    */
   carrierCode: string;
   /**
    * Where the service carries parcels: `domestic` within the carrier's home network (USPS: the United
    * States and the places its mail serves; UPS and FedEx: the United States and Puerto Rico),
    * `international` between countries (a place told apart by its postal code counting as one; for UPS
-   * and FedEx not within their US network). docs/customs.md, "What each carrier takes".
+   * and FedEx not within their US network; for USPS from its network to a country outside it).
+   * docs/customs.md, "What each carrier takes".
    */
   reach: 'domestic' | 'international';
 }
@@ -39,6 +42,9 @@ export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
     { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055', reach: 'domestic' },
     { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701', reach: 'domestic' },
     { code: 'ground_advantage_return', name: 'USPS GROUND ADVANTAGE RETURN', transitDays: 5, carrierCode: '020', reach: 'domestic' },
+    { code: 'priority_mail_express_international', name: 'USPS PRIORITY MAIL EXPRESS INTERNATIONAL', transitDays: 5, carrierCode: 'EC', reach: 'international' },
+    { code: 'priority_mail_international', name: 'USPS PRIORITY MAIL INTERNATIONAL', transitDays: 10, carrierCode: 'CP', reach: 'international' },
+    { code: 'first_class_package_international', name: 'USPS FIRST-CLASS PACKAGE INTERNATIONAL SERVICE', transitDays: 15, carrierCode: 'LX', reach: 'international' },
   ],
   FedEx: [
     { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND', reach: 'domestic' },
@@ -76,7 +82,7 @@ export const RETURN_SERVICE: Record<Carrier, { domestic: string; international: 
 export function servicesByRoute(): string {
   return CARRIERS.map((c) => {
     const codes = (reach: CarrierService['reach']) => SERVICES[c].filter((s) => s.reach === reach).map((s) => s.code).join(', ');
-    const parts = [codes('domestic') && `${codes('domestic')} ${homeNetwork(c)}`, codes('international') && `${codes('international')} between countries`];
+    const parts = [codes('domestic') && `${codes('domestic')} ${homeNetwork(c)}`, codes('international') && `${codes('international')} ${abroad(c)}`];
     return `${c}: ${parts.filter(Boolean).join('; ')}`;
   }).join('. ');
 }
@@ -84,6 +90,11 @@ export function servicesByRoute(): string {
 /** Where a carrier's domestic services run, in words. */
 export function homeNetwork(carrier: Carrier): string {
   return carrier === 'USPS' ? 'from and to the United States and the places its mail serves' : 'within the United States and Puerto Rico';
+}
+
+/** Where a carrier's international services run, in words. */
+export function abroad(carrier: Carrier): string {
+  return carrier === 'USPS' ? 'from there to other countries' : 'between countries';
 }
 
 /** The carrier's return services (one, or one within its home network and one between countries). */
@@ -108,17 +119,23 @@ export interface PackageLimit {
   length?: { value: number; unit: 'cm' | 'in' };
   /** The length plus the girth (twice the width and height), in the same way. */
   lengthPlusGirth?: { value: number; unit: 'cm' | 'in' };
+  /** The three sides added up, in the same way. */
+  sumOfSides?: { value: number; unit: 'cm' | 'in' };
 }
 
 const UPS_FEDEX: PackageLimit = { weight: { value: 150, unit: 'lb' }, length: { value: 108, unit: 'in' }, lengthPlusGirth: { value: 165, unit: 'in' } };
 
 /**
  * Per carrier (and, where one differs, per service): UPS and FedEx 150 lb, 108 in long, 165 in in
- * length and girth; USPS 70 lb and 108 in in length and girth, 130 in for Ground Advantage; DHL
- * Express 70 kg a piece and 300 cm on its longest side.
+ * length and girth; USPS 70 lb and 108 in in length and girth, 130 in for Ground Advantage, and for
+ * First-Class Package International Service 4 lb, 24 in long and 36 in for the three sides together
+ * (Priority Mail International and Express International: the most any country takes; some take
+ * less); DHL Express 70 kg a piece and 300 cm on its longest side.
  */
 export function packageLimit(carrier: Carrier, service: string): PackageLimit {
   if (carrier === 'USPS') {
+    // First-Class Package International Service takes small packets only (USPS Notice 123; IMM 254).
+    if (service === 'first_class_package_international') return { weight: { value: 4, unit: 'lb' }, length: { value: 24, unit: 'in' }, sumOfSides: { value: 36, unit: 'in' } };
     const ground = service === 'ground_advantage' || service === 'ground_advantage_return';
     return { weight: { value: 70, unit: 'lb' }, lengthPlusGirth: { value: ground ? 130 : 108, unit: 'in' } };
   }

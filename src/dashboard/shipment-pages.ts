@@ -182,7 +182,8 @@ const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
   ['', 'Choose a service'],
   ...[...new Set(CARRIERS.flatMap((c) => SERVICES[c].filter((s) => !isReturnService(c, s.code)).map((s) => s.code)))].map((code) => {
     const carriers = CARRIERS.filter((c) => findService(c, code));
-    const where = findService(carriers[0]!, code)!.reach === 'domestic' ? (carriers[0] === 'USPS' ? 'in the US and the places its mail serves' : 'within the US and Puerto Rico') : 'between countries';
+    const usps = carriers[0] === 'USPS';
+    const where = findService(carriers[0]!, code)!.reach === 'domestic' ? (usps ? 'in the US and the places its mail serves' : 'within the US and Puerto Rico') : usps ? 'from the US to other countries' : 'between countries';
     return [code, `${code.replace(/_/g, ' ')} (${carriers.join(', ')}, ${where})`] as const;
   }),
 ];

@@ -5,7 +5,7 @@ import type { Page } from '../db/page.ts';
 import { isUniqueViolation, nextCounter } from '../db/index.ts';
 import { isoNow, parseRfc3339, plusRestored, storedBound, uuidv7 } from '../db/ids.ts';
 import { Conflict, Forbidden, Gone, InvalidInput, NotFound } from '../errors.ts';
-import { findService, trackingNumberFor, type Carrier } from '../carriers/index.ts';
+import { findService, trackingNumberFor, trackingSerials, type Carrier } from '../carriers/index.ts';
 import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
@@ -126,7 +126,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
   const createdAt = isoNow(now);
   // The counter is the first write, so the transaction takes its lock before anything else; a
   // rollback (a 409) gives the serial back unused, and a committed one is never issued again.
-  const serial = await nextCounter(tx, `tracking:${shipment.carrier}`);
+  const serial = await nextCounter(tx, trackingSerials(shipment.carrier, shipment.service).counter);
   const trackingNumber = trackingNumberFor(shipment.carrier, BigInt(serial), shipment.service);
   const logo = await store.findLogo(tx, accountId);
   const originalExport = shipment.returnOf && shipment.customs ? await originalWaybill(tx, accountId, shipment.returnOf) : undefined;

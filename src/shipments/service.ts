@@ -11,7 +11,7 @@ import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, placeOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -125,8 +125,8 @@ export function checksOfWholeParts(input: NewShipment, valid: { customs: boolean
 function unknownService(input: NewShipment, prefix: string): InvalidInput | undefined {
   if (findService(input.carrier, input.service)) return undefined;
   const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
-  // With both countries known, the carrier's services that run the route (USPS's network is checked address by address).
-  const route = isCountryCode(input.from.country) && isCountryCode(input.to.country) && input.carrier !== 'USPS';
+  // With both countries known, the carrier's services that run the route.
+  const route = isCountryCode(input.from.country) && isCountryCode(input.to.country);
   const fitting = route ? SERVICES[input.carrier].filter((s) => runs(s, input)).map((s) => s.code) : [];
   const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
   const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
@@ -170,12 +170,15 @@ function inHomeNetwork(r: Route): boolean {
 }
 
 /**
- * Whether a UPS, FedEx or DHL service carries a parcel on this route (its `reach`): a domestic one
- * within the US network, an international one between countries (a place told apart by its postal code
- * counting as one) but, for UPS and FedEx, not within their US network, where their domestic services
- * run (the United States to Puerto Rico). USPS's network is checked address by address instead.
+ * Whether a service carries a parcel on this route (its `reach`). USPS takes parcels in within its
+ * network (the United States and the places its mail serves): its domestic services deliver there,
+ * its international ones outside it. For UPS, FedEx and DHL a domestic service runs within the US
+ * network, an international one between countries (a place told apart by its postal code counting as
+ * one) but, for UPS and FedEx, not within their US network, where their domestic services run (the
+ * United States to Puerto Rico).
  */
 function runs(s: CarrierService, r: Route): boolean {
+  if (r.carrier === 'USPS') return inUspsNetwork(r.from) && inUspsNetwork(r.to) === (s.reach === 'domestic');
   if (s.reach === 'domestic') return inHomeNetwork(r);
   return localPlaceOf(r.from) !== localPlaceOf(r.to) && !(r.carrier !== 'DHL' && inHomeNetwork(r));
 }
@@ -187,19 +190,13 @@ function returnServiceFor(r: Route): string {
 }
 
 /**
- * Routes a service does not run (`runs`): the USPS services offered here are domestic, from and to the
- * US and the places its mail serves; only USPS delivers to APO, FPO and DPO addresses. A refusal names
- * the carrier's services that do run the route (return services for a return service).
+ * Routes a service does not run (`runs`, `uspsRouteProblems`); only USPS delivers to APO, FPO and DPO
+ * addresses. A refusal names the carrier's services that do run the route (return services for a
+ * return service).
  */
 function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
+  if (input.carrier === 'USPS') return uspsRouteProblems(input, prefix);
   const out: FieldProblem[] = [];
-  if (input.carrier === 'USPS') {
-    for (const side of ['from', 'to'] as const) {
-      if (inUspsNetwork(input[side])) continue;
-      out.push({ field: `${prefix}${side}.country`, message: `the USPS services offered here are domestic: from and to the United States and the places its mail serves, not ${placeOf(input[side])}; choose UPS, FedEx or DHL` });
-    }
-    return out;
-  }
   for (const side of ['from', 'to'] as const) {
     if (isMilitaryPost(input[side])) out.push({ field: `${prefix}${side}.state`, message: `${input[side].state?.trim().toUpperCase()} is an APO/FPO/DPO address, which only USPS serves, not ${input.carrier}` });
   }
@@ -218,6 +215,27 @@ function routeProblems(input: NewShipment, prefix: string): FieldProblem[] {
   out.push({ field: `${prefix}service`, message: `${input.carrier}'s ${input.service} ${why}${instead}` });
   return out;
 }
+
+/**
+ * USPS takes parcels in only in its network (the United States and the places its mail serves): its
+ * domestic services deliver within it, its international ones to a country outside it.
+ */
+function uspsRouteProblems(input: NewShipment, prefix: string): FieldProblem[] {
+  if (!inUspsNetwork(input.from)) {
+    return [{ field: `${prefix}from.country`, message: `USPS takes parcels in only in ${US_MAIL}, not in ${customsPlaceName(input.from)}; choose UPS, FedEx or DHL` }];
+  }
+  const service = findService('USPS', input.service);
+  if (!service || runs(service, input)) return [];
+  const home = inUspsNetwork(input.to);
+  const kind = isReturnService('USPS', service.code);
+  const others = SERVICES.USPS.filter((s) => isReturnService('USPS', s.code) === kind && runs(s, input)).map((s) => s.code);
+  const instead = others.length ? `; choose ${others.join(', ')}` : '; USPS offers no return service to other countries: choose another carrier';
+  const why = `carries parcels ${home ? `from ${US_MAIL} to other countries` : homeNetwork('USPS')}, not to ${customsPlaceName(input.to)}`;
+  return [{ field: `${prefix}service`, message: `USPS's ${service.code} ${why}${instead}` }];
+}
+
+/** Where USPS takes parcels in, in words. */
+const US_MAIL = 'the United States and the places its mail serves';
 
 const CM = { cm: 1, in: 2.54 } as const;
 /** A measure as people read it: at most two decimals, no trailing zeros. */
@@ -253,6 +271,9 @@ function packageProblems(input: NewShipment, prefix: string): FieldProblem[] {
     if (lengthPlusGirth && over(girth, lengthPlusGirth.max)) {
       out.push({ field: `${prefix}parcel`, message: `length and girth (the longest side and twice the other two) come to ${measure(girth, unit)}, over what ${service} takes: at most ${lengthPlusGirth.text}` });
     }
+    const sides = longest + others[0] + others[1];
+    const sumOfSides = limit.sumOfSides && limitIn(limit.sumOfSides, unit, cm);
+    if (sumOfSides && over(sides, sumOfSides.max)) out.push({ field: `${prefix}parcel`, message: `the three sides come to ${measure(sides, unit)} together, over what ${service} takes: at most ${sumOfSides.text}` });
   }
   return out;
 }

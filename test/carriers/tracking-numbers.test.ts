@@ -5,7 +5,7 @@ import type { Carrier } from '../../src/carriers/index.ts';
 import { dhlCheckDigit } from '../../src/carriers/dhl.ts';
 import { fedexCheckDigit } from '../../src/carriers/fedex.ts';
 import { upsCheckDigit } from '../../src/carriers/ups.ts';
-import { uspsCheckDigit } from '../../src/carriers/usps.ts';
+import { s10CheckDigit, uspsCheckDigit } from '../../src/carriers/usps.ts';
 import {
   CARRIERS,
   SERVICES,
@@ -14,6 +14,7 @@ import {
   maxTrackingSerial,
   normalizeTrackingNumber,
   trackingNumberFor,
+  trackingSerials,
 } from '../../src/carriers/index.ts';
 
 const WORKED_EXAMPLES: Record<Carrier, string> = {
@@ -25,16 +26,18 @@ const WORKED_EXAMPLES: Record<Carrier, string> = {
 
 const serviceCodes = (carrier: Carrier) => SERVICES[carrier].map((s) => s.code);
 
-/** Serials up to the carrier's capacity, with the realistic range below 10^7 drawn half the time. */
-const serialFor = (carrier: Carrier) =>
-  fc.oneof(fc.bigInt({ min: 1n, max: 9_999_999n }), fc.bigInt({ min: 1n, max: maxTrackingSerial(carrier) }));
+/** Serials up to the service's capacity, with the realistic range below 10^7 drawn half the time. */
+const serialFor = (carrier: Carrier, service: string) =>
+  fc.oneof(fc.bigInt({ min: 1n, max: 9_999_999n }), fc.bigInt({ min: 1n, max: maxTrackingSerial(carrier, service) }));
 
 const issued = fc.constantFrom(...CARRIERS).chain((carrier) =>
-  fc.record({
-    carrier: fc.constant(carrier),
-    serial: serialFor(carrier),
-    service: fc.constantFrom(...serviceCodes(carrier)),
-  }),
+  fc.constantFrom(...serviceCodes(carrier)).chain((service) =>
+    fc.record({
+      carrier: fc.constant(carrier),
+      serial: serialFor(carrier, service),
+      service: fc.constant(service),
+    }),
+  ),
 );
 
 const issuedNumber = issued.map(({ carrier, serial, service }) => ({
@@ -49,6 +52,7 @@ const numbered = (carrier: Carrier, payload: RegExp, complete: (payload: string)
 const anyValidNumber = fc.oneof(
   numbered('UPS', /^[0-9A-Z]{15}$/, (body) => `1Z${body}${upsCheckDigit(body)}`),
   numbered('USPS', /^9[2-5]\d{19}$/, (d) => d + uspsCheckDigit(d)),
+  numbered('USPS', /^[A-Z]{2}\d{8}$/, (p) => `${p}${s10CheckDigit(p.slice(2))}US`),
   numbered('FedEx', /^\d{11}$/, (d) => d + fedexCheckDigit(d)),
   numbered('DHL', /^\d{9}$/, (d) => d + dhlCheckDigit(d)),
 );
@@ -68,6 +72,15 @@ function fedexResidue(trackingNumber: string): number {
   return sum % 11;
 }
 
+/** UPU S10, as the standard states it: weights 8 6 4 2 3 5 9 7 over the serial, 11 less the sum mod 11, 10 → 0, 11 → 5. */
+const S10 = /^[A-Z]{2}\d{9}US$/;
+function s10Holds(n: string): boolean {
+  if (!S10.test(n)) return false;
+  const sum = [...n.slice(2, 10)].reduce((a, d, i) => a + Number(d) * [8, 6, 4, 2, 3, 5, 9, 7][i]!, 0);
+  const check = 11 - (sum % 11);
+  return (check === 10 ? 0 : check === 11 ? 5 : check) === Number(n[10]);
+}
+
 /** A FedEx change keeps the check digit only when the sum mod 11 moves between 0 and 10. */
 const fedexBlind = (before: string, after: string) =>
   new Set([fedexResidue(before), fedexResidue(after)]).size === 2 &&
@@ -84,7 +97,8 @@ function changeIsBlind(carrier: Carrier, before: string, position: number, char:
       return ((upsValue(char) - upsValue(before[position]!)) * weight) % 10 === 0;
     }
     case 'USPS':
-      return false;
+      // The S10 check digit leaves the service indicator out, and gives 5 for sums of 0 and 6 mod 11.
+      return S10.test(before) && s10Holds(after);
     case 'FedEx':
       return position <= 10 && /\d/.test(char) && fedexBlind(before, after);
     case 'DHL':
@@ -99,6 +113,8 @@ const SWAPPABLE: Record<Carrier, [number, number]> = {
   FedEx: [0, 9], // within the first 11 digits
   DHL: [0, 7], // within the first 9 digits
 };
+/** The same for a number: an S10 one's serial and check digit, 2 to 10. */
+const swappable = (carrier: Carrier, n: string): [number, number] => (carrier === 'USPS' && S10.test(n) ? [2, 9] : SWAPPABLE[carrier]);
 
 function swapIsBlind(carrier: Carrier, before: string, i: number): boolean {
   const [a, b] = [before[i]!, before[i + 1]!];
@@ -106,7 +122,7 @@ function swapIsBlind(carrier: Carrier, before: string, i: number): boolean {
     case 'UPS':
       return upsValue(a) === upsValue(b);
     case 'USPS':
-      return Math.abs(Number(a) - Number(b)) === 5;
+      return S10.test(before) ? s10Holds(swap(before, i)) : Math.abs(Number(a) - Number(b)) === 5;
     case 'FedEx':
       return fedexBlind(before, swap(before, i));
     case 'DHL':
@@ -161,14 +177,14 @@ describe('trackingNumberFor', () => {
     );
   });
 
-  it('has the carrier shape: UPS 1Z+18, USPS 22 digits, FedEx 12 digits, DHL 10 digits', () => {
+  it('has the carrier shape: UPS 1Z+18, USPS 22 digits (abroad the UPU S10 form), FedEx 12 digits, DHL 10 digits', () => {
     fc.assert(
       fc.property(issued, ({ carrier, serial, service }) => {
         const trackingNumber = trackingNumberFor(carrier, serial, service);
         const code = SERVICES[carrier].find((s) => s.code === service)!.carrierCode;
         const shape: Record<Carrier, RegExp> = {
           UPS: new RegExp(`^1Z5R8939${code}\\d{8}$`),
-          USPS: new RegExp(`^94${code}112062\\d{11}$`),
+          USPS: /^[A-Z]{2}$/.test(code) ? new RegExp(`^${code}\\d{9}US$`) : new RegExp(`^94${code}112062\\d{11}$`),
           FedEx: /^9\d{11}$/,
           DHL: /^3\d{9}$/,
         };
@@ -190,7 +206,7 @@ describe('trackingNumberFor', () => {
         fc.constantFrom(...CARRIERS).chain((carrier) =>
           fc.tuple(
             fc.constant(carrier),
-            fc.uniqueArray(fc.tuple(serialFor(carrier), fc.constantFrom(...serviceCodes(carrier))), {
+            fc.uniqueArray(fc.constantFrom(...serviceCodes(carrier)).chain((service) => fc.tuple(serialFor(carrier, service), fc.constant(service))), {
               minLength: 2,
               maxLength: 200,
               selector: ([serial]) => serial,
@@ -216,19 +232,31 @@ describe('trackingNumberFor', () => {
 
   it('takes serials 1..capacity (at least 10^7 − 1) and throws RangeError outside', () => {
     for (const carrier of CARRIERS) {
-      const max = maxTrackingSerial(carrier);
-      const service = serviceCodes(carrier)[0]!;
-      assert.ok(max >= 9_999_999n, carrier);
-      assert.ok(isValidTrackingNumber(carrier, trackingNumberFor(carrier, max, service)));
-      assert.ok(isValidTrackingNumber(carrier, trackingNumberFor(carrier, 1n, service)));
-      for (const serial of [0n, -1n, max + 1n, 10n ** 30n]) {
-        assert.throws(() => trackingNumberFor(carrier, serial, service), RangeError, `${carrier} ${serial}`);
+      for (const service of serviceCodes(carrier)) {
+        const max = maxTrackingSerial(carrier, service);
+        assert.ok(max >= 9_999_999n, carrier);
+        assert.ok(isValidTrackingNumber(carrier, trackingNumberFor(carrier, max, service)));
+        assert.ok(isValidTrackingNumber(carrier, trackingNumberFor(carrier, 1n, service)));
+        for (const serial of [0n, -1n, max + 1n, 10n ** 30n]) {
+          assert.throws(() => trackingNumberFor(carrier, serial, service), RangeError, `${carrier} ${service} ${serial}`);
+        }
       }
     }
-    assert.equal(maxTrackingSerial('UPS'), 9_999_999n);
-    assert.equal(maxTrackingSerial('USPS'), 9_999_999_999n);
-    assert.equal(maxTrackingSerial('FedEx'), 9_999_999_999n);
-    assert.equal(maxTrackingSerial('DHL'), 99_999_999n);
+    assert.equal(maxTrackingSerial('UPS', 'ground'), 9_999_999n);
+    assert.equal(maxTrackingSerial('USPS', 'priority_mail'), 9_999_999_999n);
+    assert.equal(maxTrackingSerial('USPS', 'priority_mail_international'), 99_999_999n);
+    assert.equal(maxTrackingSerial('FedEx', 'ground'), 9_999_999_999n);
+    assert.equal(maxTrackingSerial('DHL', 'express_worldwide'), 99_999_999n);
+  });
+
+  it("draws each carrier's serials from one counter, and USPS's international services (S10 numbers) from one of their own", () => {
+    assert.deepEqual(trackingSerials('USPS', 'priority_mail'), { counter: 'tracking:USPS', maxSerial: 9_999_999_999n });
+    for (const service of ['priority_mail_express_international', 'priority_mail_international', 'first_class_package_international']) {
+      assert.deepEqual(trackingSerials('USPS', service), { counter: 'tracking:USPS:S10', maxSerial: 99_999_999n });
+    }
+    assert.equal(trackingSerials('UPS', 'worldwide_saver').counter, 'tracking:UPS');
+    assert.equal(trackingSerials('DHL', 'express_12').counter, 'tracking:DHL');
+    assert.throws(() => trackingSerials('USPS', 'ground'), RangeError);
   });
 
   it('throws RangeError for a service the carrier does not offer, TypeError for a non-bigint serial', () => {
@@ -269,7 +297,7 @@ describe('isValidTrackingNumber', () => {
           fc.record({
             carrier: fc.constant(carrier),
             trackingNumber: fc.constant(trackingNumber),
-            i: fc.integer({ min: SWAPPABLE[carrier][0], max: SWAPPABLE[carrier][1] }),
+            i: fc.integer({ min: swappable(carrier, trackingNumber)[0], max: swappable(carrier, trackingNumber)[1] }),
           }),
         ),
         ({ carrier, trackingNumber, i }) => {
@@ -296,6 +324,9 @@ describe('isValidTrackingNumber', () => {
     assert.ok(isValidTrackingNumber('FedEx', '000000000700'));
     // DHL: mod 7 cannot tell 1 from 8 (nor 0 from 7, 2 from 9).
     assert.ok(isValidTrackingNumber('DHL', '3388810025'));
+    // USPS abroad (S10): the service indicator is outside the check, and sums of 0 and 6 mod 11 both give 5.
+    assert.ok(isValidTrackingNumber('USPS', 'EC123456785US'));
+    assert.ok(isValidTrackingNumber('USPS', 'CP323456785US'));
   });
 
   it('rejects other lengths, lower case, spaces and non-strings', () => {
@@ -355,5 +386,33 @@ describe('formatTrackingNumber', () => {
   it('throws RangeError for a number that is not valid for the carrier', () => {
     assert.throws(() => formatTrackingNumber('UPS', WORKED_EXAMPLES.FedEx), RangeError);
     assert.throws(() => formatTrackingNumber('DHL', '3318810026'), RangeError);
+  });
+});
+
+describe("USPS's international numbers (UPU S10)", () => {
+  // Worked by hand from the standard: 1·8 + 2·6 + 3·4 + 4·2 + 5·3 + 6·5 + 7·9 + 8·7 = 204, 204 mod 11 = 6,
+  // 11 − 6 = 5; and 4·8 + 7·6 + 3·4 + 1·2 + 2·3 + 4·5 + 8·9 + 2·7 = 200, mod 11 = 2, 11 − 2 = 9.
+  const PMI = 'CP123456785US';
+  const PMEI = 'EC473124829US';
+
+  it('are what our serials produce: the service indicator, 8 digits, the check digit and US', () => {
+    assert.equal(trackingNumberFor('USPS', 12_345_678n, 'priority_mail_international'), PMI);
+    assert.equal(trackingNumberFor('USPS', 47_312_482n, 'priority_mail_express_international'), PMEI);
+    assert.equal(trackingNumberFor('USPS', 1n, 'first_class_package_international'), 'LX000000014US');
+    assert.deepEqual(accepting(PMI), ['USPS']);
+    assert.deepEqual(accepting(PMEI), ['USPS']);
+  });
+
+  it('turn a check of 10 into 0 and 11 into 5', () => {
+    // 8·1 = 8 → 11 − 8 = 3; 6·1 + 7·... : serials chosen so the sum is 1 mod 11 (check 0) and 0 mod 11 (check 5).
+    const sum = (serial: string) => [...serial].reduce((a, d, i) => a + Number(d) * [8, 6, 4, 2, 3, 5, 9, 7][i]!, 0);
+    const ten = Array.from({ length: 100_000 }, (_, i) => String(i).padStart(8, '0')).find((d) => sum(d) % 11 === 1)!;
+    const eleven = Array.from({ length: 100_000 }, (_, i) => String(i + 1).padStart(8, '0')).find((d) => sum(d) % 11 === 0)!;
+    assert.equal(s10CheckDigit(ten), 0);
+    assert.equal(s10CheckDigit(eleven), 5);
+  });
+
+  it('print as the UPU groups them', () => {
+    assert.equal(formatTrackingNumber('USPS', PMI), 'CP 123 456 785 US');
   });
 });

@@ -6,6 +6,7 @@ import { processBatches } from '../../src/batches/service.ts';
 import { isValidTrackingNumber, trackingUrl, type Carrier } from '../../src/carriers/index.ts';
 import { LABEL_FORMATS } from '../../src/render/index.ts';
 import { linkSignatureValid } from '../../src/http/signed-links.ts';
+import { pdfText } from '../render/pictures.ts';
 
 const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -111,6 +112,39 @@ forEachDatabase((database) => {
         assert.equal(label.carrier, carrier);
         assert.ok(isValidTrackingNumber(carrier as Carrier, label.trackingNumber), `${carrier} ${label.trackingNumber}`);
       }
+    });
+
+    it("numbers USPS's parcels abroad as the UPU's S10 says, from a counter of their own, and prints, documents and tracks them", async () => {
+      const home = { name: 'A B', street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '20500', country: 'US' };
+      const domestic = async () => (await createLabel(t, (await createShipment(t, { carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: home, customs: undefined })).id)).trackingNumber as string;
+      const first = await domestic();
+      const abroad: Record<string, any>[] = [];
+      for (const service of ['priority_mail_international', 'priority_mail_express_international', 'first_class_package_international']) {
+        const s = await createShipment(t, { carrier: 'USPS', service, from: US_SENDER, to: sampleShipment.from, parcel: { weight: { value: 2, unit: 'lb' } } });
+        abroad.push(await createLabel(t, s.id));
+      }
+      const serials = abroad.map((l) => {
+        assert.match(l.trackingNumber, /^[A-Z]{2}\d{9}US$/);
+        assert.ok(isValidTrackingNumber('USPS', l.trackingNumber), l.trackingNumber);
+        return Number(l.trackingNumber.slice(2, 10));
+      });
+      assert.deepEqual(abroad.map((l) => l.trackingNumber.slice(0, 2)), ['CP', 'EC', 'LX']);
+      assert.deepEqual(serials, [serials[0], serials[0]! + 1, serials[0]! + 2], 'one counter for the S10 numbers');
+      // The domestic numbers go on from where they were: the S10 labels took none of their serials.
+      assert.equal(BigInt((await domestic()).slice(11, 21)), BigInt(first.slice(11, 21)) + 1n);
+      // Each goes with its customs declaration, and its label prints the number as the UPU groups it.
+      for (const l of abroad) assert.deepEqual(l.documents.map((d: { type: string }) => d.type), ['cn22', 'commercial_invoice']);
+      const pdf = await t.app.inject({ method: 'GET', url: abroad[0]!.url.replace('http://localhost:8080', '') });
+      assert.equal(pdf.statusCode, 200);
+      const text = await pdfText(pdf.rawPayload);
+      assert.ok(text.includes(`${abroad[0]!.trackingNumber.slice(0, 2)} ${abroad[0]!.trackingNumber.slice(2, 5)} ${abroad[0]!.trackingNumber.slice(5, 8)} ${abroad[0]!.trackingNumber.slice(8, 11)} US`), text);
+      assert.match(text, /PRIORITY MAIL INTERNATIONAL/);
+      // Tracked by its number, as a person types it.
+      const typed = abroad[1]!.trackingNumber.toLowerCase().replace(/(..)(...)(...)(...)(..)/, '$1 $2 $3 $4 $5');
+      const events = await t.app.inject({ method: 'POST', url: '/v1/tracking/events', headers: { 'x-api-key': t.apiKey }, payload: { events: [{ trackingNumber: typed, status: 'in_transit', timestamp: '2026-01-02T10:00:00Z', location: 'Chicago, IL, US' }] } });
+      assert.equal(events.statusCode, 202, events.body);
+      const tracked = await t.app.inject({ method: 'GET', url: `/v1/labels/${abroad[1]!.id}/trackingnumber?format=detailed`, headers: { 'x-api-key': t.apiKey } });
+      assert.equal(tracked.json().status, 'in_transit');
     });
 
     it('answers a second label for the same shipment with 409 CONFLICT naming the existing label, and writes nothing', async () => {

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { DOT, PDF417_EC_LEVEL, pdf417 } from '../../src/render/barcodes.ts';
 import { layoutLabel, renderDrawing, renderLabel } from '../../src/render/index.ts';
 import type { BarcodePrimitive, LabelData } from '../../src/render/index.ts';
-import { ALL_CARRIERS, UPS_INTERNATIONAL, UPS_LABEL } from './fixtures.ts';
+import { ALL_CARRIERS, UPS_INTERNATIONAL, UPS_LABEL, USPS_INTERNATIONAL } from './fixtures.ts';
 import { assertAllRead, expectedBarcodes, expectedMaxiCode } from './expected.ts';
 import { pixelBox, rasterizePdf, rasterizePdfWithGhostscript, scan } from './scan.ts';
 
@@ -25,8 +25,8 @@ async function assertMaxiCodeRead(png: Buffer, d: LabelData, dpi: number, where:
   assert.ok(expectedMaxiCode(d)(found[0]!.text), `${where}: MaxiCode message ${JSON.stringify(found[0]!.text)}`);
 }
 
-for (const data of ALL_CARRIERS) {
-  describe(`${data.carrier} 4x6 label barcodes`, () => {
+for (const data of [...ALL_CARRIERS, USPS_INTERNATIONAL]) {
+  describe(`${data.carrier}${data === USPS_INTERNATIONAL ? ' international' : ''} 4x6 label barcodes`, () => {
     for (const dpi of [203, 300] as const) {
       it(`decode from the PNG at ${dpi} dpi`, async () => {
         const png = (await renderLabel(data, 'PNG', { dpi })).body;

@@ -30,6 +30,12 @@ export function expectedBarcodes(d: LabelData): Expected[] {
         { format: 'Code128', what: 'GS1-128 (420) destination ZIP', test: (t) => t === `420${zip5(d)}` },
       ];
     case 'USPS':
+      if (!/^\d+$/.test(tn)) {
+        return [
+          { format: 'Code128', what: 'S10 tracking number', test: (t) => t === tn },
+          { format: 'DataMatrix', what: 'DataMatrix of the S10 number', test: (t) => t === tn },
+        ];
+      }
       return [
         { format: 'Code128', what: 'GS1-128 (420) ZIP + IMpb', test: (t) => t === `420${zip5(d)}${GS}${tn}` },
         { format: 'DataMatrix', what: 'GS1 DataMatrix (420) ZIP + IMpb', test: (t) => t === `420${zip5(d)}${GS}${tn}` },

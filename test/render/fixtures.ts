@@ -97,6 +97,17 @@ export const UPS_INTERNATIONAL: LabelData = {
   },
 };
 
+/** USPS abroad: a UPU S10 number, in a Code 128 and a plain DataMatrix instead of the IMpb's GS1 ones. */
+export const USPS_INTERNATIONAL: LabelData = {
+  ...USPS_LABEL,
+  labelId: 'lbl_0006',
+  serviceCode: 'priority_mail_international',
+  serviceName: 'USPS PRIORITY MAIL INTERNATIONAL',
+  trackingNumber: 'CP123456785US',
+  customsForm: 'CN22',
+  to: { name: 'Erika Mustermann', street1: 'Unter den Linden 1', city: 'Berlin', postalCode: '10117', country: 'DE' },
+};
+
 /** Everything that should never make the renderer throw. */
 export const NASTY_LABEL: LabelData = {
   ...UPS_LABEL,

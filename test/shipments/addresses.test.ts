@@ -93,8 +93,15 @@ forEachDatabase((database) => {
       const apo = { name: 'SGT A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' };
       const before = await countRows(t.ctx, 'shipments');
       const cases: [Record<string, unknown>, string, RegExp][] = [
-        [{ carrier: 'USPS', service: 'priority_mail' }, 'from.country', /USPS services offered here are domestic/],
-        [{ carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: sampleShipment.from }, 'to.country', /USPS services offered here are domestic/],
+        // USPS takes parcels in within its network; its domestic services deliver there, its international ones abroad.
+        [{ carrier: 'USPS', service: 'priority_mail' }, 'from.country', /^USPS takes parcels in only in the United States and the places its mail serves, not in DE; choose UPS, FedEx or DHL$/],
+        [{ carrier: 'USPS', service: 'priority_mail_international' }, 'from.country', /^USPS takes parcels in only in the United States and the places its mail serves, not in DE/],
+        [{ carrier: 'USPS', service: 'priority_mail', from: US_SENDER, to: sampleShipment.from }, 'service', /^USPS's priority_mail carries parcels from and to the United States and the places its mail serves, not to DE; choose priority_mail_express_international, priority_mail_international, first_class_package_international$/],
+        [{ carrier: 'USPS', service: 'priority_mail_international', from: US_SENDER, to: US, customs: undefined }, 'service', /^USPS's priority_mail_international carries parcels from the United States and the places its mail serves to other countries, not to US; choose ground_advantage, priority_mail, priority_mail_express$/],
+        [{ carrier: 'USPS', service: 'ground', from: US_SENDER, to: sampleShipment.from }, 'service', /^must be one of ground_advantage, .*; from US to DE: priority_mail_express_international, priority_mail_international, first_class_package_international$/],
+        // First-Class Package International Service takes small packets: 4 lb, 24 in long, 36 in for the three sides.
+        [{ carrier: 'USPS', service: 'first_class_package_international', from: US_SENDER, to: sampleShipment.from, parcel: { weight: { value: 4.1, unit: 'lb' } } }, 'parcel.weight', /^4\.1 lb is over what USPS first_class_package_international takes: at most 4 lb a package$/],
+        [{ carrier: 'USPS', service: 'first_class_package_international', from: US_SENDER, to: sampleShipment.from, parcel: { weight: { value: 1, unit: 'lb' }, length: 20, width: 10, height: 7, dimensionUnit: 'in' } }, 'parcel', /^the three sides come to 37 in together, over what USPS first_class_package_international takes: at most 36 in$/],
         [{ carrier: 'UPS', service: 'ground', to: apo }, 'to.state', /only USPS serves/],
         [{ carrier: 'FedEx', service: 'ground', from: apo, to: US }, 'from.state', /only USPS serves/],
         [{ carrier: 'DHL', service: 'express_worldwide', to: { name: 'B', street1: 'Unter den Linden 1', city: 'Berlin', postalCode: '10117', country: 'DE' } }, 'service', /between countries/],

@@ -150,7 +150,8 @@ function twoDimensional(d: LabelData, area: Area): BarcodePrimitive {
     case 'DHL':
       return dataMatrix(dhlDataMatrixMessage(d), false, area);
     case 'USPS':
-      return dataMatrix(uspsImpbElementString(d), true, area);
+      // An IMpb (GS1) at home; abroad the UPU S10 number, which has no GS1 form.
+      return isImpb(d) ? dataMatrix(uspsImpbElementString(d), true, area) : dataMatrix(asciiText(d.trackingNumber) || '0', false, area);
   }
 }
 
@@ -159,9 +160,14 @@ function twoDimensionalWidth(d: LabelData, available: number): number {
   return d.carrier === 'FedEx' ? Math.min(available, 150) : 86;
 }
 
-/** The linear tracking barcode: Code 128 of the tracking number, USPS the IMpb GS1-128. */
+/** A USPS number in the IMpb's digits (its international services' S10 numbers have letters). */
+function isImpb(d: LabelData): boolean {
+  return /^\d{20,34}$/.test(d.trackingNumber);
+}
+
+/** The linear tracking barcode: Code 128 of the tracking number (USPS abroad its S10 number), USPS at home the IMpb GS1-128. */
 function trackingBarcode(d: LabelData, area: Area): BarcodePrimitive {
-  if (d.carrier === 'USPS' && /^\d{20,34}$/.test(d.trackingNumber)) {
+  if (d.carrier === 'USPS' && isImpb(d)) {
     return linearBarcode('gs1-128', uspsImpbElementString(d), area);
   }
   return linearBarcode('code128', asciiText(d.trackingNumber) || '0', area);
