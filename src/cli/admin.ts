@@ -25,7 +25,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   client revoke <client_id>                     the client gets no more tokens; its grants end
   client rotate-secret <client_id>              a new secret, printed once; the old one stops working
   user create --account <id|name> --email <e>   create a user who signs in to the dashboard and the consent page;
-                                                the password is read from standard input
+                                                the password: typed after a prompt (not shown), or one line piped in
   user disable --email <e>                      the user can no longer sign in; the grants they gave and their dashboard sessions end
   keys rotate <access_token|stamp>              start signing with a new key (old ones stay published)
 
@@ -35,11 +35,47 @@ Settings come from the environment (DATABASE_URL, APP_ENV, …) exactly as for n
 export type AdminCommand = (ctx: AppContext, args: { positionals: string[]; values: Record<string, unknown> }) => Promise<Record<string, unknown>>;
 export const extraCommands = new Map<string, AdminCommand>();
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) process.stderr.write('password: ');
+/**
+ * The password of `user create`, one line: at a terminal typed after a prompt and not shown (Enter
+ * ends it, Ctrl-C gives up); piped in, the whole of standard input, its last newline dropped.
+ */
+async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) return typedSecretLine('password: ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const text = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (/[\r\n]/.test(text)) throw new AppError(400, 'INVALID_INPUT', 'the password is one line, and standard input held more than one');
+  return text;
+}
+
+/** A line typed at the terminal without echo. */
+function typedSecretLine(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    const end = (err?: Error) => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(typed);
+    };
+    const onData = (text: string) => {
+      for (const ch of text) {
+        if (ch === '\r' || ch === '\n') return end();
+        if (ch === '\u0003') return end(new AppError(400, 'INVALID_INPUT', 'no password was typed (interrupted)'));
+        // Backspace (DEL at most terminals) takes back the last character typed.
+        if (ch === '\u007f' || ch === '\b') typed = [...typed].slice(0, -1).join('');
+        else typed += ch;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
 }
 
 async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<string, unknown>; text: string }> {
@@ -134,7 +170,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
     case 'user create': {
       const a = await account();
       if (!values.email) throw new AppError(400, 'INVALID_INPUT', '--email is required');
-      const user = await createUser(ctx.db, a.id, values.email, await readStdin());
+      const user = await createUser(ctx.db, a.id, values.email, await readPassword());
       return { json: { id: user.id }, text: `user ${user.email} of ${a.name}: ${user.id}` };
     }
     case 'keys rotate': {
@@ -146,7 +182,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
   const extra = extraCommands.get(`${noun} ${verb}`);
   if (extra) {
     const v: Record<string, unknown> = { ...values };
-    if (noun === 'user' && verb === 'create') v.password = await readStdin();
+    if (noun === 'user' && verb === 'create') v.password = await readPassword();
     const json = await extra(ctx, { positionals, values: v });
     return { json, text: Object.entries(json).map(([k, val]) => `${k}: ${String(val)}`).join('\n') };
   }

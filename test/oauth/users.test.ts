@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +69,39 @@ describe('npm run admin -- user create', () => {
     try {
       const user = await authenticateUser(t.ctx.db, 'ops@example.com', 'a password from stdin');
       assert.equal(user?.id, out.id);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses piped input of more than one line, naming why, and creates nobody', () => {
+    const res = admin(['user', 'create', '--account', 'warehouse', '--email', 'two@example.com', '--json'], 'a password from stdin\nnpm run admin -- client create\n');
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(JSON.parse(res.stdout).error, /the password is one line/);
+    // Nobody was created: the same email is free.
+    assert.equal(admin(['user', 'create', '--account', 'warehouse', '--email', 'two@example.com', '--json'], 'one line only\n').status, 0);
+  });
+
+  it('at a terminal, reads one line typed after a prompt without showing it (Backspace takes a character back)', async () => {
+    // `script` gives the command a terminal; the line is typed once the prompt is there, as a person would.
+    const command = [process.execPath, '--disable-warning=ExperimentalWarning', 'src/cli/admin.ts', 'user', 'create', '--account', 'warehouse', '--email', 'tty@example.com', '--json'].join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env, cwd: new URL('../../', import.meta.url).pathname, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let typed = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      if (!typed && out.includes('password: ')) {
+        typed = true;
+        child.stdin.write('typed at a terminal 1\u007f2\r');
+      }
+    });
+    const [code] = (await once(child, 'exit')) as [number];
+    assert.equal(code, 0, out);
+    assert.ok(!out.includes('typed at'), `the password is not shown: ${JSON.stringify(out)}`);
+    const id = JSON.parse(out.slice(out.indexOf('{'))).id;
+    const t = await startTestApp({ name: 'sqlite', url: env.DATABASE_URL! });
+    try {
+      assert.equal((await authenticateUser(t.ctx.db, 'tty@example.com', 'typed at a terminal 2'))?.id, id);
     } finally {
       await t.close();
     }
