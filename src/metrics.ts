@@ -47,6 +47,13 @@ export const rateLimited = new Counter({
   registers: [registry],
 });
 
+export const jobFailures = new Counter({
+  name: 'shipping_worker_job_failures_total',
+  help: 'Runs of a background job that failed (the database down, silent or refusing), by task (the job; Prometheus keeps `job` for itself); each is logged and retried after a pause.',
+  labelNames: ['task'] as const,
+  registers: [registry],
+});
+
 let backlog: (() => Promise<number>) | undefined;
 
 export const webhookBacklog = new Gauge({

@@ -11,7 +11,7 @@ import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
 import { purgeRenderedDocuments } from './documents/service.ts';
 import { processBatches } from './batches/service.ts';
-import type { metricsSnapshot } from './metrics.ts';
+import { jobFailures, type metricsSnapshot } from './metrics.ts';
 import { scanManifests } from './manifests/service.ts';
 import { purgeSessions } from './dashboard/service.ts';
 import { fillRecipientSearch } from './shipments/service.ts';
@@ -47,6 +47,8 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
   let stopping = false;
   const sleepers = new Set<() => void>();
   const loops = list.map(async (job) => {
+    // Its series from the start, at 0, so that an alert on it sees the first failure as an increase.
+    jobFailures.inc({ task: job.name }, 0);
     let woken = false;
     let busyUntil = 0;
     let wake: (() => void) | null = null;
@@ -68,6 +70,7 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
       } catch (err) {
         busyUntil = 0;
         failures++;
+        jobFailures.inc({ task: job.name });
         ctx.log.error({ err, job: job.name, failures }, 'worker job failed; retrying after a pause');
       }
       if (handled > 0) busyUntil = Date.now() + BUSY_WINDOW_MS;

@@ -21,8 +21,10 @@ export interface OpenOptions {
   /** PostgreSQL only: connections the pool opens at most (DATABASE_POOL_SIZE; default DEFAULT_POOL_SIZE). */
   poolSize?: number;
   /**
-   * PostgreSQL only, and only with `servesRequests`: a statement's longest run and a connection's
-   * longest wait (DATABASE_TIMEOUT_MS). Background work (a purge that has fallen behind) takes what it takes.
+   * PostgreSQL only: a statement's longest run and a connection's longest wait (DATABASE_TIMEOUT_MS)
+   * where the process serves requests. Background work (jobs, workers, the admin command) gets
+   * BACKGROUND_TIMEOUT_FACTOR times as long, room for a purge that has fallen behind, yet a server
+   * gone silent fails its statements (logged, retried) rather than holding the jobs for ever.
    */
   timeoutMs?: number;
   /**
@@ -32,6 +34,9 @@ export interface OpenOptions {
    */
   servesRequests?: boolean;
 }
+
+/** How many times DATABASE_TIMEOUT_MS background work's statements may take (5 minutes by default). */
+export const BACKGROUND_TIMEOUT_FACTOR = 10;
 
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
@@ -59,7 +64,8 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
       await admin.end();
     }
   }
-  const pool = postgresPool(url, options.schema, options.poolSize, options.servesRequests ? options.timeoutMs : undefined);
+  const timeoutMs = options.timeoutMs === undefined || options.servesRequests ? options.timeoutMs : options.timeoutMs * BACKGROUND_TIMEOUT_FACTOR;
+  const pool = postgresPool(url, options.schema, options.poolSize, timeoutMs);
   const db = new Kysely<Database>({ dialect: postgresDialect(pool), log: querySpans('postgresql') });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -9,7 +9,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { DATABASES, POSTGRES_URL, dropSchema, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
-import { MIGRATION_LOCK_KEY, isUnavailable, openStorage } from '../../src/db/index.ts';
+import { BACKGROUND_TIMEOUT_FACTOR, MIGRATION_LOCK_KEY, isUnavailable, openStorage } from '../../src/db/index.ts';
 import { HEALTH_CHECK_MS } from '../../src/health/routes.ts';
 
 const postgres = DATABASES.find((d) => d.name === 'postgres')!;
@@ -332,11 +332,12 @@ describe('isUnavailable', () => {
   });
 });
 
-describe('DATABASE_TIMEOUT_MS limits what serves requests, not background work or migrations', () => {
+describe('DATABASE_TIMEOUT_MS limits what serves requests; background work gets ten times as long; migrations are not limited', () => {
   const schema = `outage_${process.pid}_${Date.now() % 100000}`;
   after(() => dropSchema(schema));
 
-  it('a statement of a process that serves requests is cancelled after the limit; a background one runs on', async () => {
+  it('a statement of a process that serves requests is cancelled after the limit; a background one runs on, until ten times the limit', async () => {
+    assert.equal(BACKGROUND_TIMEOUT_FACTOR, 10);
     const serving = await openStorage(POSTGRES_URL, { schema, servesRequests: true, timeoutMs: 200 });
     const background = await openStorage(POSTGRES_URL, { schema, timeoutMs: 200 });
     try {
@@ -346,9 +347,29 @@ describe('DATABASE_TIMEOUT_MS limits what serves requests, not background work o
         return true;
       });
       await sql`select pg_sleep(0.5)`.execute(background.db);
+      await assert.rejects(sql`select pg_sleep(2.5)`.execute(background.db), /statement timeout/);
     } finally {
       await serving.close();
       await background.close();
+    }
+  });
+
+  it('a server gone silent fails a background statement after its limit and a little, rather than holding the jobs for ever', async () => {
+    const proxy = new DatabaseProxy();
+    await proxy.start();
+    const background = await openStorage(proxy.url, { schema, timeoutMs: 200 });
+    try {
+      await sql`select 1`.execute(background.db);
+      proxy.hold();
+      const started = Date.now();
+      await assert.rejects(sql`select 1`.execute(background.db), (err: Error) => isUnavailable(err));
+      const took = Date.now() - started;
+      // Ten times 200 ms, and the read timeout's 2 s margin.
+      assert.ok(took >= 2000 && took < 4000 + 3000, `failed after ${took} ms`);
+    } finally {
+      proxy.release();
+      await background.close();
+      await proxy.stop();
     }
   });
 

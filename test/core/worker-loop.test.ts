@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startWorker, type Job } from '../../src/worker.ts';
 import type { AppContext } from '../../src/context.ts';
+import { jobFailures } from '../../src/metrics.ts';
 
 /** A job over an in-memory queue: each run takes everything queued and records how much it took. */
 function queueJob(gatherMs?: number): { job: Job; add(): void; runs: number[] } {
@@ -94,6 +95,8 @@ describe('worker loop: a job that keeps failing', () => {
     };
     const logged: number[] = [];
     const quiet = { config: { workerIdleMs: 100 }, log: { error: (fields: { failures: number }) => logged.push(fields.failures) } } as unknown as AppContext;
+    const counted = async () => (await jobFailures.get()).values.find((v) => v.labels.task === 'failing')?.value;
+    const before = (await counted()) ?? 0;
     const worker = startWorker(quiet, [job]);
     const waking = setInterval(() => wake?.(), 20);
     try {
@@ -104,6 +107,8 @@ describe('worker loop: a job that keeps failing', () => {
       // A timer never fires early (it may fire late on a busy machine).
       for (const [i, gap] of gaps.entries()) assert.ok(gap >= 100 * 2 ** i - 5, `gaps ${gaps.join(', ')} double`);
       assert.deepEqual(logged, started.map((_, i) => i + 1));
+      // Each failure is counted for the alert on shipping_worker_job_failures_total (ops/alerts.yml).
+      assert.equal(((await counted()) ?? 0) - before, started.length);
       failing = false;
       await sleep(1_000);
       const after = started.slice(-3);
