@@ -37,7 +37,7 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
   setCachesEnabled(config.caches);
   // Before the database opens: with tracing on, its queries are spans (Kysely's log, src/tracing.ts).
   await startTracing(config.tracing);
-  const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, ...options });
+  const storage = await openStorage(config.databaseUrl, { poolSize: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs, synchronous: config.sqliteSynchronous, ...options });
   try {
     await migrateUnlimited(config, storage, options);
     const keys = new KeyRing(storage.db);

@@ -9,6 +9,8 @@ import { DEFAULT_DATABASE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/postgres.ts
 export const APP_ENVS = ['development', 'staging', 'production'] as const;
 export type AppEnv = (typeof APP_ENVS)[number];
 export const ROLES = ['all', 'api', 'worker'] as const;
+export const SQLITE_SYNCHRONOUS = ['normal', 'full'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS)[number];
 export type Role = (typeof ROLES)[number];
 
 export interface Config {
@@ -22,6 +24,12 @@ export interface Config {
   /** `{auth_url}`: the token endpoint is `${authBaseUrl}/oauth/token`. */
   authBaseUrl: string;
   databaseUrl: string;
+  /**
+   * SQLite: `full` syncs the log to disk at every commit, so a power cut or an operating-system crash
+   * loses nothing committed; `normal` only at checkpoints, so such a crash may lose the last commits
+   * (a crash of the process alone never does). SQLITE_SYNCHRONOUS; `full` in production.
+   */
+  sqliteSynchronous: SqliteSynchronous;
   /** PostgreSQL: connections each pool of this process opens at most (the API's; in ROLE=all the jobs thread's too). */
   databasePoolSize: number;
   /**
@@ -283,6 +291,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // The service opens more than one connection, and each URI-form in-memory database is a connection's own.
     if (databaseUrl.startsWith('sqlite:file:')) throw new ConfigError(`DATABASE_URL: an in-memory database is written sqlite::memory:, got "${databaseUrl}"`);
   }
+  const sqliteSynchronous = (env.SQLITE_SYNCHRONOUS || (production ? 'full' : 'normal')) as SqliteSynchronous;
+  if (!SQLITE_SYNCHRONOUS.includes(sqliteSynchronous)) throw new ConfigError(`SQLITE_SYNCHRONOUS must be one of ${SQLITE_SYNCHRONOUS.join(', ')}, got "${env.SQLITE_SYNCHRONOUS}"`);
   const logLevel = env.LOG_LEVEL || 'info';
   const logLevels = [...Object.keys(pino.levels.values), 'silent'];
   if (!logLevels.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
@@ -329,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl: `${publicBaseUrl}/v1`,
     authBaseUrl,
     databaseUrl,
+    sqliteSynchronous,
     databasePoolSize: parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, DEFAULT_POOL_SIZE, 1, 1000),
     databaseTimeoutMs: parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUT_MS, 100, 3_600_000),
     bootstrapApiKey,

@@ -33,6 +33,8 @@ export interface OpenOptions {
    * would only hold the write lock longer.
    */
   servesRequests?: boolean;
+  /** SQLite only: when commits reach the disk (SQLITE_SYNCHRONOUS); `normal` unless told. */
+  synchronous?: 'normal' | 'full';
 }
 
 /** How many times DATABASE_TIMEOUT_MS background work's statements may take (5 minutes by default). */
@@ -40,7 +42,7 @@ export const BACKGROUND_TIMEOUT_FACTOR = 10;
 
 export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
   if (url.startsWith('sqlite:')) {
-    const sqlite = sqliteStorage(url, { servesRequests: options.servesRequests });
+    const sqlite = sqliteStorage(url, { servesRequests: options.servesRequests, synchronous: options.synchronous });
     const db = new Kysely<Database>({ dialect: sqlite.dialect, log: querySpans('sqlite') });
     return {
       db,

@@ -244,7 +244,7 @@ function startCheckpointer(db: DatabaseSync, path: string): () => Promise<void> 
 }
 
 /** `sqlite:./data/shipping.db` or `sqlite::memory:`. */
-export function sqliteStorage(url: string, { servesRequests = false }: { servesRequests?: boolean } = {}): SqliteStorage {
+export function sqliteStorage(url: string, { servesRequests = false, synchronous = 'normal' }: { servesRequests?: boolean; synchronous?: 'normal' | 'full' } = {}): SqliteStorage {
   const path = url.slice('sqlite:'.length);
   const memory = path === ':memory:' || path === '';
   if (!memory) mkdirSync(dirname(path), { recursive: true });
@@ -253,7 +253,9 @@ export function sqliteStorage(url: string, { servesRequests = false }: { servesR
   db.exec(`PRAGMA busy_timeout = ${BUSY_WAIT_MS}`);
   if (!memory) db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec('PRAGMA synchronous = NORMAL');
+  // NORMAL syncs the write-ahead log at checkpoints only: a process that dies loses nothing committed,
+  // a machine that does may lose the last commits. FULL syncs it at every commit (SQLITE_SYNCHRONOUS).
+  db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.exec('PRAGMA busy_timeout = 0');
   const stopCheckpointer = memory ? async () => {} : startCheckpointer(db, path);
   let reader: DatabaseSync | undefined;

@@ -8,7 +8,9 @@ import { ConfigError, adminDatabase, loadConfig } from '../../src/config.ts';
 import { outboundPolicy } from '../../src/webhooks/outbound.ts';
 import Fastify from 'fastify';
 import fc from 'fast-check';
-import { ensureBootstrapCredentials } from '../../src/bootstrap.ts';
+import { closeContext, ensureBootstrapCredentials, openContext } from '../../src/bootstrap.ts';
+import { createLogger } from '../../src/log.ts';
+import { sql } from 'kysely';
 import { revokeApiKey } from '../../src/auth/credentials.ts';
 import { randomToken } from '../../src/auth/secrets.ts';
 import { randomBytes } from 'node:crypto';
@@ -267,6 +269,32 @@ describe('settings (README, Configuration)', () => {
     assert.equal(loadConfig({}).databasePoolSize, 10);
     assert.equal(loadConfig({ DATABASE_POOL_SIZE: '4' }).databasePoolSize, 4);
     for (const bad of ['0', '2.5', 'many', '1001']) assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: bad }), /DATABASE_POOL_SIZE/, bad);
+  });
+
+  it('SQLITE_SYNCHRONOUS: normal by default, full in production (a power cut loses no commit there), either when told', () => {
+    assert.equal(loadConfig({}).sqliteSynchronous, 'normal');
+    assert.equal(loadConfig(PRODUCTION).sqliteSynchronous, 'full');
+    assert.equal(loadConfig({ SQLITE_SYNCHRONOUS: 'full' }).sqliteSynchronous, 'full');
+    assert.equal(loadConfig({ ...PRODUCTION, SQLITE_SYNCHRONOUS: 'normal' }).sqliteSynchronous, 'normal');
+    for (const bad of ['FULL', 'off', 'extra', '2']) assert.throws(() => loadConfig({ SQLITE_SYNCHRONOUS: bad }), /SQLITE_SYNCHRONOUS must be one of normal, full/, bad);
+  });
+
+  it('the SQLite database syncs at every commit with SQLITE_SYNCHRONOUS=full, at checkpoints without', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-sync-'));
+    try {
+      for (const [settings, expected] of [[{}, 1], [{ SQLITE_SYNCHRONOUS: 'full' }, 2]] as const) {
+        const config = loadConfig({ ...settings, DATABASE_URL: `sqlite:${join(dir, `${expected}.db`)}` });
+        const ctx = await openContext(config, createLogger('silent'));
+        try {
+          const [row] = (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(ctx.db)).rows;
+          assert.equal(Number(row!.synchronous), expected, JSON.stringify(settings));
+        } finally {
+          await closeContext(ctx);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('DATABASE_TIMEOUT_MS: 30 s by default, a whole number of milliseconds from 100 to 3600000', () => {
