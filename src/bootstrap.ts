@@ -78,6 +78,9 @@ export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey 
 // such database, a user or password refused; for SQLite a file it cannot open, that is no database,
 // or is read-only.
 const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01']);
+// TLS asked for (`sslmode=require`, `verify-full`) where the server has none, or a certificate it does not trust.
+const TLS_MISCONFIGURED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+const NO_TLS = /server does not support SSL/;
 const SQLITE_MISCONFIGURED = new Set([8, 14, 23, 26]); // READONLY, CANTOPEN, AUTH, NOTADB
 
 /**
@@ -91,6 +94,8 @@ export function databaseProblem(err: unknown, databaseUrl: string): { exitCode: 
   const code = String(e.code ?? '');
   const misconfigured =
     MISCONFIGURED.has(code) ||
+    TLS_MISCONFIGURED.has(code) ||
+    (err instanceof Error && NO_TLS.test(err.message)) ||
     (typeof e.errcode === 'number' && SQLITE_MISCONFIGURED.has(e.errcode & 0xff)) ||
     ((code === 'ENOENT' || code === 'EACCES') && e.syscall !== 'connect');
   const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause));

@@ -405,7 +405,7 @@ export interface paths {
         };
         /**
          * Service health and release version
-         * @description `ok` (200) when the database answers within 2 s, `unavailable` (503) otherwise; with the release version.
+         * @description `ok` (200) when the database answers within 2 s and holds the service's tables, `unavailable` (503) otherwise (the reason is logged); with the release version.
          */
         get: operations["getHealth"];
         put?: never;
@@ -414,7 +414,7 @@ export interface paths {
         options?: never;
         /**
          * Service health and release version: headers only (HEAD)
-         * @description `ok` (200) when the database answers within 2 s, `unavailable` (503) otherwise; with the release version.
+         * @description `ok` (200) when the database answers within 2 s and holds the service's tables, `unavailable` (503) otherwise (the reason is logged); with the release version.
          */
         head: operations["getHealthHead"];
         patch?: never;

@@ -128,6 +128,22 @@ export async function migrate(storage: Storage): Promise<void> {
   });
 }
 
+/**
+ * Whether the database holds the service's tables: its migrations' record exists and names at least
+ * one. A database recreated empty under a running service (restored, dropped by mistake) answers
+ * `select 1` but no request: the health check asks this instead. Throws when the database does not answer.
+ */
+export async function schemaPresent(db: Db): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration limit 1`.execute(db);
+    return rows.length > 0;
+  } catch (err) {
+    // No such table (PostgreSQL 42P01; SQLite "no such table"): the database is there, the schema is not.
+    if ((err as { code?: string }).code === '42P01' || /no such table/.test((err as Error).message)) return false;
+    throw err;
+  }
+}
+
 /** Adds one to a named counter and returns the new value, atomically in both dialects. */
 /** Ids a statement's `IN (…)` takes at a time: far below PostgreSQL's 65,535 parameters a statement. */
 export const IDS_PER_STATEMENT = 500;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
+import { schemaPresent } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 
 const healthSchema = {
@@ -18,7 +18,7 @@ export const HEALTH_CHECK_MS = 2000;
 export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get('/health', {
     config: { public: true },
-    schema: { tags: ['service'], operationId: 'getHealth', summary: 'Service health and release version', description: '`ok` (200) when the database answers within 2 s, `unavailable` (503) otherwise; with the release version.', response: { 200: healthSchema, 503: healthSchema } },
+    schema: { tags: ['service'], operationId: 'getHealth', summary: 'Service health and release version', description: '`ok` (200) when the database answers within 2 s and holds the service\'s tables, `unavailable` (503) otherwise (the reason is logged); with the release version.', response: { 200: healthSchema, 503: healthSchema } },
     handler: async (_request, reply) => {
       let timer: NodeJS.Timeout | undefined;
       try {
@@ -26,7 +26,10 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
           timer = setTimeout(() => reject(new Error(`the database did not answer within ${HEALTH_CHECK_MS} ms`)), HEALTH_CHECK_MS);
         });
         // The select goes on after a late answer; its own limits end it.
-        await Promise.race([sql`select 1`.execute(ctx.db), late]);
+        if (!(await Promise.race([schemaPresent(ctx.db), late]))) {
+          ctx.log.warn('health check: the database has none of the service\'s tables (recreated empty?); restart the service to migrate it');
+          return reply.code(503).send({ status: 'unavailable', version: ctx.config.version });
+        }
         return { status: 'ok', version: ctx.config.version };
       } catch (err) {
         ctx.log.warn({ err }, 'health check: database does not answer');

@@ -323,6 +323,8 @@ describe('settings (README, Configuration)', () => {
       [`postgres://postgres:s3cret@${encodeURIComponent(notADatabase)}/test`, 69, /^database unavailable: DATABASE_URL postgres:\/\/postgres:PASSWORD@.* cannot be used now: connect ENOENT .*\n$/],
       ['postgres://postgres:s3cret@not-a-host.invalid:5432/test', 78, /^configuration error: DATABASE_URL postgres:\/\/postgres:PASSWORD@not-a-host\.invalid:5432\/test cannot be opened: .*ENOTFOUND.*\n$/],
       [`sqlite:${notADatabase}/file.db`, 78, /^configuration error: DATABASE_URL sqlite:.*file\.db cannot be opened: file is not a database\n$/],
+      // TLS the server cannot give: none at all, or (where it has some) a certificate nobody vouches for.
+      ['postgres://postgres:s3cret@127.0.0.1:5432/test?sslmode=verify-full', 78, /^configuration error: DATABASE_URL postgres:\/\/postgres:PASSWORD@127\.0\.0\.1:5432\/test\?sslmode=verify-full cannot be opened: .*(SSL|certificate|altnames).*\n$/i],
     ];
     await Promise.all(
       cases.map(async ([url, exit, line]) => {

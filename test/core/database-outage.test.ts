@@ -277,6 +277,30 @@ describe('the health check on a database that does not answer', () => {
   });
 });
 
+for (const database of DATABASES) {
+  describe(`the health check on a database recreated empty under the service (${database.name})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(database);
+    });
+    after(() => t?.close());
+
+    it('answers 503 "unavailable" while the service\'s tables are missing, and logs why; "ok" once they are back', async () => {
+      await sql`alter table kysely_migration rename to kysely_migration_away`.execute(t.ctx.db);
+      try {
+        const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+        assert.equal(res.statusCode, 503, res.body);
+        assert.equal(res.json<{ status: string }>().status, 'unavailable');
+        assert.ok(t.logs.some((line) => line.includes('none of the service')), 'the reason is logged');
+      } finally {
+        await sql`alter table kysely_migration_away rename to kysely_migration`.execute(t.ctx.db);
+      }
+      const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+      assert.equal(res.statusCode, 200, res.body);
+    });
+  });
+}
+
 describe('a database that does not accept connections, or is gone', () => {
   it('is unavailable (503), not a fault (500)', async () => {
     const name = `outage_${process.pid}_${Date.now()}`;
