@@ -16,7 +16,7 @@ import { LABEL_FORMATS, type LabelFormat, type LabelSize } from '../render/index
 import { LABEL_SIZES } from '../render/label.ts';
 import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
-import { carrierHasParcel, createReturn, createShipment, lastSender, checksOfWholeParts, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
+import { carrierHasParcel, createReturn, createShipment, returnRefusal, lastSender, checksOfWholeParts, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
 import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
@@ -408,6 +408,7 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const manifestId = label ? await manifestOfLabel(d.ctx, accountId, label.id) : null;
   const manifest = manifestId ? (await getManifest(d.ctx, accountId, manifestId)).number : null;
   const returns = s.returnOf ? [] : await returnsOf(d.ctx.db, accountId, s.id);
+  const noReturn = s.returnOf ? undefined : returnRefusal(s)?.replace(`shipment ${s.id} `, 'this shipment ');
   const c = s.customs;
   const title = `${s.returnOf ? 'Return' : 'Shipment'} ${s.reference ?? s.id}`;
   return { title, body: (token) => html`<h1>${title}</h1>
@@ -418,7 +419,7 @@ ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery && tracking.status !== 'delivered' ? html` · expected ${day(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
-${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} · made ${time(r.createdAt)}</li>`)}</ul>` : ''}${actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} · made ${time(r.createdAt)}</li>`)}</ul>` : ''}${noReturn ? html`<p>No return can be made: ${noReturn}.</p>` : actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
 }
 
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {

@@ -377,9 +377,22 @@ export interface NewReturn {
  * the carrier's return service unless another is given, and across a customs border the original's
  * customs as `returned_goods` unless other customs are given. A return of a return is 409.
  */
+/**
+ * Why a shipment cannot have a return (409), if it cannot: it is a return itself, or USPS carried it
+ * abroad, where USPS takes no parcels in (and a return keeps its carrier, §13).
+ */
+export function returnRefusal(original: Shipment): string | undefined {
+  if (original.returnOf) return `shipment ${original.id} is itself a return (of ${original.returnOf}); it cannot be returned again`;
+  if (original.carrier === 'USPS' && !inUspsNetwork(original.to)) {
+    return `shipment ${original.id} went by USPS to ${customsPlaceName(original.to)}, where USPS takes no parcels in, and a return keeps its carrier: send it back as a new shipment with UPS, FedEx or DHL`;
+  }
+  return undefined;
+}
+
 export async function createReturn(ctx: AppContext, accountId: string, id: string, input: NewReturn): Promise<Shipment> {
   const original = await getShipment(ctx.db, accountId, id);
-  if (original.returnOf) throw new Conflict(`shipment ${original.id} is itself a return (of ${original.returnOf}); it cannot be returned again`);
+  const refusal = returnRefusal(original);
+  if (refusal) throw new Conflict(refusal);
   const crosses = crossesCustomsBorder(original.to, original.from);
   const customs = input.customs ?? (crosses && original.customs ? returnCustoms(original.customs, original.to.name) : undefined);
   const ret: NewShipment = {

@@ -360,6 +360,15 @@ forEachDatabase((database) => {
         assert.match(page.body, /This shipment has no active label\./);
       });
 
+      it('offers no return of a parcel USPS carried abroad, and says why', async () => {
+        const abroad = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: DOMESTIC.from, to: sampleShipment.from, carrier: 'USPS', service: 'first_class_package_international' } })).json();
+        const page = await v.get(`/dashboard/shipments/${abroad.id}`);
+        assert.match(page.body, /<p>No return can be made: this shipment went by USPS to DE, where USPS takes no parcels in, and a return keeps its carrier: send it back as a new shipment with UPS, FedEx or DHL\.<\/p>/);
+        assert.doesNotMatch(page.body, /Create a return shipment/);
+        const home = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
+        assert.match((await v.get(`/dashboard/shipments/${home.id}`)).body, /Create a return shipment/);
+      });
+
       it('a label past its 24 hours shows no preview or download, says why and what to do; its download says so on the page', async () => {
         const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: DOMESTIC })).json();
         const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.id } })).json();

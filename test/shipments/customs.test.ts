@@ -428,6 +428,13 @@ forEachDatabase((database) => {
       assert.equal(defaultService.service, 'ground_advantage_return');
       const uspsLabel = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: defaultService.id } });
       assert.equal(uspsLabel.statusCode, 201, uspsLabel.body);
+      // USPS carries parcels abroad but takes none in there, and a return keeps its carrier: 409, saying what to do, nothing made.
+      const abroadByUsps = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: US_FROM, to: sampleShipment.from, carrier: 'USPS', service: 'priority_mail_international' } })).json();
+      const shipmentsBefore = await countRows(t.ctx, 'shipments');
+      const refused = await t.request({ method: 'POST', url: `/v1/shipments/${abroadByUsps.id}/returns`, payload: {} });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.equal(refused.json().message, `shipment ${abroadByUsps.id} went by USPS to DE, where USPS takes no parcels in, and a return keeps its carrier: send it back as a new shipment with UPS, FedEx or DHL`);
+      assert.equal(await countRows(t.ctx, 'shipments'), shipmentsBefore);
     });
 
     it('a return takes the carrier\'s return service for its route: FedEx international_return between countries, ground_return within the US; one that does not run the route is 400', async () => {
