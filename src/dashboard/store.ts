@@ -1,5 +1,5 @@
 // The dashboard's sign-in sessions (dashboard_sessions), keyed by the SHA-256 of the cookie's token.
-import type { Db } from '../db/index.ts';
+import { PURGE_CHUNK, type Db } from '../db/index.ts';
 import type { DashboardSessionsTable } from '../db/schema.ts';
 
 export type SessionRow = DashboardSessionsTable;
@@ -17,6 +17,7 @@ export async function deleteSession(db: Db, id: string): Promise<void> {
 }
 
 export async function deleteExpiredSessions(db: Db, now: string): Promise<number> {
-  const result = await db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now).executeTakeFirst();
+  // At most PURGE_CHUNK rows a statement; the job runs again while there are more.
+  const result = await db.deleteFrom('dashboard_sessions').where('id', 'in', (eb) => eb.selectFrom('dashboard_sessions').select('id').where('expires_at', '<=', now).limit(PURGE_CHUNK)).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

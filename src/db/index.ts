@@ -23,8 +23,9 @@ export interface OpenOptions {
   /**
    * PostgreSQL only: a statement's longest run and a connection's longest wait (DATABASE_TIMEOUT_MS)
    * where the process serves requests. Background work (jobs, workers, the admin command) gets
-   * BACKGROUND_TIMEOUT_FACTOR times as long, room for a purge that has fallen behind, yet a server
-   * gone silent fails its statements (logged, retried) rather than holding the jobs for ever.
+   * BACKGROUND_TIMEOUT_FACTOR times as long (its statements are short: purges go PURGE_CHUNK rows
+   * at a time), so a server gone silent fails its statements (logged, retried) rather than holding
+   * the jobs for ever.
    */
   timeoutMs?: number;
   /**
@@ -36,6 +37,12 @@ export interface OpenOptions {
   /** SQLite only: when commits reach the disk (SQLITE_SYNCHRONOUS); `normal` unless told. */
   synchronous?: 'normal' | 'full';
 }
+
+/**
+ * Rows a purge deletes in one statement: however far it has fallen behind, each statement stays short
+ * (well within background work's limit), and the job runs again at once while there is more.
+ */
+export const PURGE_CHUNK = 5000;
 
 /** How many times DATABASE_TIMEOUT_MS background work's statements may take (5 minutes by default). */
 export const BACKGROUND_TIMEOUT_FACTOR = 10;

@@ -1,6 +1,6 @@
 // Queries of rendered_documents.
 import { sql } from 'kysely';
-import type { Db } from '../db/index.ts';
+import { PURGE_CHUNK, type Db } from '../db/index.ts';
 import { isoNow } from '../db/ids.ts';
 
 export async function findDocument(db: Db, key: string): Promise<Uint8Array | undefined> {
@@ -19,7 +19,8 @@ export async function insertDocument(db: Db, key: string, body: Uint8Array): Pro
 
 /** Deletes documents created before `cutoff`, then the oldest while all together hold more than `maxBytes`. */
 export async function deleteDocuments(db: Db, cutoff: string, maxBytes: number): Promise<number> {
-  const old = await db.deleteFrom('rendered_documents').where('created_at', '<', cutoff).executeTakeFirst();
+  // Each at most PURGE_CHUNK rows a statement; the job runs again while either deleted something.
+  const old = await db.deleteFrom('rendered_documents').where('key', 'in', (eb) => eb.selectFrom('rendered_documents').select('key').where('created_at', '<', cutoff).limit(PURGE_CHUNK)).executeTakeFirst();
   const over = await db
     .deleteFrom('rendered_documents')
     .where('key', 'in', (eb) =>
@@ -31,7 +32,8 @@ export async function deleteDocuments(db: Db, cutoff: string, maxBytes: number):
             .as('kept'),
         )
         .select('kept.key')
-        .where('kept.newer_bytes', '>', maxBytes),
+        .where('kept.newer_bytes', '>', maxBytes)
+        .limit(PURGE_CHUNK),
     )
     .executeTakeFirst();
   return Number(old.numDeletedRows) + Number(over.numDeletedRows);

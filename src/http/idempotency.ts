@@ -4,7 +4,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
-import { isUniqueViolation } from '../db/index.ts';
+import { isUniqueViolation, PURGE_CHUNK } from '../db/index.ts';
 import { withCommitStatement } from '../db/commit-statement.ts';
 import { isoNow } from '../db/ids.ts';
 import { Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
@@ -146,7 +146,11 @@ function sentTwice(rawHeaders: string[], name: string): boolean {
 /** Forgets keys older than 24 hours; the worker calls this now and then. */
 export async function purgeIdempotencyKeys(ctx: AppContext): Promise<number> {
   const cutoff = new Date(Date.now() - KEY_TTL_MS).toISOString();
-  const r = await ctx.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+  // At most PURGE_CHUNK rows a statement (the job runs again while there are more); a key is its account and its text.
+  const r = await ctx.db
+    .deleteFrom('idempotency_keys')
+    .where(({ eb, refTuple, selectFrom }) => eb(refTuple('account_id', 'key'), 'in', selectFrom('idempotency_keys').select(['account_id', 'key']).where('created_at', '<', cutoff).limit(PURGE_CHUNK).$asTuple('account_id', 'key')))
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

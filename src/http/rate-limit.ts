@@ -7,7 +7,7 @@ import { rateLimited } from '../metrics.ts';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { sql } from 'kysely';
-import type { Db } from '../db/index.ts';
+import { PURGE_CHUNK, type Db } from '../db/index.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../auth/credentials.ts';
@@ -218,7 +218,13 @@ export async function purgeRateLimitBuckets(ctx: AppContext): Promise<number> {
   const cutoff = Date.now() - 60_000;
   const r = await ctx.db
     .deleteFrom('rate_limit_buckets')
-    .where(sql<boolean>`updated_ms + (${burst}::float8 - tokens) / ${rate}::float8 * 1000 < ${cutoff}`)
+    .where('key', 'in', (eb) =>
+      eb
+        .selectFrom('rate_limit_buckets')
+        .select('key')
+        .where(sql<boolean>`updated_ms + (${burst}::float8 - tokens) / ${rate}::float8 * 1000 < ${cutoff}`)
+        .limit(PURGE_CHUNK),
+    )
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

@@ -1,6 +1,6 @@
 // Queries of the authorization-code flow: pending requests, codes, token families, refresh tokens
 // and failed sign-ins. Single use is enforced by conditional updates, so racing processes agree.
-import type { Db, Tx } from '../db/index.ts';
+import { PURGE_CHUNK, type Db, type Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { OAuthAuthorizationRequestsTable } from '../db/schema.ts';
 
@@ -168,16 +168,23 @@ export async function purgeAuthorizationState(db: Db, now = Date.now(), failureW
   const at = (ms: number) => new Date(now - ms).toISOString();
   let n = 0;
   const count = (r: { numDeletedRows: bigint }) => (n += Number(r.numDeletedRows));
-  count(await db.deleteFrom('signin_failures').where('created_at', '<=', at(failureWindowMs)).executeTakeFirst());
-  count(await db.deleteFrom('oauth_authorization_requests').where('expires_at', '<', at(0)).executeTakeFirst());
-  count(await db.deleteFrom('oauth_authorization_codes').where('expires_at', '<', at(86_400_000)).executeTakeFirst());
-  count(await db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<', at(0)).executeTakeFirst());
+  // Each at most PURGE_CHUNK rows a statement; the job runs again while any deleted something.
+  count(await db.deleteFrom('signin_failures').where('id', 'in', (eb) => eb.selectFrom('signin_failures').select('id').where('created_at', '<=', at(failureWindowMs)).limit(PURGE_CHUNK)).executeTakeFirst());
+  count(await db.deleteFrom('oauth_authorization_requests').where('id', 'in', (eb) => eb.selectFrom('oauth_authorization_requests').select('id').where('expires_at', '<', at(0)).limit(PURGE_CHUNK)).executeTakeFirst());
+  count(await db.deleteFrom('oauth_authorization_codes').where('code_hash', 'in', (eb) => eb.selectFrom('oauth_authorization_codes').select('code_hash').where('expires_at', '<', at(86_400_000)).limit(PURGE_CHUNK)).executeTakeFirst());
+  count(await db.deleteFrom('oauth_refresh_tokens').where('token_hash', 'in', (eb) => eb.selectFrom('oauth_refresh_tokens').select('token_hash').where('expires_at', '<', at(0)).limit(PURGE_CHUNK)).executeTakeFirst());
   count(
     await db
       .deleteFrom('oauth_token_families')
-      .where('last_used_at', '<', at(Math.max(accessTokenTtlMs, 86_400_000)))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('oauth_refresh_tokens').select('token_hash').whereRef('oauth_refresh_tokens.family_id', '=', 'oauth_token_families.id'))))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('oauth_authorization_codes').select('code_hash').whereRef('oauth_authorization_codes.family_id', '=', 'oauth_token_families.id'))))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('oauth_token_families as f')
+          .select('f.id')
+          .where('f.last_used_at', '<', at(Math.max(accessTokenTtlMs, 86_400_000)))
+          .where((w) => w.not(w.exists(w.selectFrom('oauth_refresh_tokens').select('token_hash').whereRef('oauth_refresh_tokens.family_id', '=', 'f.id'))))
+          .where((w) => w.not(w.exists(w.selectFrom('oauth_authorization_codes').select('code_hash').whereRef('oauth_authorization_codes.family_id', '=', 'f.id'))))
+          .limit(PURGE_CHUNK),
+      )
       .executeTakeFirst(),
   );
   return n;

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { withCommitStatement } from '../../src/db/commit-statement.ts';
-import { nextCounter } from '../../src/db/index.ts';
+import { nextCounter, PURGE_CHUNK } from '../../src/db/index.ts';
+import { purgeIdempotencyKeys } from '../../src/http/idempotency.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp } from '../helpers.ts';
 
 forEachDatabase((database) => {
@@ -98,6 +99,19 @@ forEachDatabase((database) => {
       assert.equal(later.statusCode, 201);
       assert.notEqual(later.json().id, first.json().id);
       assert.equal(later.headers['idempotent-replayed'], undefined);
+    });
+
+    it('the purge forgets keys older than 24 hours at most PURGE_CHUNK a statement, so the job runs again at once until none is left, and keeps the others', async () => {
+      const acct = await t.newAccount();
+      const old = new Date(Date.now() - 25 * 3600 * 1000).toISOString();
+      const rows = Array.from({ length: PURGE_CHUNK + 7 }, (_, i) => ({ account_id: acct.accountId, key: `old-${i}`, request_hash: 'h', created_at: old }));
+      for (let i = 0; i < rows.length; i += 1000) await t.ctx.db.insertInto('idempotency_keys').values(rows.slice(i, i + 1000)).execute();
+      await t.ctx.db.insertInto('idempotency_keys').values([0, 1, 2].map((i) => ({ account_id: acct.accountId, key: `new-${i}`, request_hash: 'h', created_at: new Date().toISOString() }))).execute();
+      assert.equal(await purgeIdempotencyKeys(t.ctx), PURGE_CHUNK);
+      assert.equal(await purgeIdempotencyKeys(t.ctx), 7);
+      assert.equal(await purgeIdempotencyKeys(t.ctx), 0);
+      const left = await t.ctx.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', acct.accountId).orderBy('key').execute();
+      assert.deepEqual(left.map((r) => r.key), ['new-0', 'new-1', 'new-2']);
     });
 
     it('a key longer than 255 characters: 400 INVALID_INPUT, nothing created', async () => {
