@@ -133,7 +133,8 @@ forEachDatabase((database) => {
       // The domestic numbers go on from where they were: the S10 labels took none of their serials.
       assert.equal(BigInt((await domestic()).slice(11, 21)), BigInt(first.slice(11, 21)) + 1n);
       // Each goes with its customs declaration, and its label prints the number as the UPU groups it.
-      for (const l of abroad) assert.deepEqual(l.documents.map((d: { type: string }) => d.type), ['cn22', 'commercial_invoice']);
+      // USPS's forms (IMM 123.61): a CN23 for Priority Mail International and Express International, a CN22 for First-Class Package International below 400 USD.
+      assert.deepEqual(abroad.map((l) => l.documents.map((d: { type: string }) => d.type)), [['cn23', 'commercial_invoice'], ['cn23', 'commercial_invoice'], ['cn22', 'commercial_invoice']]);
       const pdf = await t.app.inject({ method: 'GET', url: abroad[0]!.url.replace('http://localhost:8080', '') });
       assert.equal(pdf.statusCode, 200);
       const text = await pdfText(pdf.rawPayload);

@@ -96,6 +96,24 @@ describe('§12 customs territories', () => {
     assert.equal(at(300.01, 'XDR'), 'CN23');
   });
 
+  it("USPS's own rule (IMM 123.61): Priority Mail International and Express International a CN23 at any value; First-Class Package International a CN22 below 400 USD", () => {
+    const at = (amount: number, service: string, currency = 'USD') =>
+      customsForm({ contentsType: 'gift', signer: 'A', items: [{ description: 'x', quantity: 1, netWeight: { value: 1, unit: 'g' }, value: { amount, currency }, hsCode: '123456', originCountry: 'US' }] }, DEFAULT_SDR_RATES, { carrier: 'USPS', service });
+    for (const service of ['priority_mail_international', 'priority_mail_express_international']) assert.equal(at(1, service), 'CN23', service);
+    assert.equal(at(399.99, 'first_class_package_international'), 'CN22');
+    // 401 USD is less than 300 SDR, yet USPS's limit is its own.
+    assert.ok(401 * DEFAULT_SDR_RATES.USD! < 300);
+    assert.equal(at(400, 'first_class_package_international'), 'CN23');
+    assert.equal(at(401, 'first_class_package_international'), 'CN23');
+    const eur = DEFAULT_SDR_RATES.USD! / DEFAULT_SDR_RATES.EUR!;
+    assert.equal(at(Math.floor(399 * eur), 'first_class_package_international', 'EUR'), 'CN22');
+    assert.equal(at(1, 'first_class_package_international', 'ISK'), 'CN23');
+    // USPS at home (an APO address), and other carriers, keep the UPU's 300 SDR: 401 USD is a CN22 there.
+    for (const carrier of [{ carrier: 'USPS', service: 'priority_mail' }, { carrier: 'UPS', service: 'worldwide_saver' }]) {
+      assert.equal(customsForm({ contentsType: 'gift', signer: 'A', items: [{ description: 'x', quantity: 1, netWeight: { value: 1, unit: 'g' }, value: { amount: 401, currency: 'USD' }, hsCode: '123456', originCountry: 'US' }] }, DEFAULT_SDR_RATES, carrier), 'CN22');
+    }
+  });
+
   it('currencies are ISO 4217\'s current ones: none it has withdrawn, none that is a fund, a metal or a test code', () => {
     for (const code of ['USD', 'EUR', 'JPY', 'XDR', 'XOF', 'ZWG', 'SLE', 'VES', 'VED', 'XCG']) assert.ok(isCurrencyCode(code), code);
     for (const code of ['HRK', 'SLL', 'ZWL', 'VEF', 'LTL', 'BOV', 'USN', 'XAU', 'XTS', 'XXX', 'usd', 'ABC']) assert.ok(!isCurrencyCode(code), code);
