@@ -48,32 +48,45 @@ async function readPassword(): Promise<string> {
   return text;
 }
 
-/** A line typed at the terminal without echo. */
+/**
+ * A line typed at the terminal without echo: Enter ends it, Backspace takes back a character and
+ * Ctrl-U the whole line; keys that send escape sequences (arrows, Home, F1) and other control
+ * characters are no part of it. Ctrl-C interrupts (the shell sees 130), Ctrl-D or the end of input
+ * with nothing typed gives up.
+ */
 function typedSecretLine(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
+  process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let typed = '';
     const end = (err?: Error) => {
       stdin.off('data', onData);
+      stdin.off('end', gaveUp);
       stdin.setRawMode(false);
       stdin.pause();
       process.stderr.write('\n');
       if (err) reject(err);
       else resolve(typed);
     };
+    const gaveUp = () => end(new AppError(400, 'INVALID_INPUT', 'no password was typed'));
     const onData = (text: string) => {
+      if (text.startsWith('\u001b')) return;
       for (const ch of text) {
         if (ch === '\r' || ch === '\n') return end();
-        if (ch === '\u0003') return end(new AppError(400, 'INVALID_INPUT', 'no password was typed (interrupted)'));
-        // Backspace (DEL at most terminals) takes back the last character typed.
-        if (ch === '\u007f' || ch === '\b') typed = [...typed].slice(0, -1).join('');
-        else typed += ch;
+        if (ch === '\u0003') {
+          end(new AppError(400, 'INVALID_INPUT', 'interrupted'));
+          return void process.kill(process.pid, 'SIGINT');
+        }
+        if (ch === '\u0004') return typed ? end() : gaveUp();
+        if (ch === '\u0015') typed = '';
+        else if (ch === '\u007f' || ch === '\b') typed = [...typed].slice(0, -1).join('');
+        else if (ch >= ' ') typed += ch;
       }
     };
     stdin.on('data', onData);
+    stdin.on('end', gaveUp);
     stdin.resume();
   });
 }

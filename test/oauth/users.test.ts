@@ -82,7 +82,7 @@ describe('npm run admin -- user create', () => {
     assert.equal(admin(['user', 'create', '--account', 'warehouse', '--email', 'two@example.com', '--json'], 'one line only\n').status, 0);
   });
 
-  it('at a terminal, reads one line typed after a prompt without showing it (Backspace takes a character back)', async () => {
+  it('at a terminal, reads one line typed after a prompt without showing it (Backspace and Ctrl-U take back, an arrow key is ignored)', async () => {
     // `script` gives the command a terminal; the line is typed once the prompt is there, as a person would.
     const command = [process.execPath, '--disable-warning=ExperimentalWarning', 'src/cli/admin.ts', 'user', 'create', '--account', 'warehouse', '--email', 'tty@example.com', '--json'].join(' ');
     const child = spawn('script', ['-qec', command, '/dev/null'], { env, cwd: new URL('../../', import.meta.url).pathname, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -92,7 +92,10 @@ describe('npm run admin -- user create', () => {
       out += chunk.toString('utf8');
       if (!typed && out.includes('password: ')) {
         typed = true;
-        child.stdin.write('typed at a terminal 1\u007f2\r');
+        // A false start taken back with Ctrl-U, a character with Backspace; an arrow key is no part of it.
+        child.stdin.write('wrong start\u0015typed at a terminal 1\u007f2');
+        setTimeout(() => child.stdin.write('\u001b[D'), 200);
+        setTimeout(() => child.stdin.write('\r'), 400);
       }
     });
     const [code] = (await once(child, 'exit')) as [number];
