@@ -78,8 +78,10 @@ export async function ensureBootstrapCredentials(ctx: AppContext, { firstRunKey 
 // such database, a user or password refused; for SQLite a file it cannot open, that is no database,
 // or is read-only.
 const MISCONFIGURED = new Set(['ENOTFOUND', '3D000', '28000', '28P01']);
-// TLS asked for (`sslmode=require`, `verify-full`) where the server has none, or a certificate it does not trust.
-const TLS_MISCONFIGURED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+// TLS asked for (`sslmode=require`, `verify-full`) where the server has none, or a certificate nobody
+// vouches for: the setting's to change. A certificate expired or not yet valid is the server's to mend: 69.
+const TLS_MISCONFIGURED = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+const TLS_UNAVAILABLE = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
 const NO_TLS = /server does not support SSL/;
 const SQLITE_MISCONFIGURED = new Set([8, 14, 23, 26]); // READONLY, CANTOPEN, AUTH, NOTADB
 
@@ -98,7 +100,7 @@ export function databaseProblem(err: unknown, databaseUrl: string): { exitCode: 
     (err instanceof Error && NO_TLS.test(err.message)) ||
     (typeof e.errcode === 'number' && SQLITE_MISCONFIGURED.has(e.errcode & 0xff)) ||
     ((code === 'ENOENT' || code === 'EACCES') && e.syscall !== 'connect');
-  const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause));
+  const unreachable = !misconfigured && (isUnavailable(err) || isUnavailable(e.cause) || TLS_UNAVAILABLE.has(code));
   if (!misconfigured && !unreachable) return null;
   const reason = (err instanceof Error ? err.message.split('\n')[0] : String(err)) || code;
   const where = shownDatabaseUrl(databaseUrl);

@@ -72,6 +72,19 @@ describe('worker loop: wake-ups', () => {
   });
 });
 
+describe('worker loop: its failures counted', () => {
+  it('gives each job its series of shipping_worker_job_failures_total from the start, at 0, so an alert sees the first failure as an increase', async () => {
+    const job: Job = { name: 'never-failing', idleMs: 60_000, run: async () => 0 };
+    const worker = startWorker({ config: { workerIdleMs: 100 }, log: { error() {} } } as unknown as AppContext, [job]);
+    try {
+      const series = (await jobFailures.get()).values.find((v) => v.labels.task === 'never-failing');
+      assert.equal(series?.value, 0);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('worker loop: a job that keeps failing', () => {
   it('waits twice as long after each failure in a row, logging each, and at the idle pace again once it succeeds', async () => {
     const started: number[] = [];

@@ -14,7 +14,7 @@
 // - Times are shown in the reader's own time zone and language ("Nov 29, 2026, 04:42:10 AM CST"); the page
 //   gives them in UTC, which is what it shows without script, and that stays in the element's title.
 //   Since a title is out of reach of a keyboard or a finger, a line at the end of the page names the
-//   zone and how far it is from UTC ("Times are in your time zone, America/Chicago: CST is UTC−6.").
+//   zone and how far it is from UTC ("Times are in your time zone, America/Chicago: CST is UTC−6 today.").
 
 /**
  * Every time of `root` in the browser's zone and the page's language, the UTC text kept as its title;
