@@ -5,7 +5,7 @@ import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { InvalidInput } from './errors.ts';
+import { InvalidInput, Unavailable } from './errors.ts';
 import type { AppContext } from './context.ts';
 import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
@@ -83,7 +83,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     frameworkErrors,
     clientErrorHandler: clientErrors,
     logController: new AccessLog(),
-    return503OnClosing: true,
+    // Refused by the hook below in the service's own words instead (Fastify's 503 has neither code nor Retry-After).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     // Slow clients: the whole request within REQUEST_TIMEOUT_MS (408), checked every second or sooner.
@@ -162,6 +163,20 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // More connections than this are refused (closed at once) until some close.
   app.server.maxConnections = ctx.config.maxConnections;
   installErrorHandling(app);
+  // A request that arrives while the service shuts down (on a connection already open) is refused as
+  // a database outage is, 503 with Retry-After, and its connection closed: another process takes it.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    // The health check says so in its own shape, so a load balancer stops sending here.
+    if (request.routeOptions.url === '/v1/health') return void reply.code(503).header('retry-after', '1').send({ status: 'unavailable', version: ctx.config.version });
+    done(new Unavailable('the service is shutting down: send the request again'));
+  });
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).
   const limiter = rateLimiterOf(app, ctx);

@@ -675,7 +675,7 @@ export interface paths {
         put?: never;
         /**
          * Create the return shipment of a shipment
-         * @description A new shipment from the original's `to` back to its `from`, with the same carrier and parcel and `returnOf` naming the original; `service` is the carrier's return service unless given. Across a customs border the original's customs are copied with `contentsType: returned_goods` unless `customs` is given. Its label (`POST /v1/labels`) carries a RETURN banner. A return of a return is 409; the original is not changed.
+         * @description A new shipment from the original's `to` back to its `from`, with the same carrier and parcel and `returnOf` naming the original; `service` is the carrier's return service unless given. Across a customs border the original's customs are copied with `contentsType: returned_goods` unless `customs` is given. Its label (`POST /v1/labels`) carries a RETURN banner. A return of a return is 409, and so is one of a parcel USPS carried abroad (USPS takes no parcels in there); the original is not changed.
          */
         post: operations["createReturn"];
         delete?: never;

@@ -54,6 +54,9 @@ async function readPassword(): Promise<string> {
  * characters are no part of it. Ctrl-C interrupts (the shell sees 130), Ctrl-D or the end of input
  * with nothing typed gives up.
  */
+/** Signals that end the process while it waits for a password at the terminal. */
+const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+
 function typedSecretLine(prompt: string): Promise<string> {
   const stdin = process.stdin;
   stdin.setRawMode(true);
@@ -64,6 +67,8 @@ function typedSecretLine(prompt: string): Promise<string> {
     const end = (err?: Error) => {
       stdin.off('data', onData);
       stdin.off('end', gaveUp);
+      stdin.off('error', failed);
+      for (const signal of SIGNALS) process.off(signal, onSignal);
       stdin.setRawMode(false);
       stdin.pause();
       process.stderr.write('\n');
@@ -71,9 +76,28 @@ function typedSecretLine(prompt: string): Promise<string> {
       else resolve(typed);
     };
     const gaveUp = () => end(new AppError(400, 'INVALID_INPUT', 'no password was typed'));
+    const failed = (err: Error) => end(err);
+    // An escape sequence, however the keys arrive in chunks: ESC [ … up to a final byte (@ to ~), ESC O
+    // and one more, or ESC and one character (Alt with a key).
+    let inSequence: 'none' | 'start' | 'csi' | 'ss3' = 'none';
     const onData = (text: string) => {
-      if (text.startsWith('\u001b')) return;
       for (const ch of text) {
+        if (inSequence === 'start') {
+          inSequence = ch === '[' ? 'csi' : ch === 'O' ? 'ss3' : 'none';
+          continue;
+        }
+        if (inSequence === 'csi') {
+          if (ch >= '@' && ch <= '~') inSequence = 'none';
+          continue;
+        }
+        if (inSequence === 'ss3') {
+          inSequence = 'none';
+          continue;
+        }
+        if (ch === '\u001b') {
+          inSequence = 'start';
+          continue;
+        }
         if (ch === '\r' || ch === '\n') return end();
         if (ch === '\u0003') {
           end(new AppError(400, 'INVALID_INPUT', 'interrupted'));
@@ -85,8 +109,15 @@ function typedSecretLine(prompt: string): Promise<string> {
         else if (ch >= ' ') typed += ch;
       }
     };
+    // Ended by a signal while it waits, the terminal is given back as it was first.
+    const onSignal = (signal: NodeJS.Signals) => {
+      end(new AppError(400, 'INVALID_INPUT', `interrupted (${signal})`));
+      process.kill(process.pid, signal);
+    };
     stdin.on('data', onData);
     stdin.on('end', gaveUp);
+    stdin.on('error', failed);
+    for (const signal of SIGNALS) process.once(signal, onSignal);
     stdin.resume();
   });
 }

@@ -33,6 +33,8 @@ export async function deleteDocuments(db: Db, cutoff: string, maxBytes: number):
         )
         .select('kept.key')
         .where('kept.newer_bytes', '>', maxBytes)
+        // The oldest first, so a part deletes what the whole would have.
+        .orderBy('kept.newer_bytes', 'desc')
         .limit(PURGE_CHUNK),
     )
     .executeTakeFirst();

@@ -216,15 +216,12 @@ export async function purgeRateLimitBuckets(ctx: AppContext): Promise<number> {
   if (ctx.storage.dialect !== 'postgres' || rate <= 0) return 0;
   // A minute more, for processes that still decide on a view of the row.
   const cutoff = Date.now() - 60_000;
+  // Full again by now; checked again by the delete itself, so a bucket another process took from meanwhile stays.
+  const full = sql<boolean>`updated_ms + (${burst}::float8 - tokens) / ${rate}::float8 * 1000 < ${cutoff}`;
   const r = await ctx.db
     .deleteFrom('rate_limit_buckets')
-    .where('key', 'in', (eb) =>
-      eb
-        .selectFrom('rate_limit_buckets')
-        .select('key')
-        .where(sql<boolean>`updated_ms + (${burst}::float8 - tokens) / ${rate}::float8 * 1000 < ${cutoff}`)
-        .limit(PURGE_CHUNK),
-    )
+    .where('key', 'in', (eb) => eb.selectFrom('rate_limit_buckets').select('key').where(full).limit(PURGE_CHUNK))
+    .where(full)
     .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

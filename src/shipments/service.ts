@@ -373,11 +373,6 @@ export interface NewReturn {
 }
 
 /**
- * `POST /v1/shipments/{id}/returns` (§13): the original's addresses swapped, its carrier and parcel,
- * the carrier's return service unless another is given, and across a customs border the original's
- * customs as `returned_goods` unless other customs are given. A return of a return is 409.
- */
-/**
  * Why a shipment cannot have a return (409), if it cannot: it is a return itself, or USPS carried it
  * abroad, where USPS takes no parcels in (and a return keeps its carrier, §13).
  */
@@ -389,6 +384,11 @@ export function returnRefusal(original: Shipment): string | undefined {
   return undefined;
 }
 
+/**
+ * `POST /v1/shipments/{id}/returns` (§13): the original's addresses swapped, its carrier and parcel,
+ * the carrier's return service unless another is given, and across a customs border the original's
+ * customs as `returned_goods` unless other customs are given. 409 when it can have none (`returnRefusal`).
+ */
 export async function createReturn(ctx: AppContext, accountId: string, id: string, input: NewReturn): Promise<Shipment> {
   const original = await getShipment(ctx.db, accountId, id);
   const refusal = returnRefusal(original);

@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startWorker, type Job } from '../../src/worker.ts';
+import { purging, startWorker, type Job } from '../../src/worker.ts';
+import { PURGE_CHUNK } from '../../src/db/index.ts';
 import type { AppContext } from '../../src/context.ts';
 import { jobFailures } from '../../src/metrics.ts';
 
@@ -79,6 +80,21 @@ describe('worker loop: its failures counted', () => {
     try {
       const series = (await jobFailures.get()).values.find((v) => v.labels.task === 'never-failing');
       assert.equal(series?.value, 0);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('worker loop: purges', () => {
+  it('a purge runs again at once only after deleting a whole PURGE_CHUNK, not for the few rows that come of age meanwhile', async () => {
+    const deleted = [PURGE_CHUNK, 3, 3, 3];
+    let runs = 0;
+    const job: Job = { name: 'purge-test', idleMs: 60_000, run: purging(async () => deleted[runs++] ?? 0) };
+    const worker = startWorker({ config: { workerIdleMs: 100 }, log: { error() {} } } as unknown as AppContext, [job]);
+    try {
+      await sleep(300);
+      assert.equal(runs, 2, 'the whole chunk, then the 3 rows; the next run waits for its idle pause');
     } finally {
       await worker.stop();
     }

@@ -92,10 +92,9 @@ describe('npm run admin -- user create', () => {
       out += chunk.toString('utf8');
       if (!typed && out.includes('password: ')) {
         typed = true;
-        // A false start taken back with Ctrl-U, a character with Backspace; an arrow key is no part of it.
-        child.stdin.write('wrong start\u0015typed at a terminal 1\u007f2');
-        setTimeout(() => child.stdin.write('\u001b[D'), 200);
-        setTimeout(() => child.stdin.write('\r'), 400);
+        // A false start taken back with Ctrl-U, a character with Backspace; an arrow key (ESC [ D) and
+        // Alt-x (ESC x) are no part of it, though they come in one chunk with the rest.
+        child.stdin.write('wrong start\u0015typed at a \u001b[Dterminal\u001bx 1\u007f2\r');
       }
     });
     const [code] = (await once(child, 'exit')) as [number];
