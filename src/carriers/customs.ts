@@ -2,7 +2,7 @@
 // CN22/CN23 choice. A shared layer, beside Address and Parcel: shipments check it, labels and the
 // renderer print it.
 import currencyCodes from 'currency-codes';
-import { findService } from './services.ts';
+import type { CarrierService } from './services.ts';
 import type { Address, Parcel } from './types.ts';
 
 export const CONTENTS_TYPES = ['merchandise', 'gift', 'documents', 'sample', 'returned_goods', 'other'] as const;
@@ -222,25 +222,20 @@ export function totalValue(customs: Customs): { amount: number; currency: string
   return { amount: Math.round(amount * unit) / unit, currency };
 }
 
-/** Below this value in US dollars, USPS's First-Class Package International Service takes a CN22 (PS Form 2976; IMM 123.61). */
-export const USPS_CN22_LIMIT_USD = 400;
-
 /**
  * CN22 when the items are worth at most 300 SDR at the configured rates, CN23 above it; also CN23
- * when the currency has no rate (the form that always suffices). USPS says which form each of its
- * services takes (IMM 123.61): Priority Mail International and Express International parcels a CN23
- * (PS Form 2976-A, or 2976-B), First-Class Package International Service a CN22 (2976) below 400 USD.
+ * when the currency has no rate (the form that always suffices). A service whose carrier sets its own
+ * limit (`cn22BelowUsd`: USPS's international services, IMM 123.61) takes a CN22 only below it.
  */
-export function customsForm(customs: Customs, sdrRates: Readonly<Record<string, number>>, shipment?: { carrier: string; service: string }): 'CN22' | 'CN23' {
+export function customsForm(customs: Customs, sdrRates: Readonly<Record<string, number>>, service?: Pick<CarrierService, 'cn22BelowUsd'>): 'CN22' | 'CN23' {
   const { amount, currency } = totalValue(customs);
   // XDR is the SDR itself.
   const rate = currency === 'XDR' ? 1 : sdrRates[currency];
   if (rate === undefined) return 'CN23';
   const sdr = amount * rate;
-  if (shipment?.carrier === 'USPS' && findService('USPS', shipment.service)?.reach === 'international') {
-    if (shipment.service !== 'first_class_package_international') return 'CN23';
+  if (service?.cn22BelowUsd !== undefined) {
     const usd = sdrRates.USD;
-    return usd !== undefined && sdr / usd < USPS_CN22_LIMIT_USD - 1e-9 ? 'CN22' : 'CN23';
+    return usd !== undefined && sdr / usd < service.cn22BelowUsd - 1e-9 ? 'CN22' : 'CN23';
   }
   return sdr <= CN22_LIMIT_SDR + 1e-9 ? 'CN22' : 'CN23';
 }

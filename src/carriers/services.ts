@@ -24,6 +24,11 @@ export interface CarrierService {
    * docs/customs.md, "What each carrier takes".
    */
   reach: 'domestic' | 'international';
+  /**
+   * The carrier's own limit for a CN22: below this many US dollars, else a CN23 (0: a CN23 always).
+   * Unset, the UPU's 300 SDR decides (`customsForm`). USPS's international services, IMM 123.61.
+   */
+  cn22BelowUsd?: number;
 }
 
 export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
@@ -42,9 +47,9 @@ export const SERVICES: Record<Carrier, readonly CarrierService[]> = {
     { code: 'priority_mail', name: 'USPS PRIORITY MAIL', transitDays: 3, carrierCode: '055', reach: 'domestic' },
     { code: 'priority_mail_express', name: 'USPS PRIORITY MAIL EXPRESS', transitDays: 2, carrierCode: '701', reach: 'domestic' },
     { code: 'ground_advantage_return', name: 'USPS GROUND ADVANTAGE RETURN', transitDays: 5, carrierCode: '020', reach: 'domestic' },
-    { code: 'priority_mail_express_international', name: 'USPS PRIORITY MAIL EXPRESS INTERNATIONAL', transitDays: 5, carrierCode: 'EC', reach: 'international' },
-    { code: 'priority_mail_international', name: 'USPS PRIORITY MAIL INTERNATIONAL', transitDays: 10, carrierCode: 'CP', reach: 'international' },
-    { code: 'first_class_package_international', name: 'USPS FIRST-CLASS PACKAGE INTERNATIONAL SERVICE', transitDays: 15, carrierCode: 'LX', reach: 'international' },
+    { code: 'priority_mail_express_international', name: 'USPS PRIORITY MAIL EXPRESS INTERNATIONAL', transitDays: 5, carrierCode: 'EC', reach: 'international', cn22BelowUsd: 0 },
+    { code: 'priority_mail_international', name: 'USPS PRIORITY MAIL INTERNATIONAL', transitDays: 10, carrierCode: 'CP', reach: 'international', cn22BelowUsd: 0 },
+    { code: 'first_class_package_international', name: 'USPS FIRST-CLASS PACKAGE INTERNATIONAL SERVICE', transitDays: 15, carrierCode: 'LX', reach: 'international', cn22BelowUsd: 400 },
   ],
   FedEx: [
     { code: 'ground', name: 'FEDEX GROUND', transitDays: 5, carrierCode: 'FEDEX_GROUND', reach: 'domestic' },

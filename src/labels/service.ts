@@ -144,7 +144,7 @@ export async function insertLabelFor(ctx: AppContext, tx: Tx, accountId: string,
     ...(shipment.reference !== undefined ? { reference: shipment.reference } : {}),
     ...(shipment.messages?.length ? { messages: shipment.messages } : {}),
     ...(logo ? { logo: JSON.parse(logo) as Logo } : {}),
-    ...(shipment.customs ? { customs: shipment.customs, customsForm: customsForm(shipment.customs, ctx.config.sdrRates, shipment) } : {}),
+    ...(shipment.customs ? { customs: shipment.customs, customsForm: customsForm(shipment.customs, ctx.config.sdrRates, service) } : {}),
     ...(shipment.returnOf ? { isReturn: true } : {}),
     ...(originalExport ? { originalExport } : {}),
   };

@@ -161,31 +161,17 @@ const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
  * id order, a part at a time (`byParts`), as every writer locks labels: two overlapping lists cannot deadlock.
  */
 export async function claimLabels(tx: Tx, accountId: string, given: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  return byParts([...given].sort(), (part) =>
-    tx
-      .updateTable('labels')
-      .set({ manifest_id: manifestId })
-      .where('account_id', '=', accountId)
-      .where('id', 'in', part)
-      .where('status', '=', 'active')
-      .where('manifest_id', 'is', null)
-      .returning(manifestColumns)
-      .execute(),
-  );
+  return byParts([...given].sort(), (part) => claiming(tx, accountId, manifestId).where('id', 'in', part).returning(manifestColumns).execute());
 }
 
 /** Sets the manifest on every active label of the carrier on none yet but returns' labels; returns them. */
 export async function claimWaiting(tx: Tx, accountId: string, carrier: string, manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  return tx
-    .updateTable('labels')
-    .set({ manifest_id: manifestId })
-    .where('account_id', '=', accountId)
-    .where('carrier', '=', carrier)
-    .where('status', '=', 'active')
-    .where('manifest_id', 'is', null)
-    .where('is_return', '=', 0)
-    .returning(manifestColumns)
-    .execute();
+  return claiming(tx, accountId, manifestId).where('carrier', '=', carrier).where('is_return', '=', 0).returning(manifestColumns).execute();
+}
+
+/** Setting the manifest on the account's labels that can go on one (active, on none yet); the caller says which. */
+function claiming(tx: Tx, accountId: string, manifestId: string) {
+  return tx.updateTable('labels').set({ manifest_id: manifestId }).where('account_id', '=', accountId).where('status', '=', 'active').where('manifest_id', 'is', null);
 }
 
 /** The tracking numbers of a manifest's labels, in label-id order (the order every writer locks tracking states in). */
