@@ -1,7 +1,7 @@
 // Carriers: tracking numbers with their check digits, public tracking pages, status codes and
 // delivery estimates. Pure functions; the serial behind a tracking number comes from the caller.
 import type { CarrierRules } from './rules.ts';
-import type { Carrier } from './services.ts';
+import type { Carrier, CarrierService } from './services.ts';
 import type { CarrierStatusCode, TrackingStatus } from './status.ts';
 import { dhl } from './dhl.ts';
 import { fedex } from './fedex.ts';
@@ -35,9 +35,17 @@ function rulesFor(carrier: Carrier): CarrierRules {
  * `trackingNumberFor` takes for the service (serials start at 1). RangeError for an unknown service.
  */
 export function trackingSerials(carrier: Carrier, serviceCode: string): { counter: string; maxSerial: bigint } {
-  const rules = rulesFor(carrier);
+  return serialsOf(carrier, serviceOf(carrier, serviceCode));
+}
+
+function serviceOf(carrier: Carrier, serviceCode: string): CarrierService {
   const service = findService(carrier, serviceCode);
   if (!service) throw new RangeError(`${carrier} has no service "${serviceCode}"`);
+  return service;
+}
+
+function serialsOf(carrier: Carrier, service: CarrierService): { counter: string; maxSerial: bigint } {
+  const rules = rulesFor(carrier);
   const own = rules.serialsOf?.(service);
   return own ? { counter: `tracking:${carrier}:${own.counter}`, maxSerial: own.maxSerial } : { counter: `tracking:${carrier}`, maxSerial: rules.maxSerial };
 }
@@ -56,11 +64,12 @@ export function maxTrackingSerial(carrier: Carrier, serviceCode: string): bigint
 export function trackingNumberFor(carrier: Carrier, serial: bigint, serviceCode: string): string {
   const rules = rulesFor(carrier);
   if (typeof serial !== 'bigint') throw new TypeError('the tracking serial must be a bigint');
-  const { maxSerial } = trackingSerials(carrier, serviceCode);
+  const service = serviceOf(carrier, serviceCode);
+  const { maxSerial } = serialsOf(carrier, service);
   if (serial < 1n || serial > maxSerial) {
     throw new RangeError(`${carrier} tracking serial ${serial} is outside 1..${maxSerial}`);
   }
-  return rules.trackingNumberFor(serial, findService(carrier, serviceCode)!);
+  return rules.trackingNumberFor(serial, service);
 }
 
 /** Whether the string is a well-formed tracking number of the carrier with a correct check digit. */

@@ -48,15 +48,15 @@ async function readPassword(): Promise<string> {
   return text;
 }
 
+/** Signals that end the process while it waits for a password at the terminal. */
+const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
+
 /**
  * A line typed at the terminal without echo: Enter ends it, Backspace takes back a character and
  * Ctrl-U the whole line; keys that send escape sequences (arrows, Home, F1) and other control
  * characters are no part of it. Ctrl-C interrupts (the shell sees 130), Ctrl-D or the end of input
  * with nothing typed gives up.
  */
-/** Signals that end the process while it waits for a password at the terminal. */
-const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
-
 function typedSecretLine(prompt: string): Promise<string> {
   const stdin = process.stdin;
   stdin.setRawMode(true);

@@ -151,7 +151,6 @@ export async function schemaPresent(db: Db): Promise<boolean> {
   }
 }
 
-/** Adds one to a named counter and returns the new value, atomically in both dialects. */
 /** Ids a statement's `IN (…)` takes at a time: far below PostgreSQL's 65,535 parameters a statement. */
 export const IDS_PER_STATEMENT = 500;
 
@@ -162,6 +161,7 @@ export async function byParts<T>(ids: readonly string[], query: (part: string[])
   return out;
 }
 
+/** Adds one to a named counter and returns the new value, atomically in both dialects. */
 export async function nextCounter(db: Db | Tx, name: string): Promise<number> {
   const row = await db
     .insertInto('counters')
