@@ -602,8 +602,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Put labels into one document to print
-         * @description The labels of a completed batch (its succeeded labels still active; a batch still processing is 409 naming `batchId`, none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.
+         * Put labels, or their customs papers, into one document to print
+         * @description The labels of a completed batch (its succeeded labels still active; a batch still processing is 409 naming `batchId`, none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). With `contents: customs`, the customs papers of those of them that have any instead, in the same order, as one PDF of A4 pages, each parcel's set `copies` times. The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.
          */
         post: operations["createPrintFile"];
         delete?: never;
@@ -1205,12 +1205,17 @@ export interface components {
             width?: number;
         };
         PrintFile: {
+            /** @enum {string} */
+            contents: "labels" | "customs";
+            /** @description How many times each parcel's customs papers are printed (1 for labels). */
+            copies: number;
             /** Format: date-time */
             expiresAt: string;
             /** @enum {string} */
             format: "PDF" | "ZPL";
             /** Format: uuid */
             id: string;
+            /** @description The labels printed; for `customs`, the labels whose customs papers are printed. */
             labelCount: number;
             /** @enum {string} */
             layout: "label" | "letter-2up" | "a4-4up";
@@ -7325,20 +7330,23 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "batchId": "0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f",
-                 *       "format": "PDF",
-                 *       "layout": "letter-2up",
-                 *       "start": 2
-                 *     }
-                 */
                 "application/json": {
                     /**
                      * Format: uuid
                      * @description Print the batch's succeeded labels that are still active, in item order, once the batch is completed.
                      */
                     batchId?: string;
+                    /**
+                     * @description `labels`: the labels; `customs`: the customs papers (the CN22 or CN23, and the commercial invoice when there is one) of those labels that have them (a label has them when its shipment carries `customs`), in the same order, as A4 pages of a PDF (format PDF, layout label); labels without customs papers are left out, and none at all is 422 `NOTHING_TO_PRINT`.
+                     * @default labels
+                     * @enum {string}
+                     */
+                    contents?: "labels" | "customs";
+                    /**
+                     * @description For `customs`: each parcel's papers this many times (1 to 5), a parcel's set after set (declaration, invoice, declaration, invoice), for carriers that ask for several copies; must be 1 for labels.
+                     * @default 1
+                     */
+                    copies?: number;
                     /**
                      * @default PDF
                      * @enum {string}

@@ -62,8 +62,8 @@ export function batchRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: {
       tags: ['batches'],
       operationId: 'createPrintFile',
-      summary: 'Put labels into one document to print',
-      description: 'The labels of a completed batch (its succeeded labels still active; a batch still processing is 409 naming `batchId`, none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.',
+      summary: 'Put labels, or their customs papers, into one document to print',
+      description: 'The labels of a completed batch (its succeeded labels still active; a batch still processing is 409 naming `batchId`, none is 422 `NOTHING_TO_PRINT`) or of a list (an unknown or foreign id is 404 naming the first, an invalidated label 409 naming them), in order, as one PDF (in a layout, from a start position) or one ZPL stream (one `^XA…^XZ` per label). With `contents: customs`, the customs papers of those of them that have any instead, in the same order, as one PDF of A4 pages, each parcel\'s set `copies` times. The `url` is a signed link valid for 24 hours; the document streams out as it is drawn.',
       body: createPrintFileBody,
       response: { 201: { $ref: 'PrintFile#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
     },

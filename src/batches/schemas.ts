@@ -1,8 +1,8 @@
 import { dateTime, uuid } from '../http/schemas.ts';
 import { LABEL_FORMATS, LABEL_SIZES } from '../render/index.ts';
-import { PRINT_LAYOUTS } from '../render/layouts/sheet.ts';
+import { PRINT_CONTENTS, PRINT_LAYOUTS } from '../render/layouts/sheet.ts';
 import { createShipmentBody } from '../shipments/service.ts';
-import { BATCH_NAME_MAX, MAX_BATCH_ITEMS } from './service.ts';
+import { BATCH_NAME_MAX, MAX_BATCH_ITEMS, MAX_COPIES } from './service.ts';
 
 const EXAMPLE_ID = '0195f3a0-7c4e-7d2a-9b1e-3f5a6c7d8e9f';
 const { examples: _examples, ...shipmentBody } = createShipmentBody;
@@ -91,13 +91,15 @@ export const createBatchBody = {
 export const printFileSchema = {
   $id: 'PrintFile',
   type: 'object',
-  required: ['id', 'format', 'layout', 'labelCount', 'pageCount', 'url', 'expiresAt'],
+  required: ['id', 'contents', 'format', 'layout', 'labelCount', 'pageCount', 'copies', 'url', 'expiresAt'],
   properties: {
     id: uuid,
+    contents: { type: 'string', enum: [...PRINT_CONTENTS] },
     format: { type: 'string', enum: ['PDF', 'ZPL'] },
     layout: { type: 'string', enum: [...PRINT_LAYOUTS] },
-    labelCount: { type: 'integer' },
+    labelCount: { type: 'integer', description: 'The labels printed; for `customs`, the labels whose customs papers are printed.' },
     pageCount: { type: 'integer', description: 'Pages of the PDF; for ZPL, label formats (one `^XA…^XZ` per label).' },
+    copies: { type: 'integer', description: 'How many times each parcel\'s customs papers are printed (1 for labels).' },
     url: { type: 'string', format: 'uri', description: 'Signed link, valid until expiresAt; needs no other credential.' },
     expiresAt: dateTime,
   },
@@ -105,11 +107,18 @@ export const printFileSchema = {
 
 export const createPrintFileBody = {
   type: 'object',
-  examples: [{ batchId: EXAMPLE_ID, format: 'PDF', layout: 'letter-2up', start: 2 }],
+  examples: [{ batchId: EXAMPLE_ID, format: 'PDF', layout: 'letter-2up', start: 2 }, { batchId: EXAMPLE_ID, contents: 'customs', copies: 2 }],
   additionalProperties: false,
   properties: {
     batchId: { ...uuid, description: 'Print the batch\'s succeeded labels that are still active, in item order, once the batch is completed.' },
     labelIds: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, uniqueItems: true, items: uuid, description: 'Or print these labels, in this order, each once (a label printed twice is two labels for one parcel).' },
+    contents: {
+      type: 'string',
+      enum: [...PRINT_CONTENTS],
+      default: 'labels',
+      description: '`labels`: the labels; `customs`: the customs papers (the CN22 or CN23, and the commercial invoice when there is one) of those labels that have them (a label has them when its shipment carries `customs`), in the same order, as A4 pages of a PDF (format PDF, layout label); labels without customs papers are left out, and none at all is 422 `NOTHING_TO_PRINT`.',
+    },
+    copies: { type: 'integer', minimum: 1, maximum: MAX_COPIES, default: 1, description: `For \`customs\`: each parcel's papers this many times (1 to ${MAX_COPIES}), a parcel's set after set (declaration, invoice, declaration, invoice), for carriers that ask for several copies; must be 1 for labels.` },
     format: { type: 'string', enum: ['PDF', 'ZPL'], default: 'PDF' },
     layout: {
       type: 'string',

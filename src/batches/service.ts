@@ -15,7 +15,9 @@ import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { DOWNLOAD_VALIDITY_MS, insertLabelFor, labelsForPrint } from '../labels/service.ts';
 import type { LabelData, LabelFormat, LabelSize } from '../render/index.ts';
-import { pageCount, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
+import { documentsFor } from '../render/layouts/customs.ts';
+import { pageCount, positionsOf, type PrintContents, type PrintLayout } from '../render/layouts/sheet.ts';
+import type { PrintJob } from '../render/render-thread.ts';
 import { checkShipment, getShipment, insertShipment, type NewShipment } from '../shipments/service.ts';
 import * as store from './store.ts';
 
@@ -221,50 +223,77 @@ async function doItem(ctx: AppContext, tx: Tx, batch: store.BatchRow, request: B
 
 export type PrintFileFormat = 'PDF' | 'ZPL';
 
+/** Each parcel's customs papers at most this many times in one print file. */
+export const MAX_COPIES = 5;
+
 export interface NewPrintFile {
   batchId?: string;
   labelIds?: string[];
+  contents?: PrintContents;
   format?: PrintFileFormat;
   layout?: PrintLayout;
   start?: number;
+  copies?: number;
 }
 
 export interface PrintFile {
   id: string;
+  contents: PrintContents;
   format: PrintFileFormat;
   layout: PrintLayout;
+  /** The labels printed, or whose customs papers are. */
   labelCount: number;
   /** Pages of the PDF (ZPL: one label format per label). */
   pageCount: number;
+  copies: number;
   url: string;
   expiresAt: string;
 }
 
-function toPrintFile(ctx: AppContext, row: store.PrintFileRow): PrintFile {
-  const count = (JSON.parse(row.label_ids) as string[]).length;
-  const layout = row.layout as PrintLayout;
+function toPrintFile(ctx: AppContext, row: store.PrintFileRow, pageCount: number): PrintFile {
   return {
     id: row.id,
+    contents: row.contents as PrintContents,
     format: row.format as PrintFileFormat,
-    layout,
-    labelCount: count,
-    pageCount: row.format === 'ZPL' ? count : pageCount(layout, count, Number(row.start)),
+    layout: row.layout as PrintLayout,
+    labelCount: (JSON.parse(row.label_ids) as string[]).length,
+    pageCount,
+    copies: Number(row.copies),
     url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'print-files', row.id, row.format, row.expires_at),
     expiresAt: row.expires_at,
   };
 }
 
-/** `POST /v1/print-files`: the labels of a batch (its succeeded ones still active) or of a list, in order. */
+/** What a print file's fields do not allow together, naming the field; undefined when they go together. */
+function printFileRefusal(contents: PrintContents, format: PrintFileFormat, layout: PrintLayout, start: number, copies: number): InvalidInput | undefined {
+  if (contents === 'customs') {
+    if (format !== 'PDF') return new InvalidInput('customs papers are A4 documents: format must be PDF', [{ field: 'format', message: 'must be PDF for customs papers' }]);
+    if (layout !== 'label') return new InvalidInput('customs papers print each document on A4 pages of its own: layout must be label', [{ field: 'layout', message: 'must be label for customs papers' }]);
+  } else if (copies !== 1) {
+    return new InvalidInput('copies are for customs papers: a label printed twice is two labels for one parcel', [{ field: 'copies', message: 'must be 1 for labels' }]);
+  }
+  if (format === 'ZPL' && layout !== 'label') return new InvalidInput('a ZPL print file has one label per label format: layout must be label', [{ field: 'layout', message: 'must be label for ZPL' }]);
+  if (start > positionsOf(layout)) return new InvalidInput(`start must be 1 to ${positionsOf(layout)} for layout ${layout}`, [{ field: 'start', message: `must be at most ${positionsOf(layout)}` }]);
+  return undefined;
+}
+
+/**
+ * `POST /v1/print-files`: the labels of a batch (its succeeded ones still active) or of a list, in
+ * order; or the customs papers of those among them that have any.
+ */
 export async function createPrintFile(ctx: AppContext, accountId: string, input: NewPrintFile): Promise<PrintFile> {
+  const contents = input.contents ?? 'labels';
   const format = input.format ?? 'PDF';
   const layout = input.layout ?? 'label';
   const start = input.start ?? 1;
+  const copies = input.copies ?? 1;
   if ((input.batchId === undefined) === (input.labelIds === undefined)) {
     throw new InvalidInput('send either batchId or labelIds', [{ field: input.batchId === undefined ? 'batchId' : 'labelIds', message: 'exactly one of batchId and labelIds is required' }]);
   }
-  if (format === 'ZPL' && layout !== 'label') throw new InvalidInput('a ZPL print file has one label per label format: layout must be label', [{ field: 'layout', message: 'must be label for ZPL' }]);
-  if (start > positionsOf(layout)) throw new InvalidInput(`start must be 1 to ${positionsOf(layout)} for layout ${layout}`, [{ field: 'start', message: `must be at most ${positionsOf(layout)}` }]);
+  const refusal = printFileRefusal(contents, format, layout, start, copies);
+  if (refusal) throw refusal;
   let ids: string[];
+  let rows: Map<string, { status: string; label_data: string }>;
   if (input.batchId !== undefined) {
     const batch = await getBatch(ctx, accountId, input.batchId);
     // A batch's print file is the whole batch: made while labels are still being made, it would hold
@@ -276,16 +305,26 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
       });
     }
     const succeeded = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));
-    const rows = new Map((await labelsForPrint(ctx.db, accountId, succeeded)).map((r) => [r.id, r]));
+    rows = new Map((await labelsForPrint(ctx.db, accountId, succeeded)).map((r) => [r.id, r]));
     ids = succeeded.filter((id) => rows.get(id)?.status === 'active');
     if (ids.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `batch ${batch.id} has no active label to print`);
   } else {
     ids = input.labelIds!;
-    const rows = new Map((await labelsForPrint(ctx.db, accountId, ids)).map((r) => [r.id, r]));
+    rows = new Map((await labelsForPrint(ctx.db, accountId, ids)).map((r) => [r.id, r]));
     const missing = ids.find((id) => !rows.has(id));
     if (missing) throw new NotFound('label', missing);
     const invalidated = ids.filter((id) => rows.get(id)!.status !== 'active');
     if (invalidated.length) throw new AppError(409, 'CONFLICT', `labels ${invalidated.join(', ')} are invalidated and cannot be printed`);
+  }
+  let pages: number;
+  if (contents === 'customs') {
+    // Only labels whose shipments carry customs have papers (§12): the others are left out, as a mixed day's batch has them.
+    const labels = ids.map((id) => [id, JSON.parse(rows.get(id)!.label_data) as LabelData] as const).filter(([, d]) => documentsFor(d).length > 0);
+    if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `${ids.length === 1 ? 'the label has' : `none of the ${ids.length} labels has`} customs papers (a label has them when its shipment carries customs): there is nothing to print`);
+    ids = labels.map(([id]) => id);
+    pages = await ctx.renderer.pageCount(printJob({ contents, layout, start, copies, id: '', created_at: '' }, labels.map(([, d]) => d)));
+  } else {
+    pages = format === 'ZPL' ? ids.length : pageCount(layout, ids.length, start);
   }
   const now = Date.now();
   const row: store.PrintFileRow = {
@@ -294,6 +333,8 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
     format,
     layout,
     start,
+    contents,
+    copies,
     batch_id: input.batchId ?? null,
     label_ids: JSON.stringify(ids),
     created_at: isoNow(now),
@@ -301,7 +342,21 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
   };
   // A transaction, even for one statement, so that an Idempotency-Key marks this work done with it (src/db/commit-statement.ts).
   await ctx.db.transaction().execute((tx) => store.insertPrintFile(tx, row));
-  return toPrintFile(ctx, row);
+  return toPrintFile(ctx, row, pages);
+}
+
+/** What a print thread draws for the print file `row`, from its labels' snapshots. */
+function printJob(row: Pick<store.PrintFileRow, 'contents' | 'layout' | 'start' | 'copies' | 'id' | 'created_at'>, labels: LabelData[]): PrintJob {
+  const contents = row.contents as PrintContents;
+  return {
+    labels,
+    contents,
+    layout: row.layout as PrintLayout,
+    start: Number(row.start),
+    copies: Number(row.copies),
+    title: `${contents === 'customs' ? 'Customs papers' : 'Print file'} ${row.id}`,
+    createdAt: row.created_at,
+  };
 }
 
 /** Checks a print file's signed link (403 tampered, 410 expired or a label invalidated since) and prepares its stream. */
@@ -321,10 +376,10 @@ export async function openPrintFileDownload(ctx: AppContext, req: { id: string; 
   return {
     etag: `"${row.id}"`,
     cacheControl: cacheableUntil(until, now),
-    filename: `print-file-${row.id}`,
+    filename: `${row.contents === 'customs' ? 'customs-papers' : 'print-file'}-${row.id}`,
     render: async () => ({
       body: format === 'PDF'
-        ? ctx.renderer.printFile({ labels: data, layout: row.layout as PrintLayout, start: Number(row.start), title: `Print file ${row.id}`, createdAt: row.created_at })
+        ? ctx.renderer.printFile(printJob(row, data))
         : zplStream(ctx, data),
       mediaType: format === 'PDF' ? 'application/pdf' : 'application/zpl',
       extension: format === 'PDF' ? 'pdf' : 'zpl',

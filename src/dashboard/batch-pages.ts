@@ -1,8 +1,9 @@
 // The dashboard's batches (§11, §15): a CSV file of shipments uploaded as one batch (the file's format
-// is csv.ts), its progress while the worker labels it, and one print file of its labels. Every row is
-// checked before anything is created, and every problem is listed by row and column.
+// is csv.ts), its progress while the worker labels it, and print files of its labels and of their
+// customs papers. Every row is checked before anything is created, and every problem is listed by
+// row and column.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, recentBatchNamed, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
+import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, MAX_COPIES, recentBatchNamed, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
@@ -61,7 +62,7 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
     );
 
   /** What the error summaries call each field: its label on the form. */
-  const BATCH_LABELS = new Map([['file', 'CSV file'], ['format', 'Format'], ['size', 'Label size'], ['layout', 'Layout'], ['start', 'Start position']]);
+  const BATCH_LABELS = new Map([['file', 'CSV file'], ['format', 'Format'], ['size', 'Label size'], ['layout', 'Layout'], ['start', 'Start position'], ['copies', 'Copies of each parcel’s papers']]);
 
   /** The batches list with the upload form; a refused upload comes back here with its problems. */
   /** `again`: the file was uploaded before; the form offers to make its labels again. */
@@ -188,6 +189,17 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
 <button type="submit">Make the print file</button>
 </fieldset>
 </form>
+</section>` : ''}${!processing && documents.size ? html`<section aria-labelledby="papers-heading">
+<h2 id="papers-heading">Customs papers</h2>
+<p>The customs declarations and commercial invoices of the batch’s ${documents.size} ${documents.size === 1 ? 'parcel' : 'parcels'} that have them, in the order of their labels, on A4 pages of one PDF.</p>
+<form method="post" action="${base}/batches/${batch.id}/print-file">
+${csrfField(token)}
+<input type="hidden" name="contents" value="customs">
+<div class="grid">
+${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', step: '1', value: values.copies ?? '1', required: true, hint: `Each parcel’s papers this many times, one set after the other (1 to ${MAX_COPIES}), for a carrier that asks for several copies.`, errors })}
+</div>
+<button type="submit">Make the customs papers</button>
+</form>
 </section>` : ''}</div>
 <section aria-labelledby="items-heading">
 <h2 id="items-heading">Items</h2>
@@ -262,16 +274,19 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
     handler: async (request, reply) => {
       const id = batchId(request.params.id);
       const form = d.form(request);
-      const values = { format: form.one('format').trim() || 'PDF', layout: form.one('layout').trim() || 'label', start: form.one('start').trim() || '1' };
+      const contents = form.one('contents').trim() === 'customs' ? 'customs' : 'labels';
+      const values = { format: form.one('format').trim() || 'PDF', layout: form.one('layout').trim() || 'label', start: form.one('start').trim() || '1', copies: form.one('copies').trim() || '1' };
       const formErrors: FieldProblem[] = [];
       if (!(PRINT_FORMATS as readonly string[]).includes(values.format)) formErrors.push({ field: 'format', message: `must be one of ${PRINT_FORMATS.join(', ')}` });
       const layout = (PRINT_LAYOUTS as readonly string[]).includes(values.layout) ? (values.layout as PrintLayout) : undefined;
       if (!layout) formErrors.push({ field: 'layout', message: `must be one of ${PRINT_LAYOUTS.join(', ')}` });
       const start = /^\d{1,2}$/.test(values.start) ? Number(values.start) : Number.NaN;
       if (!(start >= 1 && start <= Math.max(...PRINT_LAYOUTS.map(positionsOf)))) formErrors.push({ field: 'start', message: `must be a whole number from 1 to ${Math.max(...PRINT_LAYOUTS.map(positionsOf))}` });
+      const copies = /^\d{1,2}$/.test(values.copies) ? Number(values.copies) : Number.NaN;
+      if (!(copies >= 1 && copies <= MAX_COPIES)) formErrors.push({ field: 'copies', message: `must be a whole number from 1 to ${MAX_COPIES}` });
       if (formErrors.length) return batchPage(request, reply, id, { status: 400, formErrors, values });
       try {
-        const printFile = await createPrintFile(ctx, d.user(request).accountId, { batchId: id, format: values.format as PrintFileFormat, layout: layout!, start });
+        const printFile = await createPrintFile(ctx, d.user(request).accountId, contents === 'customs' ? { batchId: id, contents, copies } : { batchId: id, format: values.format as PrintFileFormat, layout: layout!, start });
         return reply.redirect(printFile.url, 303);
       } catch (err) {
         // A refusal of the service (ZPL on a sheet, nothing to print yet) is shown on the batch's page.

@@ -422,6 +422,10 @@ export interface PrintFilesTable {
   format: string;
   layout: string;
   start: number;
+  /** `labels` or `customs` (their customs papers). */
+  contents: string;
+  /** Each parcel's customs papers this many times (1 for labels). */
+  copies: number;
   batch_id: string | null;
   /** JSON array of label ids in print order. */
   label_ids: string;

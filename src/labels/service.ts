@@ -9,8 +9,8 @@ import { findService, trackingNumberFor, trackingSerials, type Carrier } from '.
 import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type LabelSize, type Logo } from '../render/index.ts';
-import type { CustomsDocument } from '../render/layouts/customs.ts';
-import { customsForm, needsCommercialInvoice } from '../carriers/customs.ts';
+import { documentsFor, type CustomsDocument } from '../render/layouts/customs.ts';
+import { customsForm } from '../carriers/customs.ts';
 import { accountShipmentsByIds, attachLabel, detachLabel, getShipment, routeRefusal, type Shipment } from '../shipments/service.ts';
 import { logoFromImage } from './logo.ts';
 import * as store from './store.ts';
@@ -37,12 +37,6 @@ export interface Label {
   documents?: LabelDocument[];
 }
 
-/** The customs documents a label's snapshot calls for (§12): its declaration, and an invoice for goods. */
-function documentsOf(data: Pick<LabelData, 'customs' | 'customsForm'>): CustomsDocument[] {
-  if (!data.customs || !data.customsForm) return [];
-  return [data.customsForm === 'CN22' ? 'cn22' : 'cn23', ...(needsCommercialInvoice(data.customs) ? (['commercial_invoice'] as const) : [])];
-}
-
 /** A customs document of a label (§12) with its signed link. */
 export interface LabelDocument {
   type: CustomsDocument;
@@ -50,7 +44,7 @@ export interface LabelDocument {
 }
 
 function documentLinks(ctx: AppContext, row: Pick<store.LabelRow, 'id' | 'expires_at'>, data: Pick<LabelData, 'customs' | 'customsForm'>): LabelDocument[] {
-  return documentsOf(data).map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) }));
+  return documentsFor(data).map((type) => ({ type, url: signedLink(ctx.urlKey, ctx.config.baseUrl, 'label-documents', row.id, type, row.expires_at) }));
 }
 
 /**
@@ -273,7 +267,7 @@ export async function openDocumentDownload(ctx: AppContext, req: Omit<DownloadRe
   const { row, until, now } = await linkedLabel(ctx, 'label-documents', req);
   const data = JSON.parse(row.label_data) as LabelData;
   const document = req.format as CustomsDocument;
-  if (!documentsOf(data).includes(document)) throw new NotFound('document', `${req.format} of label ${row.id}`);
+  if (!documentsFor(data).includes(document)) throw new NotFound('document', `${req.format} of label ${row.id}`);
   const source: DocumentSource = { layout: 'customs', data: { document, label: data } };
   return {
     ...ctx.renderer.prepare(source, 'PDF'),

@@ -1,11 +1,13 @@
 // A thread of the Renderer's pools (piscina): on the render pool it lays a document out, renders it
-// and hands the bytes back; on the print pool it writes a print file's PDF through a message port as
-// it goes, as fast as the reader takes it (src/render/renderer.ts).
+// and hands the bytes back, or counts a print file's pages; on the print pool it writes a print
+// file's PDF through a message port as it goes, as fast as the reader takes it (src/render/renderer.ts).
 import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
 import { renderDocument, type DocumentSource, type LabelData, type LabelFormat } from './index.ts';
-import { printPages, type PrintLayout } from './layouts/sheet.ts';
+import { customsPages } from './layouts/customs.ts';
+import { printPages, type PrintContents, type PrintLayout } from './layouts/sheet.ts';
+import type { Drawing } from './model.ts';
 import { RENDER_TIME_BYTES } from './model.ts';
 import { pagesToPdf } from './pdf.ts';
 
@@ -17,10 +19,33 @@ export interface RenderTask {
   dpi: 203 | 300;
 }
 
+/** What a print file is drawn from: its labels in order, and how they are printed. */
+export interface PrintJob {
+  labels: LabelData[];
+  contents: PrintContents;
+  /** For `labels`: how they sit on the pages, and the first one's position. */
+  layout: PrintLayout;
+  start: number;
+  /** For `customs`: each parcel's papers this many times. */
+  copies: number;
+  title: string;
+  createdAt: string;
+}
+
 /** A print file's PDF, written to `port` in chunks while the reader keeps up (see Renderer.printFile). */
 export interface PrintTask {
-  print: { labels: LabelData[]; layout: PrintLayout; start: number; title: string; createdAt: string };
+  print: PrintJob;
   port: MessagePort;
+}
+
+/** How many pages a print file has: laid out (not drawn) here, off the event loop that answers requests. */
+export interface CountTask {
+  count: PrintJob;
+}
+
+/** A print file's pages, one at a time. */
+function pagesOf(print: PrintJob): Generator<Drawing> {
+  return print.contents === 'customs' ? customsPages(print.labels, print.copies) : printPages(print.labels, print.layout, print.start);
 }
 
 /** Bytes a print file may have on its way to the reader before its thread waits. */
@@ -30,10 +55,15 @@ export const PRINT_CREDIT_BYTES = 1 << 20;
 export type PortMessage = { chunk: Uint8Array } | { done: true; seconds: number };
 export type ReaderMessage = { credit: number } | { cancel: true };
 
-export default async function render(task: RenderTask | PrintTask): Promise<Uint8Array | null> {
+export default async function render(task: RenderTask | PrintTask | CountTask): Promise<Uint8Array | number | null> {
   if ('print' in task) {
     await printFile(task);
     return null;
+  }
+  if ('count' in task) {
+    let pages = 0;
+    for (const _ of pagesOf(task.count)) pages++;
+    return pages;
   }
   const started = performance.now();
   const { body } = await renderDocument(task.source, task.format, { dpi: task.dpi });
@@ -62,7 +92,7 @@ async function printFile({ print, port }: PrintTask): Promise<void> {
   const started = performance.now();
   let waited = 0;
   try {
-    await pagesToPdf(printPages(print.labels, print.layout, print.start), { title: print.title, createdAt: print.createdAt }, async (chunk) => {
+    await pagesToPdf(pagesOf(print), { title: print.title, createdAt: print.createdAt }, async (chunk) => {
       if (cancelled) throw new Error('the reader went away');
       const copy = new Uint8Array(chunk);
       // Counted before the transfer, which leaves `copy` empty here.

@@ -10,7 +10,7 @@ import { cachesEnabled, createCache, type Cache } from '../cache.ts';
 import { effectiveDpi, extensionOf, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
 import { MessageChannel } from 'node:worker_threads';
 import { Readable } from 'node:stream';
-import type { PortMessage, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
+import type { CountTask, PortMessage, PrintJob, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
 import { RENDER_TIME_BYTES } from './model.ts';
 import { renderDuration } from '../metrics.ts';
 import { inSpan } from '../tracing.ts';
@@ -48,7 +48,7 @@ export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 20
 
 export class Renderer {
   readonly #options: RendererOptions;
-  #pool: Piscina<RenderTask, Uint8Array> | undefined;
+  #pool: Piscina<RenderTask | CountTask, Uint8Array | number> | undefined;
   /** Print files' threads: one waits while its reader is behind, and must not hold up a document. */
   #printPool: Piscina<PrintTask, null> | undefined;
   readonly #memory: Cache<string, Uint8Array> | undefined;
@@ -107,7 +107,8 @@ export class Renderer {
 
   #draw(task: RenderTask): Promise<Uint8Array> {
     this.#pool ??= this.#newPool(this.#options.threads);
-    return this.#pool.run(task).then((result) => {
+    return this.#pool.run(task).then((answer) => {
+      const result = answer as Uint8Array;
       this.#rendered++;
       const end = result.byteLength - RENDER_TIME_BYTES;
       renderDuration.observe({ format: task.format }, new DataView(result.buffer, result.byteOffset).getFloat64(end, true));
@@ -122,7 +123,7 @@ export class Renderer {
    * reader that stops reading holds up only other print files, never a label's download, and only
    * for `printStallMs`: a reader that takes nothing for that long loses the file (the stream errors).
    */
-  printFile(print: PrintTask['print']): Readable {
+  printFile(print: PrintJob): Readable {
     const { port1, port2 } = new MessageChannel();
     let owed = 0;
     let finished = false;
@@ -183,6 +184,12 @@ export class Renderer {
         out.destroy(err as Error);
       });
     return out;
+  }
+
+  /** How many pages `print` has, laid out on a render thread (customs papers run as long as their items). */
+  async pageCount(print: PrintJob): Promise<number> {
+    this.#pool ??= this.#newPool(this.#options.threads);
+    return (await this.#pool.run({ count: print })) as number;
   }
 
   /** Made at the first use: a process that never renders starts no thread. */

@@ -1,6 +1,7 @@
 // §11 print files: a batch's labels (or a list) in order in one PDF, in each layout and from a start
 // position, or in one ZPL stream; every barcode of every position decoded and matched to its item;
-// the link behaves like a label's. On both databases.
+// the link behaves like a label's. The customs papers of the same labels (§12) in one PDF, page by
+// page. On both databases.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +11,8 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { LabelData } from '../../src/render/index.ts';
 import { sheetOf, type PrintLayout } from '../../src/render/layouts/sheet.ts';
-import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
+import { countRows, forEachDatabase, sampleShipment, US_SENDER, withTestApp, type TestApp } from '../helpers.ts';
+import { pdfText } from '../render/pictures.ts';
 import { assertAllRead, expectedBarcodes } from '../render/expected.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
 import { runBatches } from './batches.test.ts';
@@ -92,7 +94,7 @@ forEachDatabase((database) => {
       labelIds = batch.items.flatMap((i) => (i.labelId ? [i.labelId] : []));
       assert.equal(labelIds.length, 5);
       const { file, body } = await printFile({ batchId: batch.id });
-      assert.deepEqual({ ...file, id: undefined, url: undefined, expiresAt: undefined }, { id: undefined, url: undefined, expiresAt: undefined, format: 'PDF', layout: 'label', labelCount: 5, pageCount: 5 });
+      assert.deepEqual({ ...file, id: undefined, url: undefined, expiresAt: undefined }, { id: undefined, url: undefined, expiresAt: undefined, contents: 'labels', format: 'PDF', layout: 'label', labelCount: 5, pageCount: 5, copies: 1 });
       assert.deepEqual(await pdfInfo(body), { pages: 5, size: '288 x 432' });
       await assertPositions(body, 'label', 1, await labelData(t, labelIds));
     });
@@ -165,6 +167,84 @@ forEachDatabase((database) => {
       assert.equal(again.labelCount, 4);
       const kept = labelIds.filter((_, i) => i !== 1);
       await assertPositions(body, 'label', 1, await labelData(t, kept));
+    });
+
+    /** The text of each page of a PDF, in order. */
+    const pagesOf = async (pdf: Buffer) => (await pdfText(pdf)).split('\f').slice(0, -1);
+    /** Which document a page of customs papers is, by its title (the one title it carries). */
+    const titleOf = (page: string) => {
+      const titles = new Set(page.match(/CUSTOMS DECLARATION CN 2[23]|COMMERCIAL INVOICE/g));
+      assert.equal(titles.size, 1, page);
+      return [...titles][0];
+    };
+
+    it('customs papers: each parcel\'s declaration and invoice in the labels\' order, a set per copy', async () => {
+      const { file, body } = await printFile({ batchId: batch.id, contents: 'customs', copies: 2 });
+      // The batch's labels still active (item 2's was invalidated above), every one of a shipment with customs: a CN22 and an invoice each.
+      const data = await labelData(t, labelIds.filter((_, i) => i !== 1));
+      assert.ok(data.every((d) => d.customsForm === 'CN22'));
+      assert.deepEqual({ ...file, id: undefined, url: undefined, expiresAt: undefined }, { id: undefined, url: undefined, expiresAt: undefined, contents: 'customs', format: 'PDF', layout: 'label', labelCount: 4, pageCount: 16, copies: 2 });
+      assert.deepEqual(await pdfInfo(body), { pages: 16, size: '595.28 x 841.89' });
+      const pages = await pagesOf(body);
+      assert.equal(pages.length, 16);
+      data.forEach((d, k) => {
+        for (const [n, title] of ['CUSTOMS DECLARATION CN 22', 'COMMERCIAL INVOICE', 'CUSTOMS DECLARATION CN 22', 'COMMERCIAL INVOICE'].entries()) {
+          const page = pages[4 * k + n]!;
+          assert.equal(titleOf(page), title, `page ${4 * k + n + 1} is the ${title} of parcel ${k + 1}`);
+          assert.ok(page.includes(d.trackingNumber), `page ${4 * k + n + 1} carries ${d.trackingNumber}`);
+        }
+      });
+    });
+
+    it('customs papers of a list: a label without any left out, a CN23 over several pages counted to its last page; 410 once a label is invalidated', async () => {
+      const item = { ...sampleShipment.customs.items[0], quantity: 1, netWeight: { value: 10, unit: 'g' }, value: { amount: 100, currency: 'EUR' } };
+      const items = Array.from({ length: 50 }, (_, i) => ({ ...item, description: `Hand-thrown stoneware mug with a glaze of its own, number ${i + 1}` }));
+      const big = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, customs: { ...sampleShipment.customs, items } } })).json();
+      const home = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: US_SENDER, customs: undefined } })).json();
+      const labels = [];
+      for (const s of [home, big]) labels.push((await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.id } })).json());
+      const { file, body } = await printFile({ labelIds: labels.map((l) => l.id), contents: 'customs' });
+      assert.equal(file.labelCount, 1);
+      const { pages } = await pdfInfo(body);
+      assert.ok(pages > 2, `a CN23 and an invoice of 50 items take more than two pages (${pages})`);
+      assert.equal(file.pageCount, pages);
+      const texts = await pagesOf(body);
+      const titles = texts.map(titleOf);
+      const declaration = titles.filter((title) => title === 'CUSTOMS DECLARATION CN 23').length;
+      assert.ok(declaration >= 2, `the CN23 continues on ${declaration} pages`);
+      assert.deepEqual(titles, [...Array<string>(declaration).fill('CUSTOMS DECLARATION CN 23'), ...Array<string>(pages - declaration).fill('COMMERCIAL INVOICE')]);
+      assert.match(texts[0]!, new RegExp(`Page 1 of ${declaration}`));
+      for (const text of texts) assert.ok(text.includes(labels[1].trackingNumber));
+      assert.equal((await t.request({ method: 'PUT', url: `/v1/labels/${labels[1].id}/invalidate` })).statusCode, 204);
+      assert.equal((await t.app.inject({ method: 'GET', url: path(file.url) })).statusCode, 410);
+    });
+
+    it('customs papers: what does not go together is 400 naming its field, no papers at all 422; nothing is made', async () => {
+      const made = await countRows(t.ctx, 'print_files');
+      const post = (payload: object) => t.request({ method: 'POST', url: '/v1/print-files', payload });
+      for (const [payload, field] of [
+        [{ batchId: batch.id, contents: 'customs', format: 'ZPL' }, 'format'],
+        [{ batchId: batch.id, contents: 'customs', layout: 'a4-4up' }, 'layout'],
+        [{ batchId: batch.id, contents: 'customs', start: 2 }, 'start'],
+        [{ batchId: batch.id, contents: 'customs', copies: 6 }, 'copies'],
+        [{ batchId: batch.id, contents: 'customs', copies: 0 }, 'copies'],
+        [{ batchId: batch.id, copies: 2 }, 'copies'],
+        [{ batchId: batch.id, contents: 'papers' }, 'contents'],
+      ] as const) {
+        const res = await post(payload);
+        assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`);
+        assert.equal(res.json().details[0].field, field, JSON.stringify(payload));
+      }
+      const home = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'USPS', service: 'priority_mail', from: US_SENDER, customs: undefined } })).json();
+      const label = (await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: home.id } })).json();
+      assert.equal(label.documents, undefined, 'a label without customs has no papers');
+      const before = await countRows(t.ctx, 'print_files');
+      const none = await post({ labelIds: [label.id], contents: 'customs' });
+      assert.equal(none.statusCode, 422, none.body);
+      assert.equal(none.json().code, 'NOTHING_TO_PRINT');
+      assert.match(none.json().message, /customs papers/);
+      assert.equal(await countRows(t.ctx, 'print_files'), before);
+      assert.equal(before, made);
     });
   });
 });

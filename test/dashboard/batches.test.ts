@@ -9,6 +9,7 @@ import { processBatches } from '../../src/batches/service.ts';
 import { CSV_COLUMNS } from '../../src/dashboard/csv.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { noticeOf, signedIn, type Visitor } from './support.ts';
+import { pdfText } from '../render/pictures.ts';
 
 /** Runs the worker's batch job until nothing is left. */
 async function runBatches(t: TestApp): Promise<void> {
@@ -114,6 +115,21 @@ forEachDatabase((database) => {
       const papers = (await t.app.inject({ method: 'GET', url: `/v1/labels/${api.items[1].labelId}`, headers: { 'x-api-key': acct.apiKey } })).json().documents;
       assert.ok(papers.length >= 1, 'the international item has documents');
       for (const doc of papers) assert.ok(done.body.includes(`<a href="${doc.url.replaceAll('&', '&#38;')}">${doc.type.replace(/_/g, ' ')}</a>`), doc.type);
+      // Its papers, in one PDF to print: each set as many times as asked; a wrong count is said at its field.
+      assert.match(textOf(done), /Customs papers The customs declarations and commercial invoices of the batch’s 1 parcel that have them/);
+      const badCopies = await v.post(`/dashboard/batches/${id}/print-file`, { contents: 'customs', copies: '9' }, `/dashboard/batches/${id}`);
+      assert.equal(badCopies.statusCode, 400);
+      assert.match(badCopies.body, /<p class="error" id="f-copies-error">must be a whole number from 1 to 5<\/p>/);
+      assert.match(badCopies.body, /<input[^>]* name="copies"[^>]* value="9"/, 'the form keeps what was sent');
+      const customs = await v.post(`/dashboard/batches/${id}/print-file`, { contents: 'customs', copies: '3' }, `/dashboard/batches/${id}`);
+      assert.equal(customs.statusCode, 303, textOf(customs).slice(0, 1000));
+      const customsLink = new URL(String(customs.headers.location));
+      const customsPdf = await t.app.inject({ method: 'GET', url: customsLink.pathname + customsLink.search });
+      assert.equal(customsPdf.statusCode, 200);
+      const customsText = await pdfText(customsPdf.rawPayload);
+      assert.equal(customsText.match(/CUSTOMS DECLARATION CN 22/g)?.length, 3, 'three declarations');
+      assert.equal(customsText.match(/COMMERCIAL INVOICE/g)?.length, 3, 'three invoices');
+      assert.ok(customsText.includes(api.items[1].trackingNumber));
       // Past its 24 hours a label's documents are not linked (the link would answer 410).
       await t.ctx.db.updateTable('labels').set({ expires_at: '2026-01-01T00:00:00.000Z' }).where('id', '=', api.items[1].labelId).execute();
       const later = await v.get(`/dashboard/batches/${id}`);

@@ -94,7 +94,7 @@ describe('Renderer', () => {
 
   /** A print file of `count` pages of about 3.5 KB each, nobody reading it yet. */
   const unreadPrintFile = (r: Renderer, count: number) =>
-    r.printFile({ labels: Array.from({ length: count }, (_, i) => ({ ...UPS_LABEL, labelId: `lbl_print_${i}` })), layout: 'label', start: 1, title: 'Print file', createdAt: '2026-01-02T03:04:05.000Z' });
+    r.printFile({ labels: Array.from({ length: count }, (_, i) => ({ ...UPS_LABEL, labelId: `lbl_print_${i}` })), contents: 'labels', layout: 'label', start: 1, copies: 1, title: 'Print file', createdAt: '2026-01-02T03:04:05.000Z' });
 
   it('holds about a megabyte of a print file for a reader that has stopped reading, and writes the rest as it reads', { timeout: 180_000 }, async () => {
     const print = unreadPrintFile(renderer(), 600);

@@ -3,7 +3,7 @@
 // text (pdftotext reads it back) and the tracking number is the waybill number, printed and as a
 // Code 128 barcode on every page. The items table continues on as many pages as it takes (up to 50
 // items), and the totals and the signature follow the last item.
-import { currencyDigits, eeiCitation, grams, totalValue, type Customs } from '../../carriers/customs.ts';
+import { currencyDigits, eeiCitation, grams, needsCommercialInvoice, totalValue, type Customs } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
@@ -15,6 +15,12 @@ import { Sheet } from './label.ts';
 
 export const CUSTOMS_DOCUMENTS = ['cn22', 'cn23', 'commercial_invoice'] as const;
 export type CustomsDocument = (typeof CUSTOMS_DOCUMENTS)[number];
+
+/** The customs documents a label's snapshot calls for (§12): its declaration, and an invoice for goods. */
+export function documentsFor(label: Pick<LabelData, 'customs' | 'customsForm'>): CustomsDocument[] {
+  if (!label.customs || !label.customsForm) return [];
+  return [label.customsForm === 'CN22' ? 'cn22' : 'cn23', ...(needsCommercialInvoice(label.customs) ? (['commercial_invoice'] as const) : [])];
+}
 
 export interface CustomsDocumentData {
   document: CustomsDocument;
@@ -304,5 +310,17 @@ export function layoutCustomsDocument(data: CustomsDocumentData): Drawing[] {
     case 'cn22': return declarationForm(data.label, c, 'CN 22');
     case 'cn23': return declarationForm(data.label, c, 'CN 23');
     case 'commercial_invoice': return commercialInvoice(data.label, c);
+  }
+}
+
+/**
+ * The customs papers of a print file (§11, §12): each label's documents in the labels' order, the set
+ * of each parcel `copies` times over (declaration, invoice, declaration, invoice), so that a parcel's
+ * papers come off the printer together; labels without customs have none.
+ */
+export function* customsPages(labels: Iterable<LabelData>, copies = 1): Generator<Drawing> {
+  for (const label of labels) {
+    const documents = documentsFor(label);
+    for (let copy = 0; copy < copies; copy++) for (const document of documents) yield* layoutCustomsDocument({ document, label });
   }
 }

@@ -10,6 +10,10 @@ import { layoutLabel, layoutLabelAt, translate } from './label.ts';
 export const PRINT_LAYOUTS = ['label', 'letter-2up', 'a4-4up'] as const;
 export type PrintLayout = (typeof PRINT_LAYOUTS)[number];
 
+/** What a print file holds: its labels, or the customs papers of those that cross a border (layouts/customs.ts). */
+export const PRINT_CONTENTS = ['labels', 'customs'] as const;
+export type PrintContents = (typeof PRINT_CONTENTS)[number];
+
 const MM = 72 / 25.4;
 
 interface Sheet {
