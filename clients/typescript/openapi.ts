@@ -999,19 +999,36 @@ export interface components {
             street1: string;
             street2?: string;
         };
+        AddressToValidate: {
+            city: string;
+            company?: string;
+            /** @description ISO 3166-1 alpha-2 code, e.g. US, DE; in either case (`matched` gives it in capitals). */
+            country: string;
+            /** @description A mailbox at a domain of two or more labels, e.g. ada@example.org: ASCII letters, digits and !#$%&'*+/=?^_`{|}~.- before the @; labels of letters, digits and inner hyphens after it. */
+            email?: string;
+            /** @description Person or company to deliver to; UTF-8. */
+            name: string;
+            phone?: string;
+            /** @description In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent). */
+            postalCode?: string;
+            /** @description Required for US, CA and AU: the ISO 3166-2 subdivision code without the country prefix (NY, DC, PR, ON, NSW; for the US also AA, AE, AP). */
+            state?: string;
+            street1: string;
+            street2?: string;
+        };
         AddressValidation: {
             /** @description The standardised address (USPS Publication 28 for the US); null on error. */
             matched: components["schemas"]["Address"] | null;
             messages: {
                 /** @enum {string} */
-                code: "country_invalid" | "postal_code_invalid" | "postal_code_state_mismatch" | "state_required" | "state_invalid" | "city_invalid" | "city_changed" | "standardized" | "street_unchecked";
+                code: "country_invalid" | "postal_code_invalid" | "postal_code_state_mismatch" | "state_required" | "state_invalid" | "city_invalid" | "text_unprintable" | "city_changed" | "standardized" | "street_unchecked";
                 /** @description The field of the address it is about (null: the address as a whole). */
                 field: string | null;
                 message: string;
                 /** @enum {string} */
                 type: "error" | "warning" | "info";
             }[];
-            original: components["schemas"]["Address"];
+            original: components["schemas"]["AddressToValidate"];
             /**
              * @description `verified`: every check passes and only spelling was standardised; `warning`: the checks pass but content was changed (a city corrected to its ZIP code's) or could not be checked; `error`: a check fails.
              * @enum {string}
@@ -2578,7 +2595,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    addresses: components["schemas"]["Address"][];
+                    addresses: components["schemas"]["AddressToValidate"][];
                 };
             };
         };

@@ -10,6 +10,7 @@ import type { Address } from '../carriers/types.ts';
 import { isMilitaryPost, US_MILITARY_STATES } from '../carriers/customs.ts';
 import type { FieldProblem } from '../errors.ts';
 import { standardise } from './standard.ts';
+import { printProblem } from '../render/text.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS data packages: US ZIP codes (zip → city, state) and ISO 3166-2 subdivisions by country.
@@ -31,7 +32,7 @@ export function hasPostalCodes(country: string): boolean {
   return postcodeValidatorExistsForCountry(country);
 }
 
-export type AddressProblemCode = 'country_invalid' | 'postal_code_invalid' | 'postal_code_state_mismatch' | 'state_required' | 'state_invalid' | 'city_invalid';
+export type AddressProblemCode = 'country_invalid' | 'postal_code_invalid' | 'postal_code_state_mismatch' | 'state_required' | 'state_invalid' | 'city_invalid' | 'text_unprintable';
 
 const MILITARY_CITIES = new Set(['APO', 'FPO', 'DPO']);
 
@@ -53,7 +54,8 @@ function postalCodeOf(postal: string, country: string): boolean {
 export function addressProblems(address: Partial<Address>, prefix: string): AddressProblem[] {
   const problems: AddressProblem[] = [];
   const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
-  const country = address.country ?? '';
+  // A shipment's is in capitals already (its schema); an address to check may give it in either case.
+  const country = (address.country ?? '').trim().toUpperCase();
   if (!isCountryCode(country)) {
     problems.push({ code: 'country_invalid', field: field('country'), message: `${country} is not an assigned ISO 3166-1 alpha-2 country code` });
     return problems;
@@ -102,9 +104,20 @@ export interface Validation {
   messages: ValidationMessage[];
 }
 
+/**
+ * The fields a label could not print (render/text.ts): a shipment refuses them with its own message
+ * for every string it holds, so an address to check is told the same.
+ */
+function printProblems(address: Address): AddressProblem[] {
+  return Object.entries(address).flatMap(([field, value]) => {
+    const message = typeof value === 'string' ? printProblem(value) : undefined;
+    return message ? [{ code: 'text_unprintable' as const, field, message }] : [];
+  });
+}
+
 /** `POST /v1/addresses/validate` for one address: the checks, then the standardised form. */
 export function validateAddress(original: Address): Validation {
-  const problems = addressProblems(original, '');
+  const problems = [...addressProblems(original, ''), ...printProblems(original)];
   if (problems.length) {
     return { status: 'error', original, matched: null, messages: problems.map((p) => ({ type: 'error', code: p.code, field: p.field, message: p.message })) };
   }

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
 import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
-import { COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, HS_CODE_PATTERN, IOSS_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
+import { COUNTRY_CODE_ANY_CASE_PATTERN, COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, HS_CODE_PATTERN, IOSS_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
   // A JavaScript path, as the contract writes it: `items[7].shipment.to.country`.
@@ -22,6 +22,7 @@ const PATTERN_WORDS = new Map<string, string>([
   [VISIBLE_PATTERN, 'must hold a printable character, not only spaces or invisible ones'],
   [PRINTABLE_PATTERN, 'must not contain control characters'],
   [COUNTRY_CODE_PATTERN, 'must be a two-letter ISO 3166-1 country code in capitals, like DE or US'],
+  [COUNTRY_CODE_ANY_CASE_PATTERN, 'must be a two-letter ISO 3166-1 country code, like DE or US'],
   [CURRENCY_CODE_PATTERN, 'must be a three-letter ISO 4217 currency code in capitals, like EUR or USD'],
   [HS_CODE_PATTERN, 'must be 6 to 10 digits, without dots or spaces, like 610910'],
   [POSTAL_CODE_PATTERN, 'may hold only letters, digits, spaces and hyphens'],

@@ -38,6 +38,8 @@ export const VISIBLE_PATTERN = `^[^${CONTROL}]*[^${CONTROL}\\s${INVISIBLE}][^${C
 
 /** Codes the schemas take, each worded for a client by src/http/errors.ts when a value is not one. */
 export const COUNTRY_CODE_PATTERN = '^[A-Z]{2}$';
+/** A country code as an address to check may give it: either case, spaces around it (the check's answer corrects both). */
+export const COUNTRY_CODE_ANY_CASE_PATTERN = '^ *[A-Za-z]{2} *$';
 export const CURRENCY_CODE_PATTERN = '^[A-Z]{3}$';
 export const HS_CODE_PATTERN = '^[0-9]{6,10}$';
 export const POSTAL_CODE_PATTERN = '^ *[A-Za-z0-9][A-Za-z0-9 -]*$';
@@ -50,6 +52,42 @@ export const EEI_PATTERN = '^(AES X[0-9]{14}|NOEEI 30\\.[0-9]{2}(\\([a-z0-9]{1,3
 export const EMAIL_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 export const dateTime = { type: 'string', format: 'date-time' } as const;
+
+/** Printable text; a required one must print something (not only spaces or invisible characters). */
+export const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
+
+/** An address as shipments take it (and returns, and the address check, which forgives the country code's case). */
+export const addressSchema = {
+  $id: 'Address',
+  type: 'object',
+  additionalProperties: false,
+  // postalCode may be left out only for a country without postal codes (src/addresses/service.ts).
+  required: ['name', 'street1', 'city', 'country'],
+  properties: {
+    name: { ...text(100, 1), description: 'Person or company to deliver to; UTF-8.' },
+    company: text(100),
+    street1: text(100, 1),
+    street2: text(100),
+    city: text(60, 1),
+    state: { ...text(40), description: 'Required for US, CA and AU: the ISO 3166-2 subdivision code without the country prefix (NY, DC, PR, ON, NSW; for the US also AA, AE, AP).' },
+    postalCode: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 16,
+      pattern: POSTAL_CODE_PATTERN,
+      description: "In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent).",
+    },
+    country: { type: 'string', pattern: COUNTRY_CODE_PATTERN, description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
+    phone: { type: 'string', maxLength: 30, pattern: PHONE_PATTERN },
+    email: {
+      type: 'string',
+      maxLength: 254,
+      // Exactly what is taken, rather than `format: email`, whose meaning differs between validators.
+      pattern: EMAIL_PATTERN,
+      description: 'A mailbox at a domain of two or more labels, e.g. ada@example.org: ASCII letters, digits and !#$%&\'*+/=?^_`{|}~.- before the @; labels of letters, digits and inner hyphens after it.',
+    },
+  },
+} as const;
 export const idParams = { type: 'object', required: ['id'], properties: { id: uuid }, additionalProperties: false } as const;
 
 const STATUS_TEXT: Record<number, string> = {

@@ -48,6 +48,22 @@ export function unprintable(text: string): string[] {
   return [...missing];
 }
 
+/**
+ * Why `text` would not print as it was given, in words for the field that holds it, or undefined when
+ * it prints: characters no bundled face has (a document would print '?'), or nothing left to print at
+ * all (only emoji or invisible characters, which documents leave out).
+ */
+export function printProblem(text: string): string | undefined {
+  const missing = unprintable(text);
+  if (missing.length) {
+    const shown = missing.slice(0, 5).map((ch) => `${ch} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`);
+    const more = missing.length > 5 ? ` and ${missing.length - 5} more` : '';
+    return `has characters the labels cannot print: ${shown.join(', ')}${more}; write it in Latin script (as international mail asks anyway)`;
+  }
+  if (text.trim() !== '' && cleanText(text) === '') return 'would print as nothing: labels and documents leave out emoji and invisible characters, and it holds nothing else; write it in letters or digits';
+  return undefined;
+}
+
 /** Plain ASCII for barcode payloads: diacritics removed, anything else becomes '?'. */
 export function asciiText(input: unknown): string {
   return cleanText(input)

@@ -1,10 +1,8 @@
 import { CARRIERS, SERVICES, returnServices, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { COUNTRY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN, dateTime, uuid } from '../http/schemas.ts';
+import { addressSchema, COUNTRY_CODE_PATTERN, EEI_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, dateTime, text, uuid } from '../http/schemas.ts';
 
-
-// Printable text; a required one must print something (not only spaces or invisible characters).
-const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength, pattern: minLength > 0 ? VISIBLE_PATTERN : PRINTABLE_PATTERN }) as const;
+export { addressSchema };
 
 const weightSchema = {
   type: 'object',
@@ -73,37 +71,6 @@ const messagesSchema = {
   description: 'Up to three lines of at most 35 printable characters, printed on the label in every format (e.g. "Fragile", a gift note).',
 } as const;
 
-export const addressSchema = {
-  $id: 'Address',
-  type: 'object',
-  additionalProperties: false,
-  // postalCode may be left out only for a country without postal codes (src/addresses/service.ts).
-  required: ['name', 'street1', 'city', 'country'],
-  properties: {
-    name: { ...text(100, 1), description: 'Person or company to deliver to; UTF-8.' },
-    company: text(100),
-    street1: text(100, 1),
-    street2: text(100),
-    city: text(60, 1),
-    state: { ...text(40), description: 'Required for US, CA and AU: the ISO 3166-2 subdivision code without the country prefix (NY, DC, PR, ON, NSW; for the US also AA, AE, AP).' },
-    postalCode: {
-      type: 'string',
-      minLength: 2,
-      maxLength: 16,
-      pattern: POSTAL_CODE_PATTERN,
-      description: "In the format the country's post uses (US 12345 or 12345-6789, DE 12345, GB SW1A 2AA, CA K1A 0B1, JP 100-0005, …), case and spacing forgiven; a US ZIP code must exist and lie in `state`. Left out only for a country without postal codes (any value of the pattern is then kept as sent).",
-    },
-    country: { type: 'string', pattern: COUNTRY_CODE_PATTERN, description: 'ISO 3166-1 alpha-2 code, e.g. US, DE.' },
-    phone: { type: 'string', maxLength: 30, pattern: PHONE_PATTERN },
-    email: {
-      type: 'string',
-      maxLength: 254,
-      // Exactly what is taken, rather than `format: email`, whose meaning differs between validators.
-      pattern: EMAIL_PATTERN,
-      description: 'A mailbox at a domain of two or more labels, e.g. ada@example.org: ASCII letters, digits and !#$%&\'*+/=?^_`{|}~.- before the @; labels of letters, digits and inner hyphens after it.',
-    },
-  },
-} as const;
 
 export const parcelSchema = {
   $id: 'Parcel',

@@ -4,7 +4,7 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
-import { unprintable } from '../render/text.ts';
+import { printProblem } from '../render/text.ts';
 import { RETURN_SERVICE, SERVICES, findService, homeNetwork, isReturnService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
@@ -136,16 +136,14 @@ function unknownService(input: NewShipment, prefix: string): InvalidInput | unde
 
 /**
  * Every string of the shipment ends up on its label or customs documents: one with characters no
- * bundled font has (Thai, Devanagari, …) would print as '?', an address no carrier could read, so it
- * is refused naming the field. Emoji are dropped from documents and pass.
+ * bundled font has (Thai, Devanagari, …) would print as '?', an address no carrier could read, and one
+ * of only emoji would print as nothing, so either is refused naming the field (render/text.ts).
+ * Emoji among other text are dropped from documents and pass.
  */
 function printProblems(value: unknown, field: string, out: FieldProblem[]): void {
   if (typeof value === 'string') {
-    const missing = unprintable(value);
-    if (missing.length === 0) return;
-    const shown = missing.slice(0, 5).map((ch) => `${ch} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`);
-    const more = missing.length > 5 ? ` and ${missing.length - 5} more` : '';
-    out.push({ field, message: `has characters the labels cannot print: ${shown.join(', ')}${more}; write it in Latin script (as international mail asks anyway)` });
+    const message = printProblem(value);
+    if (message) out.push({ field, message });
   } else if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) printProblems(item, `${field}[${i}]`, out);
   } else if (typeof value === 'object' && value !== null) {

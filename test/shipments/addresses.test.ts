@@ -89,6 +89,17 @@ forEachDatabase((database) => {
       assert.equal(latin.statusCode, 201, latin.body);
     });
 
+    it('refuses a field of only emoji, which would print as nothing, naming every such field; nothing created', async () => {
+      const before = await countRows(t.ctx, 'shipments');
+      const customs = { ...sampleShipment.customs, signer: '🎁', items: [{ ...sampleShipment.customs.items[0], description: '📦📦' }] };
+      const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, reference: '🎁', to: { ...sampleShipment.to, name: '👩🏽‍💻', street2: '🏢' }, customs } });
+      assert.equal(res.statusCode, 400, res.body);
+      const details: { field: string; message: string }[] = res.json().details;
+      assert.deepEqual(details.map((d) => d.field).sort(), ['customs.items[0].description', 'customs.signer', 'reference', 'to.name', 'to.street2']);
+      for (const d of details) assert.match(d.message, /^would print as nothing: labels and documents leave out emoji/, d.field);
+      assert.equal(await countRows(t.ctx, 'shipments'), before);
+    });
+
     it('routes a carrier does not run are refused naming the field: USPS from abroad, APO/FPO/DPO by anyone but USPS, DHL Express Worldwide within one country', async () => {
       const apo = { name: 'SGT A', street1: 'Unit 2050 Box 4190', city: 'APO', state: 'AE', postalCode: '09001', country: 'US' };
       const before = await countRows(t.ctx, 'shipments');

@@ -56,6 +56,13 @@ const CASES: { address: Record<string, string>; status: string; matched?: Record
   { address: a({ street1: 'Rua Augusta 1', city: 'Lisboa', postalCode: '1100048', country: 'PT' }), status: 'verified', matched: { postalCode: '1100-048' }, codes: ['standardized'] },
   { address: a({ street1: 'Upper Merrion St', city: 'Dublin 2', postalCode: 'd02x285', country: 'IE' }), status: 'verified', matched: { postalCode: 'D02 X285' }, codes: ['standardized'] },
   { address: a({ street1: 'Drottninggatan 1', city: 'Stockholm', postalCode: '11151', country: 'SE' }), status: 'verified', matched: { postalCode: '111 51' }, codes: ['standardized'] },
+  // The country code in either case, with spaces around it: checked, and given in capitals (§16).
+  { address: a({ street1: '10 Downing St', city: 'London', postalCode: 'sw1a2aa', country: 'gb' }), status: 'verified', matched: { country: 'GB', postalCode: 'SW1A 2AA' }, codes: ['standardized'] },
+  { address: a({ street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: ' de ' }), status: 'verified', matched: { country: 'DE' }, codes: ['standardized'] },
+  { address: a({ street1: '1 Main St', city: 'Nowhere', postalCode: '12345', country: 'xx' }), status: 'error', codes: ['country_invalid'] },
+  // What a label could not print is an error, as a shipment refuses it: only emoji (printed as nothing), a script no font has.
+  { address: a({ name: '🎁', street1: '🎁🎁', city: 'Stuttgart', postalCode: '70173', country: 'DE' }), status: 'error', codes: ['text_unprintable', 'text_unprintable'] },
+  { address: a({ street1: '99 ถนนสุขุมวิท', city: 'Bangkok', postalCode: '10110', country: 'TH' }), status: 'error', codes: ['text_unprintable'] },
   { address: a({ street1: 'Václavské náměstí 1', city: 'Praha 1', postalCode: '110-00', country: 'CZ' }), status: 'verified', matched: { postalCode: '110 00' }, codes: ['standardized'] },
   { address: a({ street1: '1600 Pennsylvania Ave NW', city: 'Washington', state: 'DC', postalCode: '205000003', country: 'US' }), status: 'verified', matched: { postalCode: '20500-0003' }, codes: ['standardized'] },
   { address: a({ street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100000', country: 'JP' }), status: 'error', codes: ['postal_code_invalid'] },
@@ -96,9 +103,10 @@ forEachDatabase((database) => {
     });
 
     it('a malformed element is 400 naming its index', async () => {
-      const res = await validate([CASES[0]!.address, CASES[5]!.address, { ...CASES[5]!.address, country: 'de' }]);
+      const res = await validate([CASES[0]!.address, CASES[5]!.address, { ...CASES[5]!.address, country: 'D1' }]);
       assert.equal(res.statusCode, 400);
       assert.equal(res.json().details[0].field, 'addresses[2].country');
+      assert.equal(res.json().details[0].message, 'must be a two-letter ISO 3166-1 country code, like DE or US');
     });
   });
 });
