@@ -133,7 +133,7 @@ ${errors ? '' : table(
     html`<a href="${d.base}/shipments/${s.id}">${s.reference ?? s.id}</a>${s.returnOf ? ' (return)' : ''}`,
     // The customer: the recipient, or for a return the sender.
     s.returnOf ? html`from ${s.from.name}, ${s.from.city}, ${s.from.country}` : html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
-    html`${s.carrier} ${s.service}`,
+    html`${s.carrier} ${serviceWords(s.service)}`,
     statusBadge(s.status),
     html`${s.label?.trackingNumber ?? '—'}`,
     time(s.createdAt),
@@ -145,14 +145,15 @@ ${older}`;
 
 // ---- the new-shipment form ----
 
-const ADDRESS_FIELDS: [keyof Address, string, string?][] = [
+/** Each field of an address: its key, label, hint, and when it is required if not always (shown instead of "optional"). */
+const ADDRESS_FIELDS: [keyof Address, string, string?, string?][] = [
   ['name', 'Name'],
   ['company', 'Company'],
   ['street1', 'Street'],
   ['street2', 'Street, second line'],
   ['city', 'City'],
-  ['state', 'State or province', 'Required for US, CA and AU: NY, ON, NSW …'],
-  ['postalCode', 'Postal code'],
+  ['state', 'State or province', 'The code: NY, ON, NSW …', 'required in the US, Canada and Australia'],
+  ['postalCode', 'Postal code', 'Left out only where the post has none, such as Hong Kong (optional in Ireland).', 'required in most countries'],
   ['country', 'Country', 'Two letters: US, DE, GB …'],
   ['phone', 'Phone'],
   ['email', 'Email'],
@@ -164,10 +165,11 @@ const AUTOCOMPLETE: Record<keyof Address, string> = { name: 'name', company: 'or
 type FieldSpec = Omit<FieldOptions, 'value' | 'errors'> & { initial?: string };
 
 function addressFields(side: 'from' | 'to'): FieldSpec[] {
-  return ADDRESS_FIELDS.map(([key, label, hint]) => ({
+  return ADDRESS_FIELDS.map(([key, label, hint, requiredWhen]) => ({
     label,
     name: `${side}.${key}`,
     required: REQUIRED_ADDRESS.has(key),
+    ...(requiredWhen ? { requiredWhen } : {}),
     type: key === 'email' ? 'email' : 'text',
     autocomplete: `section-${side} ${AUTOCOMPLETE[key]}`,
     ...(hint ? { hint } : {}),
@@ -332,6 +334,21 @@ function weight(w: { value: number; unit: string }): string {
 }
 
 /** Why the label of a shipment whose parcel the carrier has scanned is not invalidated (`carrierHasParcel`). */
+/**
+ * An address left empty is one problem to the API (`to: is required`); on the form each of its
+ * required fields says so, so that all of them are marked in the first round.
+ */
+function requiredOfEmptyAddresses(problems: FieldProblem[]): FieldProblem[] {
+  return problems.flatMap((p) =>
+    (p.field === 'from' || p.field === 'to') && p.message === 'is required' ? [...REQUIRED_ADDRESS].map((key) => ({ field: `${p.field}.${key}`, message: 'is required' })) : [p],
+  );
+}
+
+/** A service's code as words (`priority mail`), as statuses and contents are shown. */
+function serviceWords(code: string): string {
+  return code.replace(/_/g, ' ');
+}
+
 function scannedText(s: Shipment): string {
   return `the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')})`;
 }
@@ -347,7 +364,7 @@ ${field({ label: 'Size', name: 'size', value: '4x6', options: options(LABEL_SIZE
   }
   const printFile = html`<form method="post" action="${d.base}/shipments/${s.id}/print-file" class="actions">${csrfField(token)}
 ${field({ label: 'Print file layout', name: 'layout', value: 'label', options: options(PRINT_LAYOUTS), required: true })}
-${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true })}
+${field({ label: 'Print file format', name: 'printFormat', value: 'PDF', options: options(['PDF', 'ZPL']), required: true, hint: 'ZPL prints one label per label format: layout label only.' })}
 <button type="submit" class="secondary">Print file</button></form>`;
   const invalidation = manifest
     ? html`<p>On manifest ${manifest}: the carrier has it, so it can no longer be invalidated.</p>`
@@ -412,14 +429,23 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const c = s.customs;
   const title = `${s.returnOf ? 'Return' : 'Shipment'} ${s.reference ?? s.id}`;
   return { title, body: (token) => html`<h1>${title}</h1>
-<p>${statusBadge(s.status)} ${s.carrier} ${s.service}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
+<p>${statusBadge(s.status)} ${s.carrier} ${serviceWords(s.service)}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
 <section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from, crossesPostalBorder(s.from, s.to, s.carrier))}</div><div><h3>To</h3>${addressBlock(s.to, crossesPostalBorder(s.from, s.to, s.carrier))}</div></div></section>
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
 ${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery && tracking.status !== 'delivered' ? html` · expected ${day(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>
-${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} · made ${time(r.createdAt)}</li>`)}</ul>` : ''}${noReturn ? html`<p>No return can be made: ${noReturn}.</p>` : actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token)}</section>`}` };
+${s.returnOf ? '' : html`<section aria-labelledby="return-h"><h2 id="return-h">Return</h2><p>A return shipment goes from the recipient back to the sender with the carrier's return service.</p>${returns.length ? html`<ul class="returns">${returns.map((r) => html`<li><a href="${d.base}/shipments/${r.id}">Return ${r.reference ?? r.id}</a> ${statusBadge(r.status)} · made ${time(r.createdAt)}</li>`)}</ul>` : ''}${noReturn ? html`<p>No return can be made: ${noReturn}.</p>` : actionButton(`${d.base}/shipments/${s.id}/return`, 'Create a return shipment', token, { formKey: formKeyOf() })}</section>`}` };
+}
+
+/** A return asked for while the shipment already has one: the first of them, to ask about before another. */
+class AskFirst extends Error {
+  readonly first: Shipment;
+  constructor(first: Shipment) {
+    super('the shipment already has a return');
+    this.first = first;
+  }
 }
 
 export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
@@ -482,7 +508,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const firstGap = gaps.length ? Number(/\[(\d+)\]/.exec(gaps[0]!.field)![1]) : Number.POSITIVE_INFINITY;
       const movedUp = (field: string) => Number(/^customs\.items\[(\d+)\]/.exec(field)?.[1] ?? -1) >= firstGap;
       const schema = shipmentBodyProblems(body).filter((p) => !typed.some((t) => t.field === p.field) && !movedUp(p.field));
-      const problems = [...typed, ...gaps, ...schema, ...labelProblems];
+      const problems = [...typed, ...gaps, ...requiredOfEmptyAddresses(schema), ...labelProblems];
       // What the carrier, service and addresses decide can be told once those parts are whole (an
       // e-mail address or a phone number with a problem holds nothing back).
       if (problems.length && !problems.some((p) => ROUTE_PARTS.test(p.field))) {
@@ -574,32 +600,40 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
     schema: { hide: true, params: idParams },
     handler: async (request, reply) => {
       const accountId = d.user(request).accountId;
-      // A second return of the same parcel (a second press, another tab) is asked about first.
-      const earlier = await returnsOf(d.ctx.db, accountId, request.params.id, 1);
-      if (earlier.length && d.form(request).one('confirmed') !== 'yes') {
-        const first = earlier[0]!;
-        return d.send(request, reply, {
-          title: 'Create another return?',
-          section: 'shipments',
-          body: confirmation({
-            question: 'Create another return shipment?',
-            consequence: `This shipment already has a return (Return ${first.reference ?? first.id}). Another one is a second parcel coming back.`,
-            action: `${d.base}/shipments/${request.params.id}/return`,
-            button: 'Create another return shipment',
-            cancel: `${d.base}/shipments/${first.id}`,
-          }),
-        });
-      }
-      let ret: Shipment;
+      const form = d.form(request);
+      // The same form sent again (a double click, Back and a second press) makes no second return: it
+      // leads to the one the first sending made. A second return of the same parcel from another form
+      // (another tab, a later visit) is asked about first.
+      const formKey = formKeyOf(form.one('formKey'));
+      let sending: FormSending;
       try {
-        ret = await createReturn(d.ctx, accountId, request.params.id, {});
+        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+          const earlier = await returnsOf(d.ctx.db, accountId, request.params.id, 1);
+          if (earlier.length && form.one('confirmed') !== 'yes') throw new AskFirst(earlier[0]!);
+          return `/shipments/${(await createReturn(d.ctx, accountId, request.params.id, {})).id}`;
+        });
       } catch (err) {
+        if (err instanceof AskFirst) {
+          return d.send(request, reply, {
+            title: 'Create another return?',
+            section: 'shipments',
+            body: confirmation({
+              question: 'Create another return shipment?',
+              consequence: `This shipment already has a return (Return ${err.first.reference ?? err.first.id}). Another one is a second parcel coming back.`,
+              action: `${d.base}/shipments/${request.params.id}/return`,
+              button: 'Create another return shipment',
+              cancel: `${d.base}/shipments/${request.params.id}`,
+              hidden: { formKey },
+            }),
+          });
+        }
         // What the return's own checks refuse (a return from the US worth an EEI filing, which this
         // button cannot give) is said on the shipment's page.
         if (err instanceof InvalidInput) return d.redirect(reply, `/shipments/${request.params.id}`, `No return was made: ${err.message}. Make it through the API (POST /v1/shipments/{id}/returns) with its customs.`, true);
         throw err;
       }
-      return d.redirect(reply, `/shipments/${ret.id}`, 'Return shipment created; create its label below.');
+      if (sending.again) return sentAgain(d, reply, sending, { made: 'return shipment', list: `/shipments/${request.params.id}` });
+      return d.redirect(reply, sending.answer, 'Return shipment created; create its label below.');
     },
   });
 

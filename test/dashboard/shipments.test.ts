@@ -116,7 +116,7 @@ forEachDatabase((database) => {
         const res = await v.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
         assert.equal(res.statusCode, 400);
         assert.equal(messageBeside(res.body, 'f-to-postalCode'), 'ZIP code 94105 is in CA, not NY');
-        assert.match(res.body, /<input type="text" id="f-to-postalCode" name="to.postalCode"[^>]* aria-describedby="f-to-postalCode-error" aria-invalid="true" value="94105">/);
+        assert.match(res.body, /<input type="text" id="f-to-postalCode" name="to.postalCode"[^>]* aria-describedby="f-to-postalCode-hint f-to-postalCode-error" aria-invalid="true" value="94105">/);
         assert.match(res.body, /<div class="error-summary" role="alert"[^>]*>.*Postal code, To \(recipient\): ZIP code 94105 is in CA, not NY/s);
         const schema = await v.post('/dashboard/shipments/new', { ...formOf(DOMESTIC), 'parcel.weight.value': 'heavy', carrier: 'Pigeon' }, '/dashboard/shipments/new');
         assert.equal(schema.statusCode, 400);
@@ -126,6 +126,14 @@ forEachDatabase((database) => {
         assert.equal(messageBeside(comma.body, 'f-parcel-weight-value'), '1,5 is not a number (write decimals with a point: 1.5)');
         assert.match(comma.body, /<input type="text" id="f-parcel-weight-value" name="parcel.weight.value" required inputmode="decimal"/);
         assert.equal(messageBeside(schema.body, 'f-carrier'), 'must be one of UPS, USPS, FedEx, DHL');
+        // A recipient left empty: each of its required fields says so in the first round, not only the group.
+        const empty = await v.post('/dashboard/shipments/new', Object.fromEntries(Object.entries(formOf(DOMESTIC)).filter(([k]) => !k.startsWith('to.'))), '/dashboard/shipments/new');
+        assert.equal(empty.statusCode, 400);
+        for (const key of ['name', 'street1', 'city', 'country']) assert.equal(messageBeside(empty.body, `f-to-${key}`), 'is required', key);
+        assert.equal(messageBeside(empty.body, 'f-to'), undefined, 'nothing more on the group');
+        // Postal code and state are not called optional: they are required where the post needs them.
+        assert.match(empty.body, /<label for="f-to-postalCode">Postal code <span class="optional">\(required in most countries\)<\/span><\/label>/);
+        assert.match(empty.body, /<label for="f-to-state">State or province <span class="optional">\(required in the US, Canada and Australia\)<\/span><\/label>/);
         assert.equal(await countRows(t.ctx, 'shipments'), before);
       });
 
@@ -464,6 +472,18 @@ forEachDatabase((database) => {
         const another = await v.post(`/dashboard/shipments/${s.id}/return`, { confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(another.statusCode, 303);
         assert.equal(await count(), 2);
+        // The button's form sent twice at once (a double click) makes one return; both lead to it.
+        const withButton = await v.get(`/dashboard/shipments/${s.id}`);
+        const formKey = new RegExp(`<form method="post" action="/dashboard/shipments/${s.id}/return" class="inline">.*?name="formKey" value="([0-9a-f-]{36})"`, 's').exec(withButton.body)![1]!;
+        const twice = await Promise.all([1, 2].map(() => v.post(`/dashboard/shipments/${s.id}/return`, { formKey, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`)));
+        assert.deepEqual(twice.map((r) => r.statusCode), [303, 303]);
+        assert.equal(twice[0]!.headers.location, twice[1]!.headers.location);
+        assert.equal(await count(), 3);
+        assert.ok(twice.some((r) => /This form was already sent: this is the return shipment it made/.test(noticeOf(r) ?? '')));
+        // Sent again later (Back and a second press), it still leads to that return and makes none.
+        const later = await v.post(`/dashboard/shipments/${s.id}/return`, { formKey, confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
+        assert.equal(later.headers.location, twice[0]!.headers.location);
+        assert.equal(await count(), 3);
       });
 
       it('offers no invalidation once the carrier has scanned the parcel, and a page shown before the scan invalidates nothing', async () => {
