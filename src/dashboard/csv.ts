@@ -148,6 +148,17 @@ interface ParsedRow {
 
 export type ParsedCsv = { ok: true; rows: ParsedRow[] } | { ok: false; problems: CsvProblem[] };
 
+/** A line break or tab typed inside a cell (Alt+Enter in a spreadsheet), with the spaces around it. */
+const LINE_BREAKS = /[ \t\r\n]*[\t\r\n][ \t\r\n]*/g;
+
+/**
+ * A cell as the shipment takes it: a line break or tab inside it is one space, as on the new-shipment
+ * form (labels print one line per field); other control characters are left for the API to refuse.
+ */
+function cellText(raw: string): string {
+  return raw.replace(LINE_BREAKS, ' ').trim();
+}
+
 const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const INTEGER = /^[+-]?\d+$/;
 
@@ -239,7 +250,7 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
   if (text.includes('\u0000')) return fail('The file is not a CSV text file (it holds binary data). Upload the CSV export of your spreadsheet.');
   let records: string[][];
   try {
-    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][];
+    records = (parse(text, { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][]).map((record) => record.map(cellText));
   } catch (err) {
     const e = err as Error & { lines?: number };
     return fail(`The file is not valid CSV${e.lines ? ` (line ${e.lines})` : ''}: ${e.message.replace(/ at line \d+/, '')}.`);
