@@ -233,6 +233,21 @@ function rowShipment(cells: Map<string, string>, row: number): { shipment: NewSh
   return { shipment: body as unknown as NewShipment, columns, problems };
 }
 
+/**
+ * A row whose cells do not line up with the header's columns, said in so many words: its cells' own
+ * problems would name the wrong columns. More cells than the header is an unquoted comma splitting a
+ * cell, even when the cells past the header are empty (a decimal comma in a row whose last column is
+ * empty). Fewer cells is taken when only optional columns are missing at the end: a spreadsheet may
+ * leave out a row's trailing empty cells.
+ */
+function cellCountProblem(record: string[], header: string[], row: number): CsvProblem | undefined {
+  const counted = `Row ${row} has ${record.length} ${record.length === 1 ? 'cell' : 'cells'} where the header has ${header.length}`;
+  if (record.length > header.length) return { message: `${counted}: a comma inside a cell (a decimal comma such as 1,5, or an address) needs the cell in double quotes` };
+  const missing = header.slice(record.length).filter((name) => BY_NAME.get(name)?.required === 'yes');
+  if (missing.length === 0) return undefined;
+  return { message: `${counted}, so none for ${missing.join(', ')}: a row needs one cell for every column, an empty cell too (two commas in a row); a comma between two cells may be missing` };
+}
+
 function itemPrefix(n: number): string {
   return n === 1 ? 'item_' : `item${n}_`;
 }
@@ -277,6 +292,11 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
     if (record.every((c) => c === '')) continue; // a blank row: no shipment
     shipmentRows++;
     const row = r + 1;
+    const misaligned = cellCountProblem(record, header, row);
+    if (misaligned) {
+      problems.push(misaligned);
+      continue;
+    }
     const cells = new Map<string, string>();
     record.forEach((value, i) => {
       const name = header[i];

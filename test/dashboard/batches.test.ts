@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { processBatches } from '../../src/batches/service.ts';
-import { CSV_COLUMNS } from '../../src/dashboard/csv.ts';
+import { CSV_COLUMNS, exampleCsv } from '../../src/dashboard/csv.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { noticeOf, signedIn, type Visitor } from './support.ts';
 import { pdfText } from '../render/pictures.ts';
@@ -333,6 +333,29 @@ forEachDatabase((database) => {
       assert.equal(shipment.to.street2, 'Suite 2100');
     });
 
+    it('a row whose cells do not line up with the header is named as such, not by its shifted columns', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const [header, first, second, third] = exampleCsv().split('\r\n') as [string, string, string, string];
+      // Trailing empty cells left out, as a spreadsheet may: the row is taken.
+      const trimmed = first.replace(/,+$/, '');
+      assert.ok(trimmed.split(',').length < CSV_COLUMNS.length);
+      assert.equal((await upload(v, `${header}\r\n${trimmed}\r\n`)).statusCode, 303);
+      const rows = [
+        first.replace(',1.5,lb,', ',1,5,lb,'), // row 2: an unquoted decimal comma, the last cell empty
+        second, // row 3: fine
+        third.slice(0, third.indexOf(',3,kg,')), // row 4: cut before its weight
+        trimmed, // row 5: trailing empty cells left out
+      ];
+      const res = await upload(v, `${header}\r\n${rows.join('\r\n')}\r\n`);
+      assert.equal(res.statusCode, 400);
+      const text = textOf(res);
+      assert.match(text, new RegExp(`Row 2 has ${CSV_COLUMNS.length + 1} cells where the header has ${CSV_COLUMNS.length}: a comma inside a cell \\(a decimal comma such as 1,5, or an address\\) needs the cell in double quotes`));
+      assert.doesNotMatch(text, /Row 2,/, 'no problems of columns the cells slid into');
+      assert.match(text, new RegExp(`Row 4 has ${third.slice(0, third.indexOf(',3,kg,')).split(',').length} cells where the header has ${CSV_COLUMNS.length}, so none for weight, weight_unit: a row needs one cell for every column`));
+      assert.doesNotMatch(text, /Row 4,|Row [35]/);
+      assert.match(text, /Correct these 2 problems/);
+    });
+
     it('a file that is not a list of shipments is 400 with a clear message', async () => {
       const v = await signedIn(t, (await t.newAccount()).accountId);
       const batches = await countRows(t.ctx, 'batches');
@@ -349,7 +372,8 @@ forEachDatabase((database) => {
         [header.replaceAll(',', ';'), /the columns must be separated by commas/],
         ['carrier,service,carrier\nUPS,ground,UPS\n', /a column more than once: carrier/],
         ['carrier,service\nUPS,ground\n', /The header lacks required columns: from_name, from_street1, from_city, from_country, to_name/],
-        [`${header}\n${line},surplus\n`, new RegExp(`Row 2: cell ${Object.keys(DOMESTIC).length + 1} holds “surplus”, but the header has no column name there`)],
+        [`${header},\n${line},surplus\n`, new RegExp(`Row 2: cell ${Object.keys(DOMESTIC).length + 1} holds “surplus”, but the header has no column name there`)],
+        [`${header}\n${line},surplus\n`, new RegExp(`Row 2 has ${Object.keys(DOMESTIC).length + 1} cells where the header has ${Object.keys(DOMESTIC).length}: a comma inside a cell`)],
       ];
       for (const [content, message] of cases) {
         const res = await upload(v, content);
