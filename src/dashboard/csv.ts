@@ -252,6 +252,67 @@ function itemPrefix(n: number): string {
   return n === 1 ? 'item_' : `item${n}_`;
 }
 
+/** How every file is read: a row's cells are counted against the header's (cellCountProblem) rather than by the parser. */
+const CSV_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true } as const;
+
+/** The header's column names as they are matched: without regard to case, `item1_…` being `item_…`. */
+function columnNames(header: string[]): string[] {
+  return header.map((h) => h.trim().toLowerCase().replace(/^item1_/, 'item_'));
+}
+
+/** Where the parser stopped: `records` read before the faulty one (the header included), and the cell's index in it. */
+interface ParserStop {
+  code?: string;
+  records?: number;
+  column?: number;
+}
+
+/**
+ * The parser's refusal (a quoting mistake) as a problem of a row and column, counted as every other
+ * problem is: in rows, not lines, since a quoted line break makes one row of two lines.
+ */
+function quotingProblem(text: string, err: unknown): CsvProblem {
+  const { code, records, column } = err as ParserStop;
+  if (records === undefined) return { message: 'The file is not valid CSV. Save it from your spreadsheet as “CSV UTF-8 (comma delimited)” and upload it again.' };
+  const where = { row: records + 1, ...(column === undefined ? {} : { column: columnAt(text, records, column) }) };
+  switch (code) {
+    case 'INVALID_OPENING_QUOTE':
+    case 'CSV_INVALID_OPENING_QUOTE': {
+      const cell = column === undefined ? undefined : recordsUpTo(text, records + 1, true)?.[records]?.[column];
+      return { ...where, message: `a double quote inside a cell needs the whole cell in double quotes and the quote doubled (${quoted(cell)})` };
+    }
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return { ...where, message: `the cell begins with a double quote, so it must end with one, right before the next comma; a double quote inside it is doubled (${quoted(undefined)})` };
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return { ...where, message: 'the double quote that begins this cell is never closed, so the rest of the file was read as this one cell: end the cell with a double quote, or double a quote that belongs in its text ("")' };
+    default:
+      return { ...where, message: 'this row could not be read as CSV: save the file from your spreadsheet as “CSV UTF-8 (comma delimited)” and upload it again' };
+  }
+}
+
+/** The name of the header's column at `index` (read from the rows before the faulty one), or its number. */
+function columnAt(text: string, records: number, index: number): string {
+  const header = recordsUpTo(text, records, false)?.[0];
+  return (header && columnNames(header)[index]) || `cell ${index + 1}`;
+}
+
+/** The file's first `count` records (quotes read leniently when asked, to show a faulty cell); undefined when they cannot be read. */
+function recordsUpTo(text: string, count: number, relaxQuotes: boolean): string[][] | undefined {
+  if (count < 1) return undefined;
+  try {
+    return parse(text, { ...CSV_OPTIONS, relax_quotes: relaxQuotes, to: count }) as string[][];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cell as a CSV file writes it in double quotes (`"Grace ""Amazing"" Hopper"`); a long or unknown one by that example. */
+function quoted(cell: string | undefined): string {
+  const text = cell && cell.length <= 60 ? cellText(cell) : 'Grace "Amazing" Hopper';
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
 /** Reads an uploaded file: its header, then every row as a shipment, checked as the API checks a batch item. */
 export function parseShipmentsCsv(file: Buffer): ParsedCsv {
   const fail = (message: string): ParsedCsv => ({ ok: false, problems: [{ message }] });
@@ -265,12 +326,11 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
   if (text.includes('\u0000')) return fail('The file is not a CSV text file (it holds binary data). Upload the CSV export of your spreadsheet.');
   let records: string[][];
   try {
-    records = (parse(text, { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][]).map((record) => record.map(cellText));
+    records = (parse(text, CSV_OPTIONS) as string[][]).map((record) => record.map(cellText));
   } catch (err) {
-    const e = err as Error & { lines?: number };
-    return fail(`The file is not valid CSV${e.lines ? ` (line ${e.lines})` : ''}: ${e.message.replace(/ at line \d+/, '')}.`);
+    return { ok: false, problems: [quotingProblem(text, err)] };
   }
-  const header = (records[0] ?? []).map((h) => h.trim().toLowerCase().replace(/^item1_/, 'item_'));
+  const header = columnNames(records[0] ?? []);
   if (header.every((h) => h === '')) return fail('The file is empty. It needs a header row naming the columns and one row per shipment.');
 
   const problems: CsvProblem[] = [];

@@ -356,6 +356,27 @@ forEachDatabase((database) => {
       assert.match(text, /Correct these 2 problems/);
     });
 
+    it('a quoting mistake is named by its row (a quoted line break making no new row) and its column', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const header = Object.keys(DOMESTIC).join(',');
+      const line = Object.values(DOMESTIC).join(',');
+      const twoLines = line.replace('Suite 2100', '"Suite\n2100"');
+      const cases: [string, RegExp][] = [
+        [`${header}\n${twoLines}\n${line.replace('Ada Lovelace', 'Grace "Amazing" Hopper')}\n`, /^Row 3, to_name: a double quote inside a cell needs the whole cell in double quotes and the quote doubled \("Grace ""Amazing"" Hopper"\)$/],
+        [`${header}\n${line.replace('Ada Lovelace', '"Grace" Hopper')}\n`, /^Row 2, to_name: the cell begins with a double quote, so it must end with one, right before the next comma; a double quote inside it is doubled \("Grace ""Amazing"" Hopper"\)$/],
+        [`${header}\n${twoLines}\n${line.replace('Ada Lovelace', '"Grace"Hopper')}\n`, /^Row 3, to_name: the cell begins with a double quote, so it must end with one/],
+        [`${header}\n${twoLines}\n\n${line}\n${line.replace('Suite 2100', '"Suite 2100')}\n${line}\n`, /^Row 5, to_street2: the double quote that begins this cell is never closed, so the rest of the file was read as this one cell/],
+        [`refer"ence,${header.slice('reference,'.length)}\n${line}\n`, /^Row 1, cell 1: a double quote inside a cell needs the whole cell in double quotes and the quote doubled \("refer""ence"\)$/],
+      ];
+      for (const [content, message] of cases) {
+        const res = await upload(v, content);
+        assert.equal(res.statusCode, 400);
+        const problems = [...res.body.matchAll(/<li><a href="#f-file">([^<]*)<\/a><\/li>/g)].map((m) => m[1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))));
+        assert.equal(problems.length, 1, problems.join('\n'));
+        assert.match(problems[0]!, message);
+      }
+    });
+
     it('a file that is not a list of shipments is 400 with a clear message', async () => {
       const v = await signedIn(t, (await t.newAccount()).accountId);
       const batches = await countRows(t.ctx, 'batches');
@@ -368,7 +389,7 @@ forEachDatabase((database) => {
         [`${header}\n${`${line}\n`.repeat(1001)}`, /The file has 1001 shipment rows; a batch takes at most 1,000/],
         [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), /The file is not a CSV text file/],
         [Buffer.from('carrier,service\nUPS,gr\xfcn\n', 'latin1'), /not a CSV text file in UTF-8/],
-        [`${header}\n"unclosed,${line}\n`, /The file is not valid CSV/],
+        [`${header}\n"unclosed,${line}\n`, /Row 2, reference: the double quote that begins this cell is never closed/],
         [header.replaceAll(',', ';'), /the columns must be separated by commas/],
         ['carrier,service,carrier\nUPS,ground,UPS\n', /a column more than once: carrier/],
         ['carrier,service\nUPS,ground\n', /The header lacks required columns: from_name, from_street1, from_city, from_country, to_name/],
