@@ -412,6 +412,28 @@ forEachDatabase((database) => {
       assert.equal(await countRows(t.ctx, 'batches'), batches);
     });
 
+    it('a file over 2 MiB is 413 on the upload form, saying so at the file, with the format and size sent before it', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const batches = await countRows(t.ctx, 'batches');
+      const page = await v.get('/dashboard/batches');
+      // A browser sends the fields in the form's order: the format and size are read before the file.
+      assert.ok(page.body.indexOf('name="format"') < page.body.indexOf('name="file"'), 'format before file');
+      assert.ok(page.body.indexOf('name="size"') < page.body.indexOf('name="file"'), 'size before file');
+      const formKey = /name="formKey" value="([0-9a-f-]{36})"/.exec(page.body)![1]!;
+      const res = await upload(v, Buffer.alloc(2 * 1024 * 1024 + 10, 'a'), { formKey, format: 'ZPL', size: '4x8' });
+      assert.equal(res.statusCode, 413);
+      assertAccessible(res.body);
+      assert.match(res.body, /<form method="post" action="\/dashboard\/batches" enctype="multipart\/form-data">/);
+      assert.match(res.body, /<input type="file" id="f-file" name="file" accept="\.csv,text\/csv" required aria-describedby="f-file-hint f-file-error" aria-invalid="true">/);
+      assert.match(res.body, /<p class="error" id="f-file-error">The file is larger than 2 MiB, the most one upload takes: split it into files of up to 1,000 rows, and check that it is the CSV export of the spreadsheet, not the spreadsheet itself\.<\/p>/);
+      assert.match(textOf(res), /The form has problems CSV file: The file is larger than 2 MiB/);
+      assert.match(res.body, /<option value="ZPL" selected>/);
+      assert.match(res.body, /<option value="4x8" selected>/);
+      assert.ok(res.body.includes(`<input type="hidden" name="formKey" value="${formKey}">`), 'the form keeps its key');
+      assert.match(textOf(res), /Your batches/);
+      assert.equal(await countRows(t.ctx, 'batches'), batches);
+    });
+
     it("another account's batch is 404, and a form without its token is 403", async () => {
       const mine = await t.newAccount();
       const theirs = await t.newAccount();
