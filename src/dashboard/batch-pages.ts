@@ -2,7 +2,7 @@
 // is csv.ts), its progress while the worker labels it, and print files of its labels and of their
 // customs papers. Every row is checked before anything is created, and every problem is listed by
 // row and column.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, MAX_COPIES, recentBatchNamed, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
@@ -13,7 +13,7 @@ import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { accountShipmentsByIds } from '../shipments/service.ts';
 import { customsDocumentsOf, type LabelDocument } from '../labels/service.ts';
 import { pageOf } from '../http/pagination.ts';
-import { MAX_UPLOAD_BYTES, PAGE, sentAgain, UPLOAD, type Dashboard } from './routes.ts';
+import { fieldsSentBefore, MAX_UPLOAD_BYTES, PAGE, sentAgain, UPLOAD, type Dashboard } from './routes.ts';
 import { batchProblems, CSV_COLUMNS, exampleCsv, MAX_CSV_ITEMS, parseShipmentsCsv, problemText, type CsvProblem } from './csv.ts';
 
 // ---- the pages ----
@@ -64,8 +64,12 @@ export function batchPages(app: FastifyInstance, d: Dashboard): void {
   /** What the error summaries call each field: its label on the form. */
   const BATCH_LABELS = new Map([['file', 'CSV file'], ['format', 'Format'], ['size', 'Label size'], ['layout', 'Layout'], ['start', 'Start position'], ['copies', 'Copies of each parcel’s papers']]);
 
-  /** The batches list with the upload form; a refused upload comes back here with its problems. */
-  /** `again`: the file was uploaded before; the form offers to make its labels again. */
+  /**
+   * The batches list with the upload form; a refused upload comes back here with its problems.
+   * `again`: the file was uploaded before; the form offers to make its labels again. The label's
+   * format and size come before the file in the form, so that a browser sends them first and they
+   * are read even when the file is refused for its size (tooLargePage).
+   */
   const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; problems?: CsvProblem[]; format?: string; size?: string; formErrors?: FieldProblem[]; formKey?: string; again?: boolean } = {}) => {
     // The upload form's key: new each time the page is shown, kept while it comes back refused (onceForForm).
     const formKey = formKeyOf(o.formKey);
@@ -92,11 +96,11 @@ ${problems.length > SHOWN_PROBLEMS ? html`<p>… and ${problems.length - SHOWN_P
 <form method="post" action="${base}/batches" enctype="multipart/form-data">
 ${csrfField(token)}
 ${formKeyField(formKey)}
-<div class="field${errors.has('file') ? ' invalid' : ''}"><label for="f-file">CSV file</label><input type="file" id="f-file" name="file" accept=".csv,text/csv" required aria-describedby="f-file-hint${errors.has('file') ? ' f-file-error' : ''}"${errors.has('file') ? new Html(' aria-invalid="true"') : ''}><p class="hint" id="f-file-hint">UTF-8, comma separated; the columns are listed below.</p>${errors.has('file') ? html`<p class="error" id="f-file-error">${errors.get('file')}</p>` : ''}</div>
 <div class="grid">
 ${field({ label: 'Label format', name: 'format', value: o.format ?? 'PDF', options: LABEL_FORMATS.map((f) => [f, f] as const), required: true, errors })}
 ${field({ label: 'Label size', name: 'size', value: o.size ?? '4x6', options: LABEL_SIZES.map((s) => [s, `${s} in`] as const), required: true, errors })}
 </div>
+<div class="field${errors.has('file') ? ' invalid' : ''}"><label for="f-file">CSV file</label><input type="file" id="f-file" name="file" accept=".csv,text/csv" required aria-describedby="f-file-hint${errors.has('file') ? ' f-file-error' : ''}"${errors.has('file') ? new Html(' aria-invalid="true"') : ''}><p class="hint" id="f-file-hint">UTF-8, comma separated; the columns are listed below.</p>${errors.has('file') ? html`<p class="error" id="f-file-error">${errors.get('file')}</p>` : ''}</div>
 ${o.again ? html`<div class="field checks"><label for="f-again"><input type="checkbox" id="f-again" name="again" value="yes"> Upload it again: a second batch, and a second label for each of its parcels</label></div>` : ''}
 <button type="submit">Upload and create the labels</button>
 </form>
@@ -223,9 +227,21 @@ ${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', st
     handler: async (_request, reply) => reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="batch-example.csv"').send(exampleCsv()),
   });
 
+  /** A file over the upload limit: the upload form again, with the format and size sent before the file. */
+  const tooLargePage = (request: FastifyRequest, reply: FastifyReply) => {
+    const form = fieldsSentBefore(request.body);
+    const message = `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB, the most one upload takes: split it into files of up to ${MAX_BATCH_ITEMS.toLocaleString('en-US')} rows, and check that it is the CSV export of the spreadsheet, not the spreadsheet itself.`;
+    return listPage(request, reply, { status: 413, formErrors: [{ field: 'file', message }], format: form.one('format').trim() || 'PDF', size: form.one('size').trim() || '4x6', formKey: form.one('formKey') });
+  };
+
   app.post('/batches', {
     config: UPLOAD,
     schema: { hide: true },
+    // The file is read before the handler runs: one over the limit is refused here, anything else as on every page.
+    errorHandler: (err: FastifyError, request, reply) => {
+      if (err.code !== 'FST_REQ_FILE_TOO_LARGE') throw err;
+      return tooLargePage(request, reply);
+    },
     handler: async (request, reply) => {
       const form = d.form(request);
       const format = form.one('format').trim() || 'PDF';

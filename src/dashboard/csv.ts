@@ -148,6 +148,17 @@ interface ParsedRow {
 
 export type ParsedCsv = { ok: true; rows: ParsedRow[] } | { ok: false; problems: CsvProblem[] };
 
+/** A line break or tab typed inside a cell (Alt+Enter in a spreadsheet), with the spaces around it. */
+const LINE_BREAKS = /[ \t\r\n]*[\t\r\n][ \t\r\n]*/g;
+
+/**
+ * A cell as the shipment takes it: a line break or tab inside it is one space, as on the new-shipment
+ * form (labels print one line per field); other control characters are left for the API to refuse.
+ */
+function cellText(raw: string): string {
+  return raw.replace(LINE_BREAKS, ' ').trim();
+}
+
 const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const INTEGER = /^[+-]?\d+$/;
 
@@ -222,8 +233,84 @@ function rowShipment(cells: Map<string, string>, row: number): { shipment: NewSh
   return { shipment: body as unknown as NewShipment, columns, problems };
 }
 
+/**
+ * A row whose cells do not line up with the header's columns, said in so many words: its cells' own
+ * problems would name the wrong columns. More cells than the header is an unquoted comma splitting a
+ * cell, even when the cells past the header are empty (a decimal comma in a row whose last column is
+ * empty). Fewer cells is taken when only optional columns are missing at the end: a spreadsheet may
+ * leave out a row's trailing empty cells.
+ */
+function cellCountProblem(record: string[], header: string[], row: number): CsvProblem | undefined {
+  const counted = `Row ${row} has ${record.length} ${record.length === 1 ? 'cell' : 'cells'} where the header has ${header.length}`;
+  if (record.length > header.length) return { message: `${counted}: a comma inside a cell (a decimal comma such as 1,5, or an address) needs the cell in double quotes` };
+  const missing = header.slice(record.length).filter((name) => BY_NAME.get(name)?.required === 'yes');
+  if (missing.length === 0) return undefined;
+  return { message: `${counted}, so none for ${missing.join(', ')}: a row needs one cell for every column, an empty cell too (two commas in a row); a comma between two cells may be missing` };
+}
+
 function itemPrefix(n: number): string {
   return n === 1 ? 'item_' : `item${n}_`;
+}
+
+/** How every file is read: a row's cells are counted against the header's (cellCountProblem) rather than by the parser. */
+const CSV_OPTIONS = { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true } as const;
+
+/** The header's column names as they are matched: without regard to case, `item1_…` being `item_…`. */
+function columnNames(header: string[]): string[] {
+  return header.map((h) => h.trim().toLowerCase().replace(/^item1_/, 'item_'));
+}
+
+/** Where the parser stopped: `records` read before the faulty one (the header included), and the cell's index in it. */
+interface ParserStop {
+  code?: string;
+  records?: number;
+  column?: number;
+}
+
+/**
+ * The parser's refusal (a quoting mistake) as a problem of a row and column, counted as every other
+ * problem is: in rows, not lines, since a quoted line break makes one row of two lines.
+ */
+function quotingProblem(text: string, err: unknown): CsvProblem {
+  const { code, records, column } = err as ParserStop;
+  if (records === undefined) return { message: 'The file is not valid CSV. Save it from your spreadsheet as “CSV UTF-8 (comma delimited)” and upload it again.' };
+  const where = { row: records + 1, ...(column === undefined ? {} : { column: columnAt(text, records, column) }) };
+  switch (code) {
+    case 'INVALID_OPENING_QUOTE':
+    case 'CSV_INVALID_OPENING_QUOTE': {
+      const cell = column === undefined ? undefined : recordsUpTo(text, records + 1, true)?.[records]?.[column];
+      return { ...where, message: `a double quote inside a cell needs the whole cell in double quotes and the quote doubled (${quoted(cell)})` };
+    }
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return { ...where, message: `the cell begins with a double quote, so it must end with one, right before the next comma; a double quote inside it is doubled (${quoted(undefined)})` };
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return { ...where, message: 'the double quote that begins this cell is never closed, so the rest of the file was read as this one cell: end the cell with a double quote, or double a quote that belongs in its text ("")' };
+    default:
+      return { ...where, message: 'this row could not be read as CSV: save the file from your spreadsheet as “CSV UTF-8 (comma delimited)” and upload it again' };
+  }
+}
+
+/** The name of the header's column at `index` (read from the rows before the faulty one), or its number. */
+function columnAt(text: string, records: number, index: number): string {
+  const header = recordsUpTo(text, records, false)?.[0];
+  return (header && columnNames(header)[index]) || `cell ${index + 1}`;
+}
+
+/** The file's first `count` records (quotes read leniently when asked, to show a faulty cell); undefined when they cannot be read. */
+function recordsUpTo(text: string, count: number, relaxQuotes: boolean): string[][] | undefined {
+  if (count < 1) return undefined;
+  try {
+    return parse(text, { ...CSV_OPTIONS, relax_quotes: relaxQuotes, to: count }) as string[][];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cell as a CSV file writes it in double quotes (`"Grace ""Amazing"" Hopper"`); a long or unknown one by that example. */
+function quoted(cell: string | undefined): string {
+  const text = cell && cell.length <= 60 ? cellText(cell) : 'Grace "Amazing" Hopper';
+  return `"${text.replace(/"/g, '""')}"`;
 }
 
 /** Reads an uploaded file: its header, then every row as a shipment, checked as the API checks a batch item. */
@@ -239,12 +326,11 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
   if (text.includes('\u0000')) return fail('The file is not a CSV text file (it holds binary data). Upload the CSV export of your spreadsheet.');
   let records: string[][];
   try {
-    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: false, trim: true }) as string[][];
+    records = (parse(text, CSV_OPTIONS) as string[][]).map((record) => record.map(cellText));
   } catch (err) {
-    const e = err as Error & { lines?: number };
-    return fail(`The file is not valid CSV${e.lines ? ` (line ${e.lines})` : ''}: ${e.message.replace(/ at line \d+/, '')}.`);
+    return { ok: false, problems: [quotingProblem(text, err)] };
   }
-  const header = (records[0] ?? []).map((h) => h.trim().toLowerCase().replace(/^item1_/, 'item_'));
+  const header = columnNames(records[0] ?? []);
   if (header.every((h) => h === '')) return fail('The file is empty. It needs a header row naming the columns and one row per shipment.');
 
   const problems: CsvProblem[] = [];
@@ -266,6 +352,11 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
     if (record.every((c) => c === '')) continue; // a blank row: no shipment
     shipmentRows++;
     const row = r + 1;
+    const misaligned = cellCountProblem(record, header, row);
+    if (misaligned) {
+      problems.push(misaligned);
+      continue;
+    }
     const cells = new Map<string, string>();
     record.forEach((value, i) => {
       const name = header[i];

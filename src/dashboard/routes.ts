@@ -116,6 +116,24 @@ export function formFields(body: unknown): FormFields {
   };
 }
 
+/**
+ * The fields of a multipart form whose reading stopped at its file (one over the limit): those the
+ * browser sent before the file, as the multipart plugin holds them (`{type: 'field', value}` parts).
+ */
+export function fieldsSentBefore(body: unknown): FormFields {
+  const parts = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const values: Record<string, string[]> = Object.create(null);
+  for (const [name, part] of Object.entries(parts)) {
+    const texts = [part].flat().flatMap((p) => (isFieldPart(p) ? [p.value] : []));
+    if (texts.length) values[name] = texts;
+  }
+  return formFields(values);
+}
+
+function isFieldPart(v: unknown): v is { type: 'field'; value: string } {
+  return typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'field' && typeof (v as { value?: unknown }).value === 'string';
+}
+
 /** A urlencoded body as fields; repeated names (checkbox groups) become lists. */
 function parseForm(body: string): Record<string, string | string[]> {
   // No prototype: a field named __proto__ is a field like any other.

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { processBatches } from '../../src/batches/service.ts';
-import { CSV_COLUMNS } from '../../src/dashboard/csv.ts';
+import { CSV_COLUMNS, exampleCsv } from '../../src/dashboard/csv.ts';
 import { countRows, forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../helpers.ts';
 import { noticeOf, signedIn, type Visitor } from './support.ts';
 import { pdfText } from '../render/pictures.ts';
@@ -293,7 +293,7 @@ forEachDatabase((database) => {
         DOMESTIC, // row 5: fine
         { ...INTERNATIONAL, item_quantity: 'two', item2_currency: '' }, // row 6
         { ...INTERNATIONAL, customs_contents_type: '', customs_signer: '', item_description: '', item_quantity: '', item_weight: '', item_value: '', item_currency: '', item_hs_code: '', item_origin_country: '', item2_description: '', item2_quantity: '', item2_weight: '', item2_weight_unit: '', item2_value: '', item2_currency: '', item2_hs_code: '', item2_origin_country: '' }, // row 7: abroad without customs
-        { ...DOMESTIC, to_street1: '2 Oak\nAve', reference: 'a\tb' }, // row 8: control characters inside quoted cells
+        { ...DOMESTIC, to_street1: '2 Oak\nAve', reference: 'a\u0007b' }, // row 8: a line break is a space, a bell a control character
       ];
       const res = await upload(v, csv(rows));
       assert.equal(res.statusCode, 400);
@@ -308,13 +308,73 @@ forEachDatabase((database) => {
       assert.match(text, /Row 6, item2_currency \(customs\.items\[1\]\.value\.currency\): is required/);
       assert.match(text, /Row 7, customs_contents_type, customs_signer, item_… \(customs\): is required: the parcel crosses a customs border/);
       // Named as the API names them, never as a pattern.
-      assert.match(text, /Row 8, to_street1 \(to\.street1\): must not contain control characters/);
+      assert.doesNotMatch(text, /Row 8, to_street1/);
       assert.match(text, /Row 8, reference: must not contain control characters/);
       assert.doesNotMatch(text, /must match pattern|printable character/);
       assert.match(res.body, /<div class="error-summary" role="alert" tabindex="-1" id="error-summary">/);
       assert.match(res.body, /aria-invalid="true"/);
       assert.equal(await countRows(t.ctx, 'batches'), batches);
       assert.equal(await countRows(t.ctx, 'shipments'), shipments);
+    });
+
+    it('a line break or tab inside a cell (Alt+Enter in a spreadsheet) is one space, as on the new-shipment form', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const header = Object.keys(DOMESTIC).join(',');
+      const row = { ...DOMESTIC, reference: 'Order\t 7', to_street1: '350 Fifth \r\n Avenue', to_street2: 'Suite\n2100' };
+      const line = Object.values(row).map((c) => (/[\r\n]/.test(c) ? `"${c}"` : c)).join(',');
+      const res = await upload(v, `${header}\r\n${line}\r\n`);
+      assert.equal(res.statusCode, 303, textOf(res).slice(0, 1000));
+      await runBatches(t);
+      const batch = (await t.app.inject({ method: 'GET', url: `/v1/batches/${/([0-9a-f-]{36})$/.exec(String(res.headers.location))![1]}`, headers: { 'x-api-key': acct.apiKey } })).json();
+      const shipment = (await t.app.inject({ method: 'GET', url: `/v1/shipments/${batch.items[0].shipmentId}`, headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(shipment.reference, 'Order 7');
+      assert.equal(shipment.to.street1, '350 Fifth Avenue');
+      assert.equal(shipment.to.street2, 'Suite 2100');
+    });
+
+    it('a row whose cells do not line up with the header is named as such, not by its shifted columns', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const [header, first, second, third] = exampleCsv().split('\r\n') as [string, string, string, string];
+      // Trailing empty cells left out, as a spreadsheet may: the row is taken.
+      const trimmed = first.replace(/,+$/, '');
+      assert.ok(trimmed.split(',').length < CSV_COLUMNS.length);
+      assert.equal((await upload(v, `${header}\r\n${trimmed}\r\n`)).statusCode, 303);
+      const rows = [
+        first.replace(',1.5,lb,', ',1,5,lb,'), // row 2: an unquoted decimal comma, the last cell empty
+        second, // row 3: fine
+        third.slice(0, third.indexOf(',3,kg,')), // row 4: cut before its weight
+        trimmed, // row 5: trailing empty cells left out
+      ];
+      const res = await upload(v, `${header}\r\n${rows.join('\r\n')}\r\n`);
+      assert.equal(res.statusCode, 400);
+      const text = textOf(res);
+      assert.match(text, new RegExp(`Row 2 has ${CSV_COLUMNS.length + 1} cells where the header has ${CSV_COLUMNS.length}: a comma inside a cell \\(a decimal comma such as 1,5, or an address\\) needs the cell in double quotes`));
+      assert.doesNotMatch(text, /Row 2,/, 'no problems of columns the cells slid into');
+      assert.match(text, new RegExp(`Row 4 has ${third.slice(0, third.indexOf(',3,kg,')).split(',').length} cells where the header has ${CSV_COLUMNS.length}, so none for weight, weight_unit: a row needs one cell for every column`));
+      assert.doesNotMatch(text, /Row 4,|Row [35]/);
+      assert.match(text, /Correct these 2 problems/);
+    });
+
+    it('a quoting mistake is named by its row (a quoted line break making no new row) and its column', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const header = Object.keys(DOMESTIC).join(',');
+      const line = Object.values(DOMESTIC).join(',');
+      const twoLines = line.replace('Suite 2100', '"Suite\n2100"');
+      const cases: [string, RegExp][] = [
+        [`${header}\n${twoLines}\n${line.replace('Ada Lovelace', 'Grace "Amazing" Hopper')}\n`, /^Row 3, to_name: a double quote inside a cell needs the whole cell in double quotes and the quote doubled \("Grace ""Amazing"" Hopper"\)$/],
+        [`${header}\n${line.replace('Ada Lovelace', '"Grace" Hopper')}\n`, /^Row 2, to_name: the cell begins with a double quote, so it must end with one, right before the next comma; a double quote inside it is doubled \("Grace ""Amazing"" Hopper"\)$/],
+        [`${header}\n${twoLines}\n${line.replace('Ada Lovelace', '"Grace"Hopper')}\n`, /^Row 3, to_name: the cell begins with a double quote, so it must end with one/],
+        [`${header}\n${twoLines}\n\n${line}\n${line.replace('Suite 2100', '"Suite 2100')}\n${line}\n`, /^Row 5, to_street2: the double quote that begins this cell is never closed, so the rest of the file was read as this one cell/],
+        [`refer"ence,${header.slice('reference,'.length)}\n${line}\n`, /^Row 1, cell 1: a double quote inside a cell needs the whole cell in double quotes and the quote doubled \("refer""ence"\)$/],
+      ];
+      for (const [content, message] of cases) {
+        const res = await upload(v, content);
+        assert.equal(res.statusCode, 400);
+        const problems = [...res.body.matchAll(/<li><a href="#f-file">([^<]*)<\/a><\/li>/g)].map((m) => m[1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))));
+        assert.equal(problems.length, 1, problems.join('\n'));
+        assert.match(problems[0]!, message);
+      }
     });
 
     it('a file that is not a list of shipments is 400 with a clear message', async () => {
@@ -329,11 +389,12 @@ forEachDatabase((database) => {
         [`${header}\n${`${line}\n`.repeat(1001)}`, /The file has 1001 shipment rows; a batch takes at most 1,000/],
         [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), /The file is not a CSV text file/],
         [Buffer.from('carrier,service\nUPS,gr\xfcn\n', 'latin1'), /not a CSV text file in UTF-8/],
-        [`${header}\n"unclosed,${line}\n`, /The file is not valid CSV/],
+        [`${header}\n"unclosed,${line}\n`, /Row 2, reference: the double quote that begins this cell is never closed/],
         [header.replaceAll(',', ';'), /the columns must be separated by commas/],
         ['carrier,service,carrier\nUPS,ground,UPS\n', /a column more than once: carrier/],
         ['carrier,service\nUPS,ground\n', /The header lacks required columns: from_name, from_street1, from_city, from_country, to_name/],
-        [`${header}\n${line},surplus\n`, new RegExp(`Row 2: cell ${Object.keys(DOMESTIC).length + 1} holds “surplus”, but the header has no column name there`)],
+        [`${header},\n${line},surplus\n`, new RegExp(`Row 2: cell ${Object.keys(DOMESTIC).length + 1} holds “surplus”, but the header has no column name there`)],
+        [`${header}\n${line},surplus\n`, new RegExp(`Row 2 has ${Object.keys(DOMESTIC).length + 1} cells where the header has ${Object.keys(DOMESTIC).length}: a comma inside a cell`)],
       ];
       for (const [content, message] of cases) {
         const res = await upload(v, content);
@@ -348,6 +409,28 @@ forEachDatabase((database) => {
       assert.match(textOf(badFormat), /Format: must be one of PDF, PNG, ZPL/);
       const tooBig = await upload(v, Buffer.alloc(2 * 1024 * 1024 + 10, 'a'));
       assert.equal(tooBig.statusCode, 413);
+      assert.equal(await countRows(t.ctx, 'batches'), batches);
+    });
+
+    it('a file over 2 MiB is 413 on the upload form, saying so at the file, with the format and size sent before it', async () => {
+      const v = await signedIn(t, (await t.newAccount()).accountId);
+      const batches = await countRows(t.ctx, 'batches');
+      const page = await v.get('/dashboard/batches');
+      // A browser sends the fields in the form's order: the format and size are read before the file.
+      assert.ok(page.body.indexOf('name="format"') < page.body.indexOf('name="file"'), 'format before file');
+      assert.ok(page.body.indexOf('name="size"') < page.body.indexOf('name="file"'), 'size before file');
+      const formKey = /name="formKey" value="([0-9a-f-]{36})"/.exec(page.body)![1]!;
+      const res = await upload(v, Buffer.alloc(2 * 1024 * 1024 + 10, 'a'), { formKey, format: 'ZPL', size: '4x8' });
+      assert.equal(res.statusCode, 413);
+      assertAccessible(res.body);
+      assert.match(res.body, /<form method="post" action="\/dashboard\/batches" enctype="multipart\/form-data">/);
+      assert.match(res.body, /<input type="file" id="f-file" name="file" accept="\.csv,text\/csv" required aria-describedby="f-file-hint f-file-error" aria-invalid="true">/);
+      assert.match(res.body, /<p class="error" id="f-file-error">The file is larger than 2 MiB, the most one upload takes: split it into files of up to 1,000 rows, and check that it is the CSV export of the spreadsheet, not the spreadsheet itself\.<\/p>/);
+      assert.match(textOf(res), /The form has problems CSV file: The file is larger than 2 MiB/);
+      assert.match(res.body, /<option value="ZPL" selected>/);
+      assert.match(res.body, /<option value="4x8" selected>/);
+      assert.ok(res.body.includes(`<input type="hidden" name="formKey" value="${formKey}">`), 'the form keeps its key');
+      assert.match(textOf(res), /Your batches/);
       assert.equal(await countRows(t.ctx, 'batches'), batches);
     });
 
