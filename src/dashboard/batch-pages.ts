@@ -185,9 +185,9 @@ ${batch.name ? html`<dt>File</dt><dd>${batch.name}</dd>` : ''}
 <form method="post" action="${base}/batches/${batch.id}/print-file">
 ${csrfField(token)}
 <fieldset class="bare"${processing ? new Html(' disabled') : ''}>
+${field({ label: 'Layout', name: 'layout', value: values.layout ?? 'label', options: PRINT_LAYOUTS.map((l) => [l, LAYOUT_NAMES[l]] as const), required: true, hint: 'ZPL is always one label per label format (layout label).', errors })}
 <div class="grid">
 ${field({ label: 'Format', name: 'format', value: values.format ?? defaultFormat, options: PRINT_FORMATS.map((f) => [f, f] as const), required: true, errors })}
-${field({ label: 'Layout', name: 'layout', value: values.layout ?? 'label', options: PRINT_LAYOUTS.map((l) => [l, LAYOUT_NAMES[l]] as const), required: true, hint: 'ZPL is always one label per label format (layout label).', errors })}
 ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', value: values.start ?? '1', required: true, hint: 'Where the first label goes on the first sheet: 1–2 on letter-2up, 1–4 on a4-4up, for a sheet whose first labels are used.', errors })}
 </div>
 <button type="submit">Make the print file</button>
