@@ -1,16 +1,21 @@
 // API keys in the dashboard: the account's keys (display prefix only), a form to create one and a
 // button to revoke one. A new key is shown once, in the answer to the form that created it; it is
-// never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts).
+// never put in a URL, a redirect or a log, and only its hash is stored (auth/credentials.ts). The
+// form sent again makes no second key, and is told which key the first made; the key itself only
+// while the browser still holds the first answer's cookie, since the service keeps no copy of it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_NAME_MAX, createApiKey, keyNameAsTyped, keyNameProblem, listApiKeys, revokeAccountApiKey } from '../auth/credentials.ts';
 import { ALL_SCOPES, canonicalScope, SCOPE_DESCRIPTIONS, type Scope } from '../auth/scopes.ts';
-import { NotFound, type FieldProblem } from '../errors.ts';
+import { InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
+import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { idParams } from '../http/schemas.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time } from './html.ts';
-import { PAGE, type Dashboard } from './routes.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, formKeyField, formKeyOf, html, Html, table, time } from './html.ts';
+import { PAGE, sentAgain, type Dashboard } from './routes.ts';
 
 /** A key made a moment ago, in the page that answers its form. */
 interface NewKey {
+  /** The key's row (no secret): tells a form sent again whether this is the key it made. */
+  id: string;
   key: string;
   name: string;
   scopes: readonly Scope[];
@@ -22,8 +27,14 @@ interface KeysView {
   checked?: readonly string[];
   problems?: FieldProblem[];
   created?: NewKey;
+  /** The create form's key (onceForForm): new when the page is shown, kept while the form comes back refused. */
+  formKey?: string;
+  notice?: string;
   status?: number;
 }
+
+/** The cookie, beside the new key's, that tells the new key's page a form was sent again (the made key's id). */
+const SENT_AGAIN = 'again';
 
 /** A key's scopes as people read them: "all scopes", or the list. */
 function scopesText(scopes: readonly string[]): string {
@@ -65,6 +76,7 @@ export function keyPages(app: FastifyInstance, d: Dashboard): void {
       title: view.created ? 'New API key' : 'API keys',
       section: 'keys',
       ...(view.status ? { status: view.status } : {}),
+      ...(view.notice ? { notice: view.notice } : {}),
       body: (token) => html`<h1>API keys</h1>
 ${view.created ? newKeyBox(view.created) : ''}
 <section aria-labelledby="keys-list">
@@ -74,7 +86,7 @@ ${table(
   ['Name', 'Key', 'Scopes', 'Created', 'State', 'Action'],
   keys.map((k) => [
     html`${k.name || '—'}`,
-    html`<code>${k.prefix}…</code>`,
+    html`<code id="key-${k.id}">${k.prefix}…</code>`,
     html`${scopesText(k.scopes.split(' ').filter(Boolean))}`,
     time(k.created_at),
     k.revoked_at ? html`Revoked ${time(k.revoked_at)}` : html`Active`,
@@ -89,6 +101,7 @@ ${table(
 ${errorSummary(problems, undefined, new Map([['name', 'Name'], ['scopes', 'Scopes']]))}
 <form method="post" action="${d.base}/keys" novalidate>
 ${csrfField(token)}
+${formKeyField(formKeyOf(view.formKey))}
 ${field({ label: 'Name', name: 'name', value: view.name ?? '', required: true, maxLength: API_KEY_NAME_MAX, hint: 'What uses the key (the store\'s checkout, the packing station\'s printer), so whoever revokes it knows what stops working.', errors: fieldErrors(problems) })}
 ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
 <p class="hint">Keys made here start with <code>${keyStart}</code>${live ? '' : ' (outside production)'}.</p>
@@ -110,19 +123,38 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     handler: async (request, reply) => {
       const name = keyNameAsTyped(d.form(request).one('name'));
       const given = d.form(request).all('scopes');
+      const formKey = formKeyOf(d.form(request).one('formKey'));
       const scopes = [...new Set(given.map(canonicalScope).filter((s): s is Scope => s !== null))];
       const unknown = given.filter((s) => canonicalScope(s) === null);
       const { accountId, userId } = d.user(request);
-      const nameProblem = name ? await keyNameProblem(d.ctx.db, accountId, name) : 'is required: say what uses the key';
-      const problems: FieldProblem[] = [
-        ...(nameProblem ? [{ field: 'name', message: nameProblem }] : []),
-        ...(unknown.length ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }] : scopes.length === 0 ? [{ field: 'scopes', message: 'choose at least one scope' }] : []),
-      ];
-      if (problems.length) return keysPage(request, reply, { name, checked: scopes, problems, status: 400 });
-      const created = await createApiKey(d.ctx.db, accountId, scopes, live, { name });
-      request.log.info({ user: userId, key: created.prefix }, 'dashboard api key created');
+      const nameProblems = async (): Promise<FieldProblem[]> => {
+        const problem = name ? await keyNameProblem(d.ctx.db, accountId, name) : 'is required: say what uses the key';
+        return problem ? [{ field: 'name', message: problem }] : [];
+      };
+      const scopeProblems = unknown.length ? [{ field: 'scopes', message: `must be one of ${ALL_SCOPES.join(', ')}` }] : scopes.length === 0 ? [{ field: 'scopes', message: 'choose at least one scope' }] : [];
+      const refused = (problems: FieldProblem[]) => keysPage(request, reply, { name, checked: scopes, problems, formKey, status: 400 });
+      if (scopeProblems.length) return refused([...(await nameProblems()), ...scopeProblems]);
+      // The same form sent again (a double click, Back and submit) makes no second key: its name is
+      // checked within the form's one sending, so a second one is not refused for the name the first took.
+      let created: Awaited<ReturnType<typeof createApiKey>> | undefined;
+      let sending: FormSending;
+      try {
+        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+          const problems = await nameProblems();
+          if (problems.length) throw new InvalidInput('the key was not created', problems);
+          created = await createApiKey(d.ctx.db, accountId, scopes, live, { name });
+          return `/keys#key-${created.id}`;
+        });
+      } catch (err) {
+        if (err instanceof InvalidInput) return refused(err.details ?? []);
+        throw err;
+      }
+      if (sending.again && sending.answer === null) return sentAgain(d, reply, sending, { made: 'key', list: '/keys' });
+      // The page of the new key tells it apart: the key itself while the first answer's cookie is there, else which key it was.
+      if (sending.again) return d.redirectOnce(reply, '/keys/new', sending.answer!.split('#key-')[1] ?? '', SENT_AGAIN);
+      request.log.info({ user: userId, key: created!.prefix }, 'dashboard api key created');
       // Shown on the page the form redirects to, once: refreshing it never makes a second key.
-      return d.redirectOnce(reply, '/keys/new', JSON.stringify({ key: created.key, name, scopes }));
+      return d.redirectOnce(reply, '/keys/new', JSON.stringify({ id: created!.id, key: created!.key, name, scopes }));
     },
   });
 
@@ -131,9 +163,17 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
     schema: { hide: true },
     handler: async (request, reply) => {
       const once = d.takeOnce(request, reply, '/keys/new');
-      if (!once) return d.redirect(reply, '/keys', 'A new key is shown once, on the page right after its form. If you did not keep it, revoke it and create another.');
-      const created = JSON.parse(once) as NewKey;
-      return keysPage(request, reply, { created });
+      const shown = once ? (JSON.parse(once) as NewKey) : undefined;
+      // A form sent again: the key its first sending made (by id), and whether this browser still holds it.
+      const again = d.takeOnce(request, reply, '/keys/new', SENT_AGAIN);
+      if (shown && again === shown.id) return keysPage(request, reply, { created: shown, notice: 'This form was already sent: this is the key it made. Nothing new was created.' });
+      const made = again ? (await listApiKeys(d.ctx.db, d.user(request).accountId)).find((k) => k.id === again) : undefined;
+      const named = made && (made.name ? `“${made.name}” (${made.prefix}…)` : `${made.prefix}…`);
+      // At most 300 characters with a name of 100, as every notice.
+      const madeNotice = made && `This form was already sent: it made the key ${named}, whose secret was shown once, on the first answer. Nothing new was created. If you did not copy it, revoke it and create another.`;
+      if (shown) return keysPage(request, reply, { created: shown, ...(madeNotice ? { notice: madeNotice } : {}) });
+      if (made) return d.redirect(reply, `/keys#key-${made.id}`, madeNotice);
+      return d.redirect(reply, '/keys', 'A new key is shown once, on the page right after its form. If you did not keep it, revoke it and create another.');
     },
   });
 

@@ -5,10 +5,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CARRIERS, type Carrier } from '../carriers/services.ts';
 import { AppError, type FieldProblem } from '../errors.ts';
 import { createManifest, listManifests, type Manifest } from '../manifests/service.ts';
-import { confirmation, csrfField, errorSummary, field, fieldErrors, html, olderLink, table, time } from './html.ts';
+import { confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, html, olderLink, table, time } from './html.ts';
 import { labelsWaitingForManifest } from '../labels/service.ts';
+import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { pageOf } from '../http/pagination.ts';
-import { PAGE, type Dashboard } from './routes.ts';
+import { PAGE, sentAgain, type Dashboard } from './routes.ts';
 
 const PER_PAGE = 25;
 
@@ -20,7 +21,7 @@ export function manifestPages(app: FastifyInstance, d: Dashboard): void {
       ? html`<a href="${m.url}">Download ${m.number} (PDF)</a>`
       : html`Link expired ${time(m.expiresAt)}`;
 
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; carrier?: string; formErrors?: FieldProblem[]; message?: string } = {}) => {
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, o: { status?: number; carrier?: string; formErrors?: FieldProblem[]; message?: string; formKey?: string } = {}) => {
     const cursor = (request.query as { cursor?: string } | undefined)?.cursor;
     const page = pageOf({ limit: PER_PAGE, ...(cursor ? { cursor } : {}) });
     const rows = await listManifests(ctx, d.user(request).accountId, page);
@@ -37,6 +38,7 @@ ${errorSummary(o.formErrors, o.message, new Map([['carrier', 'Carrier']]))}
 <p>Puts every active label of the carrier that is on no manifest yet onto one manifest (returns’ labels are left out: the customer hands those to the carrier): the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). The next page says how many labels that is before anything is done. A label on a manifest can no longer be invalidated.</p>
 <form method="post" action="${base}/manifests">
 ${csrfField(token)}
+${formKeyField(formKeyOf(o.formKey))}
 ${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: [['', 'Choose a carrier'] as const, ...CARRIERS.map((c) => [c, c] as const)], required: true, errors })}
 <button type="submit">Close the day</button>
 </form>
@@ -47,7 +49,7 @@ ${field({ label: 'Carrier', name: 'carrier', value: o.carrier ?? '', options: [[
 ${table(
   'Manifests, newest first',
   ['Number', 'Carrier', 'Labels', 'Created', 'Document'],
-  manifests.map((m) => [html`<code>${m.number}</code>`, html`${m.carrier}`, html`${m.labelCount}`, time(m.createdAt), download(m)]),
+  manifests.map((m) => [html`<code id="manifest-${m.number}">${m.number}</code>`, html`${m.carrier}`, html`${m.labelCount}`, time(m.createdAt), download(m)]),
   cursor ? 'No older manifests.' : 'No manifests yet: close the day for a carrier above.',
 )}
 ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? html`<p><a href="${base}/manifests">Newest manifests</a></p>` : ''}
@@ -66,10 +68,12 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
     schema: { hide: true },
     handler: async (request, reply) => {
       const carrier = d.form(request).one('carrier').trim();
+      // The form's key (onceForForm) goes through the page that asks first, to its button.
+      const formKey = formKeyOf(d.form(request).one('formKey'));
       if (!(CARRIERS as readonly string[]).includes(carrier)) {
         // No carrier is chosen for the user: closing the day cannot be undone.
         const message = carrier === '' ? 'choose the carrier whose day to close' : `must be one of ${CARRIERS.join(', ')}`;
-        return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message }] });
+        return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message }], formKey });
       }
       const { accountId } = d.user(request);
       // Closing the day cannot be undone: first how many labels it would take, and a button that does it.
@@ -86,20 +90,32 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
               action: `${base}/manifests`,
               button: `Close the day for ${carrier}`,
               cancel: `${base}/manifests`,
-              hidden: { carrier },
+              hidden: { carrier, formKey },
             }),
           });
         }
       }
+      // The same form sent again (a double click on the button, Back and submit) makes no second
+      // manifest, and is not told that nothing waits: it is led to the manifest the first made (its
+      // row in the list, by its number).
+      let manifest: Manifest | undefined;
+      let sending: FormSending;
       try {
-        const manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier });
-        const labels = `${manifest.labelCount} ${manifest.labelCount === 1 ? 'label' : 'labels'}`;
-        return d.redirect(reply, '/manifests', `Manifest ${manifest.number} was made for ${manifest.carrier} with ${labels}.`);
+        sending = await onceForForm(ctx, accountId, formKey, async () => {
+          manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier });
+          return `/manifests#manifest-${manifest.number}`;
+        });
       } catch (err) {
         // Nothing to manifest (422) and the like: the service's message, with its status, on this page.
         if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return listPage(request, reply, { status: err.status, carrier, formErrors: err.details, message: err.message });
+        return listPage(request, reply, { status: err.status, carrier, formErrors: err.details, message: err.message, formKey });
       }
+      if (sending.again) {
+        const number = sending.answer?.split('#manifest-')[1];
+        return sentAgain(d, reply, sending, { made: number ? `manifest ${number}` : 'manifest', list: '/manifests' });
+      }
+      const labels = `${manifest!.labelCount} ${manifest!.labelCount === 1 ? 'label' : 'labels'}`;
+      return d.redirect(reply, '/manifests', `Manifest ${manifest!.number} was made for ${manifest!.carrier} with ${labels}.`);
     },
   });
 }

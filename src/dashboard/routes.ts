@@ -73,11 +73,12 @@ export interface Dashboard {
   /**
    * After a form whose answer shows something once (a new API key): 303 to `path`, the value riding
    * in a signed HttpOnly cookie for that page alone, for a minute. Refreshing the page, or going back
-   * to it, never posts the form again.
+   * to it, never posts the form again. `name` tells apart two values for one page (what a form sent
+   * again made, beside the first sending's value, which it must not replace).
    */
-  redirectOnce(reply: FastifyReply, path: string, value: string): FastifyReply;
-  /** What redirectOnce sent to `path`, once: the cookie is cleared as it is read. */
-  takeOnce(request: FastifyRequest, reply: FastifyReply, path: string): string | undefined;
+  redirectOnce(reply: FastifyReply, path: string, value: string, name?: string): FastifyReply;
+  /** What redirectOnce sent to `path` (under `name`), once: the cookie is cleared as it is read. */
+  takeOnce(request: FastifyRequest, reply: FastifyReply, path: string, name?: string): string | undefined;
   /** The posted form (urlencoded or multipart). */
   form(request: FastifyRequest): FormFields;
 }
@@ -267,12 +268,12 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext, lim
       if (notice) reply.setCookie(refused ? REFUSAL_COOKIE : NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOpts, maxAge: 60, signed: true });
       return reply.redirect(`${base}${path}`, 303);
     },
-    redirectOnce(reply, path, value) {
-      reply.setCookie(ONCE_COOKIE, encodeURIComponent(value), { ...cookieOpts, path: `${base}${path}`, maxAge: 60, signed: true });
+    redirectOnce(reply, path, value, name) {
+      reply.setCookie(name ? `${ONCE_COOKIE}_${name}` : ONCE_COOKIE, encodeURIComponent(value), { ...cookieOpts, path: `${base}${path}`, maxAge: 60, signed: true });
       return reply.redirect(`${base}${path}`, 303);
     },
-    takeOnce(request, reply, path) {
-      return takeSigned(request, reply, ONCE_COOKIE, { ...cookieOpts, path: `${base}${path}` });
+    takeOnce(request, reply, path, name) {
+      return takeSigned(request, reply, name ? `${ONCE_COOKIE}_${name}` : ONCE_COOKIE, { ...cookieOpts, path: `${base}${path}` });
     },
     form(request) {
       return formFields(request.body);

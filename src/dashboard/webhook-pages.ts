@@ -7,10 +7,11 @@ import { EVENT_TYPES, type EventType } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { pageOf } from '../http/pagination.ts';
 import { uuid } from '../http/schemas.ts';
-import { createWebhook, createWebhookBody, deleteWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
-import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
+import { createWebhook, createWebhookBody, deleteWebhook, getWebhook, listDeliveries, listWebhooks, redeliver, updateWebhook, webhookRuleProblems, type Delivery, type Webhook, type WebhookPatch } from '../webhooks/service.ts';
+import { onceForForm, type FormSending } from '../http/idempotency.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, fieldId, formKeyField, formKeyOf, html, Html, table, time, type FieldErrors, statusBadge, olderLink } from './html.ts';
 import { accountShipmentsByIds, type Shipment } from '../shipments/service.ts';
-import { PAGE, type Dashboard } from './routes.ts';
+import { PAGE, sentAgain, type Dashboard } from './routes.ts';
 import { bodyProblems } from './validation.ts';
 
 
@@ -49,15 +50,24 @@ function bodyOf(form: WebhookForm): Record<string, unknown> {
   };
 }
 
-/** The schema's problems; a problem of one event (`events[1]`) is shown beside the group. */
-function formProblems(form: WebhookForm): FieldProblem[] {
-  const problems = bodyProblems(createWebhookBody, bodyOf(form));
-  if (form.secret && form.removeSecret) problems.push({ field: 'secret', message: 'give a new secret or remove it, not both' });
-  return problems.map((p) => (/^events\[\d+\]$/.test(p.field) ? { ...p, field: 'events' } : p));
+/**
+ * Every problem of the form at once, in the form's order: the schema's, then the service's own rules
+ * (an ftp URL, a whsec_ secret that is not base64) for the fields the schema found no fault in. A
+ * problem of one event (`events[1]`) is shown beside the group.
+ */
+function formProblems(d: Dashboard, form: WebhookForm): FieldProblem[] {
+  const schema = bodyProblems(createWebhookBody, bodyOf(form)).map((p) => (/^events\[\d+\]$/.test(p.field) ? { ...p, field: 'events' } : p));
+  const checked = { ...(form.url ? { url: form.url } : {}), ...(form.secret && !form.removeSecret ? { secret: form.secret } : {}) };
+  const rules = webhookRuleProblems(d.ctx, checked).filter((p) => !schema.some((s) => s.field === p.field));
+  const both = form.secret && form.removeSecret ? [{ field: 'secret', message: 'give a new secret or remove it, not both' }] : [];
+  const order = [...WEBHOOK_LABELS.keys()];
+  return [...schema, ...rules, ...both].sort((a, b) => order.indexOf(a.field) - order.indexOf(b.field));
 }
 
-/** What the error summary calls each field: its label on the form. */
+/** What the error summary calls each field: its label on the add form. */
 const WEBHOOK_LABELS = new Map([['url', 'URL'], ['events', 'Events'], ['active', 'Active'], ['secret', 'Signing secret']]);
+/** The change form's labels: its secret field is the new one. */
+const CHANGE_LABELS = new Map([...WEBHOOK_LABELS, ['secret', 'New signing secret']]);
 
 /** The URL, events and active fields shared by the add and the change form. */
 function webhookFields(form: WebhookForm, errors: FieldErrors, mode: 'create' | 'edit'): Html {
@@ -88,7 +98,8 @@ ${mode === 'edit' ? html`<div class="field checks"><label for="${fieldId('remove
 
 // ---- the list ----
 
-function listPage(d: Dashboard, hooks: Webhook[], older: Html, form: WebhookForm, problems: FieldProblem[], message?: string): (token: string) => Html {
+/** `formKey`: the add form's key (onceForForm), new each time the empty form is shown. */
+function listPage(d: Dashboard, hooks: Webhook[], older: Html, form: WebhookForm, formKey: string, problems: FieldProblem[], message?: string): (token: string) => Html {
   const errors = fieldErrors(problems);
   return (token) => html`<h1>Webhooks</h1>
 <section aria-labelledby="webhooks-list">
@@ -106,6 +117,7 @@ ${older}
 ${errorSummary(problems, message, WEBHOOK_LABELS)}
 <form method="post" action="${d.base}/webhooks" novalidate>
 ${csrfField(token)}
+${formKeyField(formKey)}
 ${webhookFields(form, errors, 'create')}
 <button type="submit">Add the webhook</button>
 </form>
@@ -169,7 +181,7 @@ ${!view.form && view.message ? errorSummary(undefined, view.message) : ''}
 <dl><dt>Active</dt><dd>${hook.active ? 'Yes' : 'No: nothing is sent until it is activated again'}</dd><dt>Created</dt><dd>${time(hook.createdAt)}</dd><dt>Changed</dt><dd>${time(hook.updatedAt)}</dd><dt>Id</dt><dd><code>${hook.id}</code></dd></dl>
 <section aria-labelledby="webhook-edit">
 <h2 id="webhook-edit">Change the webhook</h2>
-${view.form ? errorSummary(problems, view.message) : ''}
+${view.form ? errorSummary(problems, view.message, CHANGE_LABELS) : ''}
 <form method="post" action="${d.base}/webhooks/${hook.id}" novalidate>
 ${csrfField(token)}
 ${webhookFields(form, fieldErrors(problems), 'edit')}
@@ -193,7 +205,7 @@ ${actionButton(`${d.base}/webhooks/${hook.id}/delete`, 'Delete the webhook', tok
 }
 
 export function webhookPages(app: FastifyInstance, d: Dashboard): void {
-  const listAndForm = async (request: FastifyRequest, reply: FastifyReply, o: { cursor?: string; form?: WebhookForm; problems?: FieldProblem[]; message?: string; status?: number } = {}) => {
+  const listAndForm = async (request: FastifyRequest, reply: FastifyReply, o: { cursor?: string; form?: WebhookForm; formKey?: string; problems?: FieldProblem[]; message?: string; status?: number } = {}) => {
     const page = pageOf({ limit: LIST_SIZE, ...(o.cursor ? { cursor: o.cursor } : {}) });
     const rows = await listWebhooks(d.ctx, d.user(request).accountId, page);
     const older = olderLink(`${d.base}/webhooks`, {}, page, rows, 'Older webhooks');
@@ -201,7 +213,8 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
       title: 'Webhooks',
       section: 'webhooks',
       ...(o.status ? { status: o.status } : {}),
-      body: listPage(d, rows.slice(0, page.limit), older, o.form ?? EMPTY_FORM, o.problems ?? [], o.message),
+      // The add form's key: new each time the page is shown, kept while the form comes back refused.
+      body: listPage(d, rows.slice(0, page.limit), older, o.form ?? EMPTY_FORM, formKeyOf(o.formKey), o.problems ?? [], o.message),
     });
   };
 
@@ -216,17 +229,24 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
     schema: { hide: true },
     handler: async (request, reply) => {
       const form = readForm(request, d);
-      const refused = (problems: FieldProblem[], message?: string) => listAndForm(request, reply, { form, problems, status: 400, ...(message ? { message } : {}) });
-      const problems = formProblems(form);
+      const formKey = formKeyOf(d.form(request).one('formKey'));
+      const refused = (problems: FieldProblem[], message?: string) => listAndForm(request, reply, { form, formKey, problems, status: 400, ...(message ? { message } : {}) });
+      const problems = formProblems(d, form);
       if (problems.length) return refused(problems);
-      let hook: Webhook;
+      // The same form sent again (a double click, a retry, Back and submit) adds no second webhook,
+      // which would get every event twice.
+      let sending: FormSending;
       try {
-        hook = await createWebhook(d.ctx, d.user(request).accountId, { url: form.url, events: form.events as EventType[], active: form.active, ...(form.secret ? { secret: form.secret } : {}) });
+        sending = await onceForForm(d.ctx, d.user(request).accountId, formKey, async () => {
+          const hook = await createWebhook(d.ctx, d.user(request).accountId, { url: form.url, events: form.events as EventType[], active: form.active, ...(form.secret ? { secret: form.secret } : {}) });
+          return `/webhooks/${hook.id}`;
+        });
       } catch (err) {
         if (err instanceof InvalidInput) return refused(err.details ?? [], err.message);
         throw err;
       }
-      return d.redirect(reply, `/webhooks/${hook.id}`, 'Webhook added.');
+      if (sending.again) return sentAgain(d, reply, sending, { made: 'webhook', list: '/webhooks' });
+      return d.redirect(reply, sending.answer, 'Webhook added.');
     },
   });
 
@@ -245,7 +265,7 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
       const refused = (problems: FieldProblem[], message?: string) => detailPage(d, request, reply, id, { form, problems, status: 400, ...(message ? { message } : {}) });
       // An id of another account is a 404 whatever the form holds.
       await getWebhook(d.ctx, d.user(request).accountId, id);
-      const problems = formProblems(form);
+      const problems = formProblems(d, form);
       if (problems.length) return refused(problems);
       const patch: WebhookPatch = { url: form.url, events: form.events as EventType[], active: form.active };
       if (form.secret) patch.secret = form.secret;

@@ -2,7 +2,7 @@
 import type { AppContext } from '../context.ts';
 import { eventSubjects, type EventType } from '../db/events.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
-import { Conflict, InvalidInput, NotFound } from '../errors.ts';
+import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import type { Page } from '../db/page.ts';
 import { sealSecret, secretKey } from './secret-box.ts';
 import { secretProblem } from './signing.ts';
@@ -63,31 +63,52 @@ function toDelivery(row: store.DeliveryRow, subjectId: string, attempts: store.A
   };
 }
 
-function checkUrl(ctx: AppContext, value: string): void {
+/** Why the service refuses a URL the schema lets through (another scheme, no host, credentials), or undefined. */
+function urlRefusal(ctx: AppContext, value: string): InvalidInput | undefined {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new InvalidInput('url must be an absolute http or https URL', [{ field: 'url', message: 'is not an absolute URL' }]);
+    return new InvalidInput('url must be an absolute http or https URL', [{ field: 'url', message: 'is not an absolute URL' }]);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new InvalidInput('url must be an absolute http or https URL', [{ field: 'url', message: 'must use http or https' }]);
+    return new InvalidInput('url must be an absolute http or https URL', [{ field: 'url', message: 'must use http or https' }]);
   }
   // `http:/x` and `https:host` parse (WHATWG guesses the host) but name no authority (RFC 3986 `//host`).
   if (!/^https?:\/\/[^/]/i.test(value)) {
-    throw new InvalidInput('url must be an absolute http or https URL with a host (http://host/…)', [{ field: 'url', message: 'has no host' }]);
+    return new InvalidInput('url must be an absolute http or https URL with a host (http://host/…)', [{ field: 'url', message: 'has no host' }]);
   }
   if (ctx.config.env === 'production' && url.protocol !== 'https:') {
-    throw new InvalidInput('url must use https', [{ field: 'url', message: 'must use https' }]);
+    return new InvalidInput('url must use https', [{ field: 'url', message: 'must use https' }]);
   }
   if (url.username || url.password) {
-    throw new InvalidInput('url must not contain credentials; use secret to authenticate deliveries', [{ field: 'url', message: 'must not contain user:password' }]);
+    return new InvalidInput('url must not contain credentials; use secret to authenticate deliveries', [{ field: 'url', message: 'must not contain user:password' }]);
   }
+  return undefined;
+}
+
+function secretRefusal(secret: string): InvalidInput | undefined {
+  const problem = secretProblem(secret);
+  return problem ? new InvalidInput(`secret is not usable: ${problem}`, [{ field: 'secret', message: problem }]) : undefined;
+}
+
+function checkUrl(ctx: AppContext, value: string): void {
+  const refusal = urlRefusal(ctx, value);
+  if (refusal) throw refusal;
 }
 
 function checkSecret(secret: string): void {
-  const problem = secretProblem(secret);
-  if (problem) throw new InvalidInput(`secret is not usable: ${problem}`, [{ field: 'secret', message: problem }]);
+  const refusal = secretRefusal(secret);
+  if (refusal) throw refusal;
+}
+
+/**
+ * What the service's own rules (beyond the body's schema) say of a URL and a secret, both at once:
+ * a form shows them beside the schema's problems instead of one round later.
+ */
+export function webhookRuleProblems(ctx: AppContext, input: { url?: string; secret?: string }): FieldProblem[] {
+  const refusals = [input.url === undefined ? undefined : urlRefusal(ctx, input.url), input.secret === undefined ? undefined : secretRefusal(input.secret)];
+  return refusals.flatMap((r) => r?.details ?? []);
 }
 
 async function sealed(ctx: AppContext, webhookId: string, secret: string | null | undefined): Promise<string | null> {

@@ -8,7 +8,7 @@ import { forEachDatabase, type TestAccount, withTestApp } from '../helpers.ts';
 import { listApiKeys, revokeAccountApiKey } from '../../src/auth/credentials.ts';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../src/auth/scopes.ts';
 import { NotFound } from '../../src/errors.ts';
-import { signedIn, type Visitor } from './support.ts';
+import { noticeOf, signedIn, type Visitor } from './support.ts';
 
 const KEY = /<p class="secret" id="new-key"><code>(sk_test_[A-Za-z0-9_-]+)<\/code><\/p>/;
 
@@ -43,7 +43,7 @@ forEachDatabase((database) => {
       assert.match(res.body, /<caption>API keys, oldest first<\/caption>/);
       for (const h of ['Name', 'Key', 'Scopes', 'Created', 'State', 'Action']) assert.ok(res.body.includes(`<th scope="col">${h}</th>`), h);
       // The account's key from the test set-up: its prefix, never the key.
-      assert.ok(res.body.includes(`<code>${acct.apiKey.slice(0, 16)}…</code>`));
+      assert.match(res.body, new RegExp(`<code id="key-[0-9a-f-]{36}">${acct.apiKey.slice(0, 16)}…</code>`));
       assert.ok(!res.body.includes(acct.apiKey));
       assert.match(res.body, /<fieldset id="f-scopes" class="checks">\s*<legend>Scopes<\/legend>/);
       for (const s of ALL_SCOPES) {
@@ -71,17 +71,17 @@ forEachDatabase((database) => {
 
       // Afterwards: the prefix in the list, the key nowhere (nor in the logs).
       const list = await v.get('/dashboard/keys');
-      assert.ok(list.body.includes(`<code>${key.slice(0, 16)}…</code>`));
+      assert.match(list.body, new RegExp(`<code id="key-[0-9a-f-]{36}">${key.slice(0, 16)}…</code>`));
       assert.ok(!list.body.includes(key));
       assert.ok(!KEY.test(list.body));
       assert.ok(!t.logs.join('').includes(key), 'the key is not logged');
-      assert.match(list.body, new RegExp(`<td>The store &#60;checkout&#62;</td><td><code>${key.slice(0, 16)}…</code></td><td>all scopes</td>`));
+      assert.match(list.body, new RegExp(`<td>The store &#60;checkout&#62;</td><td><code id="key-[0-9a-f-]{36}">${key.slice(0, 16)}…</code></td><td>all scopes</td>`));
       const stored = await listApiKeys(t.ctx.db, acct.accountId);
       assert.equal(stored.length, 2);
       assert.equal(stored[1]!.prefix, key.slice(0, 16));
       assert.equal(stored[1]!.name, 'The store <checkout>');
       // The set-up key has no name: a dash.
-      assert.ok(list.body.includes(`<td>—</td><td><code>${acct.apiKey.slice(0, 16)}…</code></td>`));
+      assert.match(list.body, new RegExp(`<td>—</td><td><code id="key-[0-9a-f-]{36}">${acct.apiKey.slice(0, 16)}…</code></td>`));
     });
 
     it('refreshing the page of the new key never makes another key, nor shows the key again', async () => {
@@ -96,13 +96,60 @@ forEachDatabase((database) => {
       assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 2, 'the set-up key and the one made');
     });
 
+    it('the same form sent twice at once makes one key; the second answer shows it while the browser holds the first\'s, else names it', async () => {
+      const { acct, v } = await user();
+      const keyOf = (body: string) => /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(body)?.[1];
+      const formKey = keyOf((await v.get('/dashboard/keys')).body);
+      assert.ok(formKey, 'the create form carries a key of its own');
+      assert.notEqual(keyOf((await v.get('/dashboard/keys')).body), formKey, 'a new one each time it is shown');
+      const fields = { name: 'Checkout', scopes: [...ALL_SCOPES], formKey };
+      // A refused form comes back with its key, and nothing is kept for it.
+      const refused = await v.post('/dashboard/keys', { ...fields, scopes: [] }, '/dashboard/keys');
+      assert.equal(refused.statusCode, 400);
+      assert.equal(keyOf(refused.body), formKey);
+
+      // A double click whose first answer reached the browser too: its page shows the key, saying the form was sent twice.
+      const both = await Promise.all([0, 1].map(() => v.post('/dashboard/keys', fields, '/dashboard/keys')));
+      assert.deepEqual(both.map((r) => [r.statusCode, r.headers.location]), [[303, '/dashboard/keys/new'], [303, '/dashboard/keys/new']], both[1]!.body.slice(0, 500));
+      const keys = await listApiKeys(t.ctx.db, acct.accountId);
+      assert.equal(keys.length, 2, 'the set-up key and one made by the form');
+      const shown = await v.get('/dashboard/keys/new');
+      assert.equal(shown.statusCode, 200);
+      const key = KEY.exec(shown.body)?.[1];
+      assert.equal(key?.slice(0, 16), keys[1]!.prefix);
+      assert.match(shown.body, /<p class="notice" role="status"[^>]*>This form was already sent: this is the key it made\. Nothing new was created\.<\/p>/);
+
+      // Sent again later (Back and submit): nothing new, and the key named, its secret not shown again.
+      const later = await v.post('/dashboard/keys', fields, '/dashboard/keys');
+      assert.equal(later.headers.location, '/dashboard/keys/new');
+      const named = await v.get('/dashboard/keys/new');
+      assert.equal(named.statusCode, 303);
+      assert.equal(named.headers.location, `/dashboard/keys#key-${keys[1]!.id}`);
+      assert.equal(noticeOf(named), `This form was already sent: it made the key “Checkout” (${keys[1]!.prefix}…), whose secret was shown once, on the first answer. Nothing new was created. If you did not copy it, revoke it and create another.`);
+      const list = await v.get('/dashboard/keys');
+      assert.ok(list.body.includes(`<code id="key-${keys[1]!.id}">${keys[1]!.prefix}…</code>`), 'the address names the key\'s row');
+      assert.ok(!list.body.includes(key!));
+
+      // A double click whose first answer the browser dropped (it showed the second): the key named, never shown from a stored answer.
+      const other = { ...fields, name: 'Printer', formKey: keyOf((await v.get('/dashboard/keys')).body)! };
+      await Promise.all([0, 1].map(() => v.post('/dashboard/keys', other, '/dashboard/keys')));
+      v.cookies.delete('dashboard_once');
+      const dropped = await v.get('/dashboard/keys/new');
+      assert.equal(dropped.statusCode, 303);
+      const printer = (await listApiKeys(t.ctx.db, acct.accountId)).find((k) => k.name === 'Printer')!;
+      assert.equal(dropped.headers.location, `/dashboard/keys#key-${printer.id}`);
+      assert.match(noticeOf(dropped) ?? '', new RegExp(`^This form was already sent: it made the key “Printer” \\(${printer.prefix}…\\), whose secret was shown once`));
+      assert.equal((await listApiKeys(t.ctx.db, acct.accountId)).length, 3);
+      assert.ok(!t.logs.join('').includes(key!), 'the key is not logged');
+    });
+
     it('gives the key only the scopes ticked', async () => {
       const { v } = await user();
       const key = await createKey(v, 'read:webhooks');
       assert.equal((await withKey(key, '/v1/webhooks')).statusCode, 200);
       assert.equal((await withKey(key, '/v1/shipments')).statusCode, 403);
       const list = await v.get('/dashboard/keys');
-      assert.match(list.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>read:webhooks</td>`));
+      assert.match(list.body, new RegExp(`<code id="key-[0-9a-f-]{36}">${key.slice(0, 16)}…</code></td><td>read:webhooks</td>`));
     });
 
     it('refuses a form without scopes, or with an unknown one: 400, the message beside the scopes, no key', async () => {
@@ -186,7 +233,7 @@ forEachDatabase((database) => {
       const after = await v.get(String(res.headers.location));
       assert.match(after.body, new RegExp(`<p class="notice" role="status"[^>]*>The key “Packing station 2” ${key.slice(0, 16)}… is revoked: requests with it are refused from now on\\.</p>`));
       assert.ok(!String(res.headers.location).includes('sk_'), 'no part of the key in the URL');
-      assert.match(after.body, new RegExp(`<code>${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
+      assert.match(after.body, new RegExp(`<code id="key-[0-9a-f-]{36}">${key.slice(0, 16)}…</code></td><td>[^<]*</td><td><time[^>]*>[^<]*</time></td><td>Revoked <time`));
       assert.ok(!after.body.includes(`/dashboard/keys/${id}/revoke`), 'no button for a revoked key');
       // Again, from a page shown before: nothing changes, 303 to the list saying so.
       const again = await v.post(`/dashboard/keys/${id}/revoke`, {}, '/dashboard/keys');

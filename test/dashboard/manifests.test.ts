@@ -52,7 +52,7 @@ forEachDatabase((database) => {
       const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
       assert.equal(asked.statusCode, 200, textOf(asked).slice(0, 1000));
       assert.match(textOf(asked), /Close the day for UPS\? 2 labels of UPS wait for a manifest now \(every active one on no manifest yet; returns’ labels are left out/);
-      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day for UPS<\/button>/);
+      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="formKey" value="[0-9a-f-]{36}"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day for UPS<\/button>/);
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 0);
       const closed = await v.post('/dashboard/manifests', { carrier: 'UPS', confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(closed.statusCode, 303, textOf(closed).slice(0, 1000));
@@ -111,6 +111,41 @@ forEachDatabase((database) => {
       assert.equal(scan.statusCode, 303);
       assert.match(noticeOf(scan)!, /^Manifest 9475\d{18} was made for USPS with 1 label\.$/);
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 2);
+    });
+
+    it('the same form sent again (two at once, or again later) makes no second manifest and leads to the one the first made', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      await labelsOf(t, acct.apiKey, 2);
+      const keyOf = (body: string) => /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(body)?.[1];
+      const formKey = keyOf((await v.get('/dashboard/manifests')).body);
+      assert.ok(formKey, 'the form carries a key of its own');
+      assert.notEqual(keyOf((await v.get('/dashboard/manifests')).body), formKey, 'a new one each time it is shown');
+      // The page that asks first carries the key to its button.
+      const asked = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey }, '/dashboard/manifests');
+      assert.equal(asked.statusCode, 200);
+      assert.equal(keyOf(asked.body), formKey);
+      // Its button pressed twice at once: one manifest; both answers lead to it, neither says nothing waits.
+      const both = await Promise.all([0, 1].map(() => v.post('/dashboard/manifests', { carrier: 'UPS', formKey, confirmed: 'yes' }, '/dashboard/manifests')));
+      assert.deepEqual(both.map((r) => r.statusCode), [303, 303], textOf(both[1]!).slice(0, 500));
+      const manifests = (await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.equal(manifests.length, 1);
+      const number = manifests[0].number;
+      const answers = both.map((r) => [r.headers.location, noticeOf(r)]).sort((a, b) => String(a[0]).length - String(b[0]).length);
+      assert.deepEqual(answers, [
+        ['/dashboard/manifests', `Manifest ${number} was made for UPS with 2 labels.`],
+        [`/dashboard/manifests#manifest-${number}`, `This form was already sent: this is the manifest ${number} it made. Nothing new was created.`],
+      ]);
+      // Back and submit, later: the same, and still one manifest.
+      const later = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(later.statusCode, 303);
+      assert.equal(later.headers.location, `/dashboard/manifests#manifest-${number}`);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 1);
+      // That address names the manifest's row in the list.
+      assert.ok((await v.get('/dashboard/manifests')).body.includes(`<code id="manifest-${number}">${number}</code>`));
+      // A refusal keeps nothing for the key: the form comes back with it.
+      const nothing = await v.post('/dashboard/manifests', { carrier: 'DHL', formKey: keyOf((await v.get('/dashboard/manifests')).body)!, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(nothing.statusCode, 422);
     });
 
     it("another account's manifests are not listed, and the form needs its token", async () => {

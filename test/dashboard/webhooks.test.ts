@@ -134,6 +134,45 @@ forEachDatabase((database) => {
       });
     }
 
+    it('the same form sent again (two at once, or again later) adds no second webhook and leads to the one it made', async () => {
+      const { acct, v } = await user();
+      const keyOf = (body: string) => /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(body)?.[1];
+      const formKey = keyOf((await v.get('/dashboard/webhooks')).body);
+      assert.ok(formKey, 'the add form carries a key of its own');
+      assert.notEqual(keyOf((await v.get('/dashboard/webhooks')).body), formKey, 'a new one each time it is shown');
+      const fields = { url: 'https://hooks.example.com/twice', events: 'shipment.created', active: 'true', formKey };
+      // Refused first: the form comes back with the same key, and nothing is kept for it.
+      const refused = await v.post('/dashboard/webhooks', { ...fields, url: 'ftp://hooks.example.com/twice' }, '/dashboard/webhooks');
+      assert.equal(refused.statusCode, 400);
+      assert.equal(keyOf(refused.body), formKey);
+      // A double click: both answers lead to the one webhook made.
+      const both = await Promise.all([0, 1].map(() => v.post('/dashboard/webhooks', fields, '/dashboard/webhooks')));
+      const id = createdId(both[0]!);
+      assert.equal(createdId(both[1]!), id);
+      assert.deepEqual(both.map((r) => noticeOf(r)).sort(), ['This form was already sent: this is the webhook it made. Nothing new was created.', 'Webhook added.']);
+      // Back and submit, later: the same.
+      const later = await v.post('/dashboard/webhooks', fields, '/dashboard/webhooks');
+      assert.equal(createdId(later), id);
+      assert.equal(noticeOf(later), 'This form was already sent: this is the webhook it made. Nothing new was created.');
+      assert.deepEqual((await api(acct, '/v1/webhooks')).map((h: { id: string }) => h.id), [id]);
+      // The page shown again has a new key: the same fields sent with it add a second webhook, as asked.
+      const next = keyOf((await v.get('/dashboard/webhooks')).body);
+      assert.notEqual(createdId(await v.post('/dashboard/webhooks', { ...fields, formKey: next! }, '/dashboard/webhooks')), id);
+      assert.equal((await api(acct, '/v1/webhooks')).length, 2);
+    });
+
+    it('shows the service\'s rules with the schema\'s problems, all at once', async () => {
+      const { acct, v } = await user();
+      const res = await v.post('/dashboard/webhooks', { url: 'ftp://x', active: 'true', secret: 'whsec_!!!' }, '/dashboard/webhooks');
+      assert.equal(res.statusCode, 400);
+      assert.equal(messageBeside(res.body, 'url'), 'must use http or https');
+      assert.equal(messageBeside(res.body, 'events'), 'is required');
+      assert.equal(messageBeside(res.body, 'secret'), 'a secret starting with whsec_ must continue with non-empty standard base64');
+      const summary = [...res.body.matchAll(/<li><a href="#f-[^"]+">([^<]*)<\/a><\/li>/g)].map((m) => m[1]);
+      assert.deepEqual(summary, ['URL: must use http or https', 'Events: is required', 'Signing secret: a secret starting with whsec_ must continue with non-empty standard base64']);
+      assert.deepEqual(await api(acct, '/v1/webhooks'), []);
+    });
+
     it('without the form\'s CSRF token is 403 and creates nothing', async () => {
       const { acct, v } = await user();
       await v.get('/dashboard/webhooks');
@@ -183,6 +222,20 @@ forEachDatabase((database) => {
       const bad = await v.post(`/dashboard/webhooks/${id}`, { url: 'ftp://hooks.example.com/x', events: 'shipment.created', active: 'true' }, `/dashboard/webhooks/${id}`);
       assert.equal(bad.statusCode, 400);
       assert.equal(messageBeside(bad.body, 'url'), 'must use http or https');
+      const hook = await api(acct, `/v1/webhooks/${id}`);
+      assert.deepEqual([hook.url, hook.events, hook.active], ['https://hooks.example.com/keep', ['shipment.created'], true]);
+    });
+
+    it('shows every problem of a change at once, each under its field\'s label', async () => {
+      const { acct, v } = await user();
+      const id = createdId(await v.post('/dashboard/webhooks', { url: 'https://hooks.example.com/keep', events: 'shipment.created', active: 'true' }, '/dashboard/webhooks'));
+      const res = await v.post(`/dashboard/webhooks/${id}`, { url: 'ftp://x', active: 'true', secret: 'new secret', removeSecret: 'true' }, `/dashboard/webhooks/${id}`);
+      assert.equal(res.statusCode, 400);
+      const summary = [...res.body.matchAll(/<li><a href="#f-[^"]+">([^<]*)<\/a><\/li>/g)].map((m) => m[1]);
+      assert.deepEqual(summary, ['URL: must use http or https', 'Events: is required', 'New signing secret: give a new secret or remove it, not both']);
+      assert.equal(messageBeside(res.body, 'url'), 'must use http or https');
+      assert.equal(messageBeside(res.body, 'events'), 'is required');
+      assert.equal(messageBeside(res.body, 'secret'), 'give a new secret or remove it, not both');
       const hook = await api(acct, `/v1/webhooks/${id}`);
       assert.deepEqual([hook.url, hook.events, hook.active], ['https://hooks.example.com/keep', ['shipment.created'], true]);
     });
