@@ -13,6 +13,7 @@ import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
+import { uspsCheckDigit } from '../carriers/usps.ts';
 import { DOWNLOAD_VALIDITY_MS, claimForManifest, trackingNumbersOnManifest, type ManifestedLabel } from '../labels/service.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
@@ -49,9 +50,15 @@ function toManifest(ctx: AppContext, row: store.ManifestRow): Manifest {
   };
 }
 
-/** The manifest's own number: for USPS the 22 digits of a SCAN form's electronic file number (9475…), else the carrier's prefix and 10 digits. */
+/**
+ * The manifest's own number: for USPS the 22 digits of a SCAN form's electronic file number (9475, the
+ * serial, and the IMpb's mod 10 check digit, as its barcode is read), else the carrier's prefix and 10 digits.
+ */
 function manifestNumber(carrier: Carrier, serial: number): string {
-  if (carrier === 'USPS') return `9475${String(serial).padStart(18, '0')}`;
+  if (carrier === 'USPS') {
+    const digits = `9475${String(serial).padStart(17, '0')}`;
+    return `${digits}${uspsCheckDigit(digits)}`;
+  }
   return `${{ UPS: 'UPSM', FedEx: 'FDXM', DHL: 'DHLM' }[carrier]}${String(serial).padStart(10, '0')}`;
 }
 

@@ -54,6 +54,8 @@ export function unprintable(text: string): string[] {
  * all (only emoji or invisible characters, which documents leave out).
  */
 export function printProblem(text: string): string | undefined {
+  // Printable ASCII, most text a shipment holds, is in every face.
+  if (/^[\x20-\x7e]*$/.test(text)) return undefined;
   const missing = unprintable(text);
   if (missing.length) {
     const shown = missing.slice(0, 5).map((ch) => `${ch} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`);

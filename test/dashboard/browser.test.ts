@@ -164,9 +164,12 @@ forEachDatabase((database) => {
       await page.getByRole('button', { name: 'Create shipment and label' }).click();
       await page.locator('#error-summary').waitFor();
       const summary = (await page.locator('#error-summary li').allTextContents()).map((l) => l.trim());
-      assert.deepEqual(summary, ['Carrier: is required', 'Service: is required', 'From (sender): is required', 'To (recipient): is required', 'Weight: is required']);
-      // A link to a group of fields focuses the group's first field, as a link to one field does.
-      await page.locator('#error-summary').getByRole('link', { name: 'From (sender): is required' }).click();
+      // An address left empty: each of its required fields (the API names only the address).
+      const required = (legend: string) => ['Name', 'Street', 'City', 'Country'].map((f) => `${f}, ${legend}: is required`);
+      assert.deepEqual(summary, ['Carrier: is required', 'Service: is required', ...required('From (sender)'), ...required('To (recipient)'), 'Weight: is required']);
+      // A link focuses its field, within its group.
+      await page.locator('#error-summary').getByRole('link', { name: 'Street, From (sender): is required' }).click();
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'f-from-street1');
       assert.equal(await page.evaluate(() => document.activeElement?.closest('fieldset')?.querySelector('legend')?.textContent?.trim()), 'From (sender)');
       await accessible('new-shipment-empty');
       const s = sampleShipment as unknown as { from: Record<string, string>; to: Record<string, string>; customs: { contentsType: string; signer: string; items: Record<string, any>[] } };

@@ -16,6 +16,7 @@ import { forEachDatabase, sampleShipment, withTestApp, type TestApp } from '../h
 import { runBatches } from '../batches/batches.test.ts';
 import { rasterizePdf, scan } from '../render/scan.ts';
 import { pdfText } from '../render/pictures.ts';
+import { uspsCheckDigit } from '../../src/carriers/usps.ts';
 
 const _run = promisify(execFile);
 const US_FROM = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
@@ -248,6 +249,8 @@ forEachDatabase((database) => {
       assert.equal(m.statusCode, 201, m.body);
       assert.equal(m.json().labelCount, 1000);
       assert.match(m.json().number, /^9475\d{18}$/);
+      // Its last digit is the IMpb's mod 10 check digit of the other 21, as a scanner reads it.
+      assert.equal(Number(m.json().number.at(-1)), uspsCheckDigit(m.json().number.slice(0, 21)));
       const pdf = (await t.app.inject({ method: 'GET', url: m.json().url.replace('http://localhost:8080', '') })).rawPayload;
       const text = await pdfText(pdf);
       assert.match(text, /PS Form 5630/);
