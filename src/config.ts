@@ -374,7 +374,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /** Where traces go (none: tracing is off), how, and under which service name. */
 function tracingSettings(env: NodeJS.ProcessEnv): Config['tracing'] {
-  const endpoint = otlpEndpoint(env);
+  // OTEL_SDK_DISABLED=true turns tracing off whatever else is set, as OpenTelemetry reads it.
+  const endpoint = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ? undefined : otlpEndpoint(env);
   // Checked only where tracing is on: a protocol set for other programs must not stop this one.
   return { endpoint, protocol: endpoint ? otlpProtocol(env) : undefined, serviceName: env.OTEL_SERVICE_NAME || 'shipping-platform' };
 }

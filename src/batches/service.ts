@@ -319,8 +319,13 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
   let pages: number;
   if (contents === 'customs') {
     // Only labels whose shipments carry customs have papers (§12): the others are left out, as a mixed day's batch has them.
-    const labels = ids.map((id) => [id, JSON.parse(rows.get(id)!.label_data) as LabelData] as const).filter(([, d]) => documentsFor(d).length > 0);
-    if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `${ids.length === 1 ? 'the label has' : `none of the ${ids.length} labels has`} customs papers (a label has them when its shipment carries customs): there is nothing to print`);
+    // (A snapshot without a declaration is not parsed: it may carry the account's logo, far larger than the rest.)
+    const labels = ids.flatMap((id) => {
+      const json = rows.get(id)!.label_data;
+      const data = json.includes('"customsForm"') ? (JSON.parse(json) as LabelData) : undefined;
+      return data && documentsFor(data).length > 0 ? [[id, data] as const] : [];
+    });
+    if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `${ids.length === 1 ? 'the label has no' : `none of the ${ids.length} labels has`} customs papers (a label has them when its shipment carries customs): there is nothing to print`);
     ids = labels.map(([id]) => id);
     pages = await ctx.renderer.pageCount(printJob({ contents, layout, start, copies, id: '', created_at: '' }, labels.map(([, d]) => d)));
   } else {

@@ -48,7 +48,7 @@ const EU = ['AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'G
  * and the Faroe Islands (outside the EU), the Channel Islands and the US territories other than Puerto
  * Rico, is a territory of its own (docs/customs.md).
  */
-const PART_OF: Record<string, string> = { MC: 'EU', PR: 'US', LI: 'CH', IM: 'GB', ...Object.fromEntries(EU.map((c) => [c, 'EU'])) };
+const PART_OF: Record<string, string> = { MC: 'EU', PR: 'US', LI: 'CH', IM: 'GB', BUESINGEN: 'CH', ...Object.fromEntries(EU.map((c) => [c, 'EU'])) };
 
 /** The customs territory of a country code. */
 export function customsTerritory(country: string): string {
@@ -75,15 +75,17 @@ export function placeOf(address: Pick<Address, 'country' | 'state'>): string {
 /**
  * Places inside a country's code that are outside its customs territory or VAT area (so posts want a
  * declaration for goods), told apart by their postal codes: `place` is their own code where ISO 3166-1
- * has one (AX, JE, GG, the French overseas codes), the territory they belong to (Büsingen is in the
- * Swiss customs territory), or a name of this service's. Northern Ireland is below (`crossesCustomsBorder`).
+ * has one (AX, JE, GG, the French overseas codes), or a name of this service's, whose customs territory
+ * PART_OF gives where it is another country's (Büsingen, a German town, is in the Swiss one: a parcel
+ * from there to Zürich goes between countries, with no declaration). Northern Ireland is below
+ * (`crossesCustomsBorder`).
  */
 const POSTAL_PLACES: { country: string; postalCode: RegExp; place: string; name: string }[] = [
   { country: 'ES', postalCode: /^3[58]/, place: 'IC', name: 'the Canary Islands' },
   { country: 'ES', postalCode: /^51/, place: 'EA', name: 'Ceuta' },
   { country: 'ES', postalCode: /^52/, place: 'EA', name: 'Melilla' },
   { country: 'DE', postalCode: /^27498$/, place: 'HELIGOLAND', name: 'Heligoland' },
-  { country: 'DE', postalCode: /^78266$/, place: 'CH', name: 'Büsingen am Hochrhein (in the Swiss customs territory)' },
+  { country: 'DE', postalCode: /^78266$/, place: 'BUESINGEN', name: 'Büsingen am Hochrhein (in the Swiss customs territory)' },
   { country: 'IT', postalCode: /^23041$/, place: 'LIVIGNO', name: 'Livigno' },
   { country: 'IT', postalCode: /^22061$/, place: 'CAMPIONE', name: "Campione d'Italia" },
   { country: 'GR', postalCode: /^6308[67]$/, place: 'ATHOS', name: 'Mount Athos' },

@@ -147,7 +147,9 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     const documents = processing ? new Map<string, LabelDocument[]>() : await customsDocumentsOf(ctx, d.user(request).accountId, batch.items.flatMap((i) => (i.labelId ? [i.labelId] : [])));
     const papers = (i: BatchItem): Html => {
       const docs = i.labelId ? documents.get(i.labelId) : undefined;
-      return docs?.length ? html`${docs.map((doc, k) => html`${k ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')}</a>`)}` : html`—`;
+      if (docs?.length) return html`${docs.map((doc, k) => html`${k ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')}</a>`)}`;
+      // Past the label's 24 hours its links would answer 410; its papers still print in the customs papers' file.
+      return docs ? html`links expired: in the customs papers’ print file` : html`—`;
     };
     const itemRow = (i: BatchItem): Html[] => {
       const s = i.shipmentId ? shipments.get(i.shipmentId) : undefined;
@@ -188,7 +190,7 @@ ${csrfField(token)}
 ${field({ label: 'Layout', name: 'layout', value: values.layout ?? 'label', options: PRINT_LAYOUTS.map((l) => [l, LAYOUT_NAMES[l]] as const), required: true, hint: 'ZPL is always one label per label format (layout label).', errors })}
 <div class="grid">
 ${field({ label: 'Format', name: 'format', value: values.format ?? defaultFormat, options: PRINT_FORMATS.map((f) => [f, f] as const), required: true, errors })}
-${field({ label: 'Start position', name: 'start', type: 'number', step: '1', value: values.start ?? '1', required: true, hint: 'Where the first label goes on the first sheet: 1–2 on letter-2up, 1–4 on a4-4up, for a sheet whose first labels are used.', errors })}
+${field({ label: 'Start position', name: 'start', type: 'number', step: '1', min: 1, max: Math.max(...PRINT_LAYOUTS.map(positionsOf)), value: values.start ?? '1', required: true, hint: 'Where the first label goes on the first sheet: 1–2 on letter-2up, 1–4 on a4-4up, for a sheet whose first labels are used.', errors })}
 </div>
 <button type="submit">Make the print file</button>
 </fieldset>
@@ -200,7 +202,7 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', val
 ${csrfField(token)}
 <input type="hidden" name="contents" value="customs">
 <div class="grid">
-${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', step: '1', value: values.copies ?? '1', required: true, hint: `Each parcel’s papers this many times, one set after the other (1 to ${MAX_COPIES}), for a carrier that asks for several copies.`, errors })}
+${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', step: '1', min: 1, max: MAX_COPIES, value: values.copies ?? '1', required: true, hint: `Each parcel’s papers this many times, one set after the other (1 to ${MAX_COPIES}), for a carrier that asks for several copies.`, errors })}
 </div>
 <button type="submit">Make the customs papers</button>
 </form>

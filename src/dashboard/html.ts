@@ -122,6 +122,9 @@ export interface FieldOptions {
   hint?: string;
   autocomplete?: string;
   step?: string;
+  /** The range a number field takes, which the browser checks before sending. */
+  min?: number;
+  max?: number;
   /** The keyboard a phone shows for a text field of numbers (`decimal`, `numeric`). */
   inputMode?: 'decimal' | 'numeric';
   /** The most characters the browser lets one type. */
@@ -142,6 +145,8 @@ export function field(o: FieldOptions): Html {
       o.required ? 'required' : '',
       o.autocomplete ? `autocomplete="${esc(o.autocomplete)}"` : '',
       o.step ? `step="${esc(o.step)}"` : '',
+      o.min !== undefined ? `min="${o.min}"` : '',
+      o.max !== undefined ? `max="${o.max}"` : '',
       o.inputMode ? `inputmode="${o.inputMode}"` : '',
       o.maxLength ? `maxlength="${o.maxLength}"` : '',
       described ? `aria-describedby="${esc(described)}"` : '',

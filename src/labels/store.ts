@@ -115,7 +115,7 @@ export async function findLabelsForPrint(db: Db, accountId: string, ids: string[
  * and whose snapshot declares customs, with what their documents' links need. The snapshot is
  * matched in the database, so the others' (which may carry the account's logo) are not read.
  */
-export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[], now: string): Promise<Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[]> {
+export async function findLabelsWithCustoms(db: Db, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'label_data' | 'expires_at'>[]> {
   return byParts(ids, (part) =>
     db
       .selectFrom('labels')
@@ -123,7 +123,6 @@ export async function findLabelsWithCustoms(db: Db, accountId: string, ids: stri
       .where('account_id', '=', accountId)
       .where('id', 'in', part)
       .where('status', '=', 'active')
-      .where('expires_at', '>', now)
       .where('label_data', 'like', '%"customsForm"%')
       .execute(),
   );

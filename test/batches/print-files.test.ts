@@ -242,7 +242,7 @@ forEachDatabase((database) => {
       const none = await post({ labelIds: [label.id], contents: 'customs' });
       assert.equal(none.statusCode, 422, none.body);
       assert.equal(none.json().code, 'NOTHING_TO_PRINT');
-      assert.match(none.json().message, /customs papers/);
+      assert.match(none.json().message, /^the label has no customs papers \(a label has them when its shipment carries customs\): there is nothing to print$/);
       assert.equal(await countRows(t.ctx, 'print_files'), before);
       assert.equal(before, made);
     });

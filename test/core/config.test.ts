@@ -132,6 +132,8 @@ describe('settings (README, Configuration)', () => {
 
   it('an OTLP protocol set for other programs does not stop the start while tracing is off', () => {
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).tracing.protocol, undefined);
+    // Nor while OTEL_SDK_DISABLED turns it off, an endpoint set or not.
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SDK_DISABLED: 'TRUE' }).tracing, { endpoint: undefined, protocol: undefined, serviceName: 'shipping-platform' });
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing.protocol, 'http/json');
   });
 

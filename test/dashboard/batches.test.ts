@@ -134,6 +134,9 @@ forEachDatabase((database) => {
       await t.ctx.db.updateTable('labels').set({ expires_at: '2026-01-01T00:00:00.000Z' }).where('id', '=', api.items[1].labelId).execute();
       const later = await v.get(`/dashboard/batches/${id}`);
       assert.ok(!later.body.includes('/v1/downloads/label-documents/'), 'no link to an expired label\'s documents');
+      // …but its papers still print: the row says where, and the customs papers' form stays.
+      assert.match(textOf(later), /links expired: in the customs papers’ print file/);
+      assert.match(later.body, /<h2 id="papers-heading">Customs papers<\/h2>/);
       assert.equal(api.name, FILE.filename);
       assert.deepEqual(api.counts, { total: 3, succeeded: 3, failed: 0 });
       for (const item of api.items) assert.ok(done.body.includes(`<a href="/dashboard/shipments/${item.shipmentId}">${item.trackingNumber}</a>`));

@@ -124,6 +124,22 @@ forEachDatabase((database) => {
   describe('customs on POST /v1/shipments', () => {
     const t = withTestApp(database, { CUSTOMS_SDR_RATES: 'EUR=0.5' });
 
+    it('Büsingen (DE 78266) and Switzerland: another country, one customs territory; an international service carries it without a declaration', async () => {
+      const busingen = { name: 'Anna Keller', street1: 'Junkerstraße 86', city: 'Büsingen am Hochrhein', postalCode: '78266', country: 'DE' };
+      const zurich = { name: 'Beat Huber', street1: 'Bahnhofstrasse 1', city: 'Zürich', postalCode: '8001', country: 'CH' };
+      for (const [carrier, service, from, to] of [['DHL', 'express_worldwide', busingen, zurich], ['UPS', 'worldwide_saver', busingen, zurich], ['FedEx', 'international_priority', zurich, busingen]] as const) {
+        const res = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier, service, from, to, customs: undefined } });
+        assert.equal(res.statusCode, 201, `${carrier} ${service}: ${res.body}`);
+        const label = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: res.json().id } });
+        assert.equal(label.statusCode, 201, label.body);
+        assert.equal(label.json().documents, undefined, 'no customs papers');
+      }
+      // From Büsingen to Berlin the parcel leaves the Swiss customs territory: a declaration is needed.
+      const berlin = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', from: busingen, to: { ...zurich, city: 'Berlin', postalCode: '10115', country: 'DE' }, customs: undefined } });
+      assert.equal(berlin.statusCode, 400, berlin.body);
+      assert.equal(berlin.json().details[0].field, 'customs');
+    });
+
     it('every rule names its field, and a refused shipment creates nothing', async () => {
       const item = FULL_CUSTOMS.items[0]!;
       const withItems = (...items: object[]) => ({ ...FULL_CUSTOMS, items });
