@@ -197,7 +197,7 @@ ${field({ label: 'Start position', name: 'start', type: 'number', step: '1', min
 </form>
 </section>` : ''}${!processing && documents.size ? html`<section aria-labelledby="papers-heading">
 <h2 id="papers-heading">Customs papers</h2>
-<p>The customs declarations and commercial invoices of the batch’s ${documents.size} ${documents.size === 1 ? 'parcel' : 'parcels'} that have them, in the order of their labels, on A4 pages of one PDF.</p>
+<p>The customs declarations and commercial invoices of the batch’s ${documents.size} ${documents.size === 1 ? 'parcel that has' : 'parcels that have'} them, in the order of their labels, on A4 pages of one PDF.</p>
 <form method="post" action="${base}/batches/${batch.id}/print-file">
 ${csrfField(token)}
 <input type="hidden" name="contents" value="customs">

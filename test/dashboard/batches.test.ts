@@ -116,7 +116,7 @@ forEachDatabase((database) => {
       assert.ok(papers.length >= 1, 'the international item has documents');
       for (const doc of papers) assert.ok(done.body.includes(`<a href="${doc.url.replaceAll('&', '&#38;')}">${doc.type.replace(/_/g, ' ')}</a>`), doc.type);
       // Its papers, in one PDF to print: each set as many times as asked; a wrong count is said at its field.
-      assert.match(textOf(done), /Customs papers The customs declarations and commercial invoices of the batch’s 1 parcel that have them/);
+      assert.match(textOf(done), /Customs papers The customs declarations and commercial invoices of the batch’s 1 parcel that has them/);
       const badCopies = await v.post(`/dashboard/batches/${id}/print-file`, { contents: 'customs', copies: '9' }, `/dashboard/batches/${id}`);
       assert.equal(badCopies.statusCode, 400);
       assert.match(badCopies.body, /<p class="error" id="f-copies-error">must be a whole number from 1 to 5<\/p>/);
