@@ -2,6 +2,7 @@
 // is csv.ts), its progress while the worker labels it, and print files of its labels and of their
 // customs papers. Every row is checked before anything is created, and every problem is listed by
 // row and column.
+import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_NAME_MAX, createBatch, createPrintFile, getBatch, listBatches, MAX_BATCH_ITEMS, MAX_COPIES, recentBatchNamed, type Batch, type BatchItem, type PrintFileFormat } from '../batches/service.ts';
 import { UUID_PATTERN } from '../db/ids.ts';
@@ -230,8 +231,14 @@ ${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', st
   });
 
   /** A file over the upload limit: the upload form again, with the format and size sent before the file. */
-  const tooLargePage = (request: FastifyRequest, reply: FastifyReply) => {
+  const tooLargePage = async (request: FastifyRequest, reply: FastifyReply) => {
     const form = fieldsSentBefore(request.body);
+    // The form's token is checked as on every form (its field comes before the file): without a good
+    // one this is the dashboard's 403 page, as for a small file.
+    await new Promise<void>((resolve, reject) => {
+      request.body = { _csrf: form.one('_csrf') };
+      app.csrfProtection(request, reply, (err?: Error) => (err ? reject(err) : resolve()));
+    });
     const message = `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB, the most one upload takes: split it into files of up to ${MAX_BATCH_ITEMS.toLocaleString('en-US')} rows, and check that it is the CSV export of the spreadsheet, not the spreadsheet itself.`;
     return listPage(request, reply, { status: 413, formErrors: [{ field: 'file', message }], format: form.one('format').trim() || 'PDF', size: form.one('size').trim() || '4x6', formKey: form.one('formKey') });
   };
@@ -263,7 +270,7 @@ ${field({ label: BATCH_LABELS.get('copies')!, name: 'copies', type: 'number', st
       let batch: Batch | undefined;
       let sending: FormSending;
       try {
-        sending = await onceForForm(ctx, d.user(request).accountId, formKey, async () => {
+        sending = await onceForForm(ctx, d.user(request).accountId, formKey, { file: createHash('sha256').update(file!.bytes).digest('base64url'), name, format, size }, async () => {
           // The same file uploaded again within a day would label every parcel twice: only when asked for.
           const earlier = name && form.one('again') !== 'yes' ? await recentBatchNamed(ctx, d.user(request).accountId, name, 24 * 3600 * 1000) : undefined;
           if (earlier) throw new Conflict(`${name} was uploaded at ${earlier.createdAt.slice(0, 16).replace('T', ' ')} UTC, as a batch of ${earlier.counts.total} (listed below). To make its labels again, tick “Upload it again” and choose the file again.`);

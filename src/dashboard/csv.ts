@@ -326,7 +326,8 @@ export function parseShipmentsCsv(file: Buffer): ParsedCsv {
   if (text.includes('\u0000')) return fail('The file is not a CSV text file (it holds binary data). Upload the CSV export of your spreadsheet.');
   let records: string[][];
   try {
-    records = (parse(text, CSV_OPTIONS) as string[][]).map((record) => record.map(cellText));
+    // The header as it came, so that a file separated by tabs is told so (below); the rows' cells as the shipment takes them.
+    records = (parse(text, CSV_OPTIONS) as string[][]).map((record, r) => (r === 0 ? record : record.map(cellText)));
   } catch (err) {
     return { ok: false, problems: [quotingProblem(text, err)] };
   }

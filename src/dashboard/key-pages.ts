@@ -139,7 +139,7 @@ ${scopesFieldset(view.checked ?? ALL_SCOPES, scopesError)}
       let created: Awaited<ReturnType<typeof createApiKey>> | undefined;
       let sending: FormSending;
       try {
-        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+        sending = await onceForForm(d.ctx, accountId, formKey, { name, scopes }, async () => {
           const problems = await nameProblems();
           if (problems.length) throw new InvalidInput('the key was not created', problems);
           created = await createApiKey(d.ctx.db, accountId, scopes, live, { name });

@@ -101,7 +101,7 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
       let manifest: Manifest | undefined;
       let sending: FormSending;
       try {
-        sending = await onceForForm(ctx, accountId, formKey, async () => {
+        sending = await onceForForm(ctx, accountId, formKey, { carrier }, async () => {
           manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier });
           return `/manifests#manifest-${manifest.number}`;
         });

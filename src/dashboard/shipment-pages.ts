@@ -333,7 +333,6 @@ function weight(w: { value: number; unit: string }): string {
   return `${w.value} ${w.unit}`;
 }
 
-/** Why the label of a shipment whose parcel the carrier has scanned is not invalidated (`carrierHasParcel`). */
 /**
  * An address left empty is one problem to the API (`to: is required`); on the form each of its
  * required fields says so, so that all of them are marked in the first round.
@@ -349,6 +348,7 @@ function serviceWords(code: string): string {
   return code.replace(/_/g, ' ');
 }
 
+/** Why the label of a shipment whose parcel the carrier has scanned is not invalidated (`carrierHasParcel`). */
 function scannedText(s: Shipment): string {
   return `the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')})`;
 }
@@ -522,7 +522,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       let shipment: Shipment | undefined;
       let sending: FormSending;
       try {
-        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+        sending = await onceForForm(d.ctx, accountId, formKey, { shipment: body, format, size }, async () => {
           shipment = await createShipment(d.ctx, accountId, body as unknown as NewShipment);
           return `/shipments/${shipment.id}`;
         });
@@ -607,7 +607,7 @@ export function shipmentPages(app: FastifyInstance, d: Dashboard): void {
       const formKey = formKeyOf(form.one('formKey'));
       let sending: FormSending;
       try {
-        sending = await onceForForm(d.ctx, accountId, formKey, async () => {
+        sending = await onceForForm(d.ctx, accountId, formKey, { returnOf: request.params.id }, async () => {
           const earlier = await returnsOf(d.ctx.db, accountId, request.params.id, 1);
           if (earlier.length && form.one('confirmed') !== 'yes') throw new AskFirst(earlier[0]!);
           return `/shipments/${(await createReturn(d.ctx, accountId, request.params.id, {})).id}`;

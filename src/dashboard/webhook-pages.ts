@@ -237,7 +237,7 @@ export function webhookPages(app: FastifyInstance, d: Dashboard): void {
       // which would get every event twice.
       let sending: FormSending;
       try {
-        sending = await onceForForm(d.ctx, d.user(request).accountId, formKey, async () => {
+        sending = await onceForForm(d.ctx, d.user(request).accountId, formKey, { url: form.url, events: form.events, active: form.active }, async () => {
           const hook = await createWebhook(d.ctx, d.user(request).accountId, { url: form.url, events: form.events as EventType[], active: form.active, ...(form.secret ? { secret: form.secret } : {}) });
           return `/webhooks/${hook.id}`;
         });

@@ -168,12 +168,14 @@ const FORM_WAIT_MS = 5000;
  * A form of the dashboard carried out at most once. `formKey` is a hidden field of the rendered form
  * (kept with the API's Idempotency-Keys, per account, for 24 hours): the first sending carries out
  * `work` and keeps its answer (the page to go to); the same form sent again (the browser's Back and
- * a second submit, a double click) gets that answer instead of doing it twice. `work` must be one
- * transaction, so that when it throws (a refusal) nothing of it was kept: then neither is the key,
- * and the corrected form can be sent with it.
+ * a second submit, a double click) gets that answer instead of doing it twice. `asks` is what the
+ * form asks for (the fields that make its action, never a secret): the same form filled in otherwise
+ * after Back (another carrier's day to close) is another action, carried out in turn. `work` must be
+ * one transaction, so that when it throws (a refusal) nothing of it was kept: then neither is the
+ * key, and the corrected form can be sent with it.
  */
-export async function onceForForm(ctx: AppContext, accountId: string, formKey: string, work: () => Promise<string>): Promise<FormSending> {
-  const key = `dashboard-form:${formKey}`;
+export async function onceForForm(ctx: AppContext, accountId: string, formKey: string, asks: unknown, work: () => Promise<string>): Promise<FormSending> {
+  const key = `dashboard-form:${formKey}:${createHash('sha256').update(JSON.stringify(asks) ?? '').digest('base64url').slice(0, 22)}`;
   const claimedAt = isoNow();
   try {
     await ctx.db.insertInto('idempotency_keys').values({ account_id: accountId, key, request_hash: 'dashboard form', status_code: null, content_type: null, response_body: null, created_at: claimedAt }).execute();
@@ -182,7 +184,7 @@ export async function onceForForm(ctx: AppContext, accountId: string, formKey: s
     for (const deadline = Date.now() + FORM_WAIT_MS; ; ) {
       const row = await ctx.db.selectFrom('idempotency_keys').select(['status_code', 'response_body', 'created_at']).where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
       // The first sending was refused meanwhile (its key is gone): this one is carried out.
-      if (!row) return onceForForm(ctx, accountId, formKey, work);
+      if (!row) return onceForForm(ctx, accountId, formKey, asks, work);
       if (row.status_code && row.response_body) return { again: true, answer: row.response_body };
       if (Date.now() >= deadline) return { again: true, answer: null, sentAt: row.created_at, lost: Date.now() - Date.parse(row.created_at) > ABANDONED_MS };
       await new Promise((resolve) => setTimeout(resolve, 100));

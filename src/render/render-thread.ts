@@ -1,6 +1,6 @@
 // A thread of the Renderer's pools (piscina): on the render pool it lays a document out, renders it
-// and hands the bytes back, or counts a print file's pages; on the print pool it writes a print
-// file's PDF through a message port as it goes, as fast as the reader takes it (src/render/renderer.ts).
+// and hands the bytes back; on the print pool it writes a print file's PDF through a message port as
+// it goes, as fast as the reader takes it, or counts a print file's pages (src/render/renderer.ts).
 import type { MessagePort } from 'node:worker_threads';
 import { move, workerData } from 'piscina';
 import { setCachesEnabled } from '../cache.ts';
@@ -61,9 +61,11 @@ export default async function render(task: RenderTask | PrintTask | CountTask): 
     return null;
   }
   if ('count' in task) {
+    // Each parcel's papers laid out once: every copy of a set has as many pages.
+    const once = task.count.contents === 'customs' ? { ...task.count, copies: 1 } : task.count;
     let pages = 0;
-    for (const _ of pagesOf(task.count)) pages++;
-    return pages;
+    for (const _ of pagesOf(once)) pages++;
+    return pages * (once === task.count ? 1 : task.count.copies);
   }
   const started = performance.now();
   const { body } = await renderDocument(task.source, task.format, { dpi: task.dpi });

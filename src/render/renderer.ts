@@ -48,9 +48,9 @@ export function documentKey(source: DocumentSource, format: LabelFormat, dpi: 20
 
 export class Renderer {
   readonly #options: RendererOptions;
-  #pool: Piscina<RenderTask | CountTask, Uint8Array | number> | undefined;
+  #pool: Piscina<RenderTask, Uint8Array> | undefined;
   /** Print files' threads: one waits while its reader is behind, and must not hold up a document. */
-  #printPool: Piscina<PrintTask, null> | undefined;
+  #printPool: Piscina<PrintTask | CountTask, null | number> | undefined;
   readonly #memory: Cache<string, Uint8Array> | undefined;
   /** Documents being drawn or fetched now: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
@@ -107,8 +107,7 @@ export class Renderer {
 
   #draw(task: RenderTask): Promise<Uint8Array> {
     this.#pool ??= this.#newPool(this.#options.threads);
-    return this.#pool.run(task).then((answer) => {
-      const result = answer as Uint8Array;
+    return this.#pool.run(task).then((result) => {
       this.#rendered++;
       const end = result.byteLength - RENDER_TIME_BYTES;
       renderDuration.observe({ format: task.format }, new DataView(result.buffer, result.byteOffset).getFloat64(end, true));
@@ -173,7 +172,7 @@ export class Renderer {
         if (!stall) watchForStall();
       }
     });
-    this.#printPool ??= this.#newPool<PrintTask, null>(0);
+    this.#printPool ??= this.#newPool<PrintTask | CountTask, null | number>(0);
     this.#printPool
       .run({ print, port: port2 }, { transferList: [port2] })
       .then(() => {
@@ -186,10 +185,13 @@ export class Renderer {
     return out;
   }
 
-  /** How many pages `print` has, laid out on a render thread (customs papers run as long as their items). */
+  /**
+   * How many pages `print` has (customs papers run as long as their items), laid out on a print
+   * thread: a thousand parcels' papers take seconds, which must not hold up a label's download.
+   */
   async pageCount(print: PrintJob): Promise<number> {
-    this.#pool ??= this.#newPool(this.#options.threads);
-    return (await this.#pool.run({ count: print })) as number;
+    this.#printPool ??= this.#newPool<PrintTask | CountTask, null | number>(0);
+    return (await this.#printPool.run({ count: print })) as number;
   }
 
   /** Made at the first use: a process that never renders starts no thread. */

@@ -389,6 +389,13 @@ describe('formatTrackingNumber', () => {
   });
 });
 
+describe("USPS's mod 10 check digit, as a SCAN form's number takes it", () => {
+  it('worked by hand: 9475, 16 zeros and 1 weigh 9·3 + 4·1 + 7·3 + 5·1 + 1·3 = 60, so 0; with 2 at the end 63, so 7', () => {
+    assert.equal(uspsCheckDigit(`9475${'0'.repeat(16)}1`), 0);
+    assert.equal(uspsCheckDigit(`9475${'0'.repeat(16)}2`), 7);
+  });
+});
+
 describe("USPS's international numbers (UPU S10)", () => {
   // Worked by hand from the standard: 1·8 + 2·6 + 3·4 + 4·2 + 5·3 + 6·5 + 7·9 + 8·7 = 204, 204 mod 11 = 6,
   // 11 − 6 = 5; and 4·8 + 7·6 + 3·4 + 1·2 + 2·3 + 4·5 + 8·9 + 2·7 = 200, mod 11 = 2, 11 − 2 = 9.

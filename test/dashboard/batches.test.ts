@@ -394,6 +394,7 @@ forEachDatabase((database) => {
         [Buffer.from('carrier,service\nUPS,gr\xfcn\n', 'latin1'), /not a CSV text file in UTF-8/],
         [`${header}\n"unclosed,${line}\n`, /Row 2, reference: the double quote that begins this cell is never closed/],
         [header.replaceAll(',', ';'), /the columns must be separated by commas/],
+        [`${header.replaceAll(',', '\t')}\n${line.replaceAll(',', '\t')}\n`, /The header row is one column, .*: the columns must be separated by commas \(not semicolons or tabs\)/],
         ['carrier,service,carrier\nUPS,ground,UPS\n', /a column more than once: carrier/],
         ['carrier,service\nUPS,ground\n', /The header lacks required columns: from_name, from_street1, from_city, from_country, to_name/],
         [`${header},\n${line},surplus\n`, new RegExp(`Row 2: cell ${Object.keys(DOMESTIC).length + 1} holds “surplus”, but the header has no column name there`)],
@@ -434,6 +435,12 @@ forEachDatabase((database) => {
       assert.match(res.body, /<option value="4x8" selected>/);
       assert.ok(res.body.includes(`<input type="hidden" name="formKey" value="${formKey}">`), 'the form keeps its key');
       assert.match(textOf(res), /Your batches/);
+      // Without the form's token it is the dashboard's 403, as for a small file: no page of the account's batches.
+      for (const _csrf of ['forged', '']) {
+        const forged = await upload(v, Buffer.alloc(2 * 1024 * 1024 + 10, 'a'), { _csrf, formKey, format: 'ZPL', size: '4x8' });
+        assert.equal(forged.statusCode, 403, forged.body.slice(0, 300));
+        assert.doesNotMatch(textOf(forged), /Your batches/);
+      }
       assert.equal(await countRows(t.ctx, 'batches'), batches);
     });
 

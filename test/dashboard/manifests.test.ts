@@ -143,6 +143,12 @@ forEachDatabase((database) => {
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 1);
       // That address names the manifest's row in the list.
       assert.ok((await v.get('/dashboard/manifests')).body.includes(`<code id="manifest-${number}">${number}</code>`));
+      // Back, another carrier chosen with the same key: another action, carried out (the FedEx day is closed).
+      await labelsOf(t, acct.apiKey, 1, { ...sampleShipment, carrier: 'FedEx', service: 'international_priority' });
+      const fedex = await v.post('/dashboard/manifests', { carrier: 'FedEx', formKey, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(fedex.statusCode, 303);
+      assert.match(noticeOf(fedex) ?? '', /^Manifest FDXM\d{10} was made for FedEx with 1 label\.$/);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 2);
       // A refusal keeps nothing for the key: the form comes back with it.
       const nothing = await v.post('/dashboard/manifests', { carrier: 'DHL', formKey: keyOf((await v.get('/dashboard/manifests')).body)!, confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(nothing.statusCode, 422);

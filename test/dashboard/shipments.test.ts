@@ -96,13 +96,20 @@ forEachDatabase((database) => {
         assert.deepEqual(both.map((r) => r.statusCode), [303, 303]);
         assert.equal(both[0]!.headers.location, both[1]!.headers.location);
         assert.equal(await countRows(t.ctx, 'shipments'), before + 2);
-        // A key whose first sending died before it recorded what it made: nothing is made, and the page says so.
+        // A key whose first sending died before it recorded what it made (its answer taken back here): nothing is made, and the page says so.
         const lostKey = '0190aaaa-0000-7000-8000-000000000001';
-        await t.ctx.db.insertInto('idempotency_keys').values({ account_id: t.accountId, key: `dashboard-form:${lostKey}`, request_hash: 'dashboard form', status_code: null, content_type: null, response_body: null, created_at: '2026-01-02T10:00:00.000Z' }).execute();
+        assert.equal((await v.post('/dashboard/shipments/new', { ...fields, formKey: lostKey }, '/dashboard/shipments/new')).statusCode, 303);
+        const died = await t.ctx.db.updateTable('idempotency_keys').set({ status_code: null, content_type: null, response_body: null, created_at: '2026-01-02T10:00:00.000Z' }).where('account_id', '=', t.accountId).where('key', 'like', `dashboard-form:${lostKey}:%`).executeTakeFirst();
+        assert.equal(Number(died.numUpdatedRows), 1);
         const lost = await v.post('/dashboard/shipments/new', { ...fields, formKey: lostKey }, '/dashboard/shipments/new');
         assert.equal(lost.headers.location, '/dashboard/shipments');
         assert.equal(noticeOf(lost), 'This form was sent at 2026-01-02 10:00:00 UTC, and what it made was not recorded. Look for its shipment in this list before sending it again.');
-        assert.equal(await countRows(t.ctx, 'shipments'), before + 2);
+        assert.equal(await countRows(t.ctx, 'shipments'), before + 3);
+        // The same form filled in otherwise after Back (another recipient) is another shipment, made.
+        const changed = await v.post('/dashboard/shipments/new', { ...fields, 'to.name': 'Someone Else' }, '/dashboard/shipments/new');
+        assert.equal(changed.statusCode, 303);
+        assert.notEqual(changed.headers.location, first.headers.location);
+        assert.equal(await countRows(t.ctx, 'shipments'), before + 4);
         // Another account sending the same key makes its own shipment: keys are per account.
         const other = await signedIn(t, (await t.newAccount()).accountId);
         const theirs = await other.post('/dashboard/shipments/new', fields, '/dashboard/shipments/new');
