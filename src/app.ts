@@ -29,6 +29,7 @@ import { labelRoutes, labelSchemas } from './labels/routes.ts';
 import { trackingRoutes, trackingSchemas } from './tracking/routes.ts';
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
+import { holdsCredential } from './log.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -78,7 +79,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+      // A credential sent as an id (a client's mistake) would be echoed and logged: replaced too.
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !holdsCredential(given) ? given : randomUUID();
     },
     frameworkErrors,
     clientErrorHandler: clientErrors,

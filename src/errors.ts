@@ -110,9 +110,18 @@ export class Unavailable extends AppError {
 /** RFC 6749 §5.2 errors of the token endpoint, with their own wire shape `{error, error_description}`. */
 export class OAuthError extends AppError {
   readonly error: string;
-  constructor(error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope', description: string, options: { basicChallenge?: boolean } = {}) {
-    const status = error === 'invalid_client' ? 401 : 400;
-    super(status, error.toUpperCase(), description, { headers: options.basicChallenge ? { 'www-authenticate': 'Basic realm="shipping"' } : {} });
+  /**
+   * `temporarily_unavailable` (429 rate limited, 503 the database away) and `server_error` (500) are
+   * the codes RFC 6749 §4.1.2.1 gives for those at the authorization endpoint, kept in this shape here
+   * too: a client of the token endpoint reads one shape of error, with the status and `Retry-After`.
+   */
+  constructor(
+    error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'temporarily_unavailable' | 'server_error',
+    description: string,
+    options: { basicChallenge?: boolean; status?: number; headers?: Record<string, string> } = {},
+  ) {
+    const status = options.status ?? (error === 'invalid_client' ? 401 : 400);
+    super(status, error.toUpperCase(), description, { headers: { ...options.headers, ...(options.basicChallenge ? { 'www-authenticate': 'Basic realm="shipping"' } : {}) } });
     this.error = error;
   }
 

@@ -6,6 +6,12 @@ const SENSITIVE_QUERY = /([?&](?:sig|signature|token|access_token|refresh_token|
 // API keys, client secrets, webhook secrets and JWTs.
 const CREDENTIAL_SHAPES = /\b(?:sk_(?:test|live)_|cs_|whsec_)[A-Za-z0-9+/=_-]{8,}|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
 
+/** Whether `text` holds anything shaped like a key, secret or JWT (what redactText replaces). */
+export function holdsCredential(text: string): boolean {
+  CREDENTIAL_SHAPES.lastIndex = 0;
+  return CREDENTIAL_SHAPES.test(text);
+}
+
 export function redactText(text: string): string {
   return text.replace(CREDENTIAL_SHAPES, '[redacted]');
 }

@@ -2189,7 +2189,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
                         error_description: string;
                     };
                 };
@@ -2212,12 +2212,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
                         error_description: string;
                     };
                 };
             };
-            /** @description Rate limited */
+            /** @description RFC 6749 §5.2 error `temporarily_unavailable`: too many requests from this address; Retry-After says when to send again */
             429: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2233,10 +2233,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
+                        error_description: string;
+                    };
                 };
             };
-            /** @description The database is unavailable or did not answer within DATABASE_TIMEOUT_MS: send the request again after Retry-After */
+            /** @description RFC 6749 §5.2 error `server_error`, naming the request id */
+            500: {
+                headers: {
+                    /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
+                    "ratelimit-limit"?: string;
+                    /** @description Requests the caller may still send at once. */
+                    "ratelimit-remaining"?: string;
+                    /** @description Seconds until the bucket is full again. */
+                    "ratelimit-reset"?: string;
+                    /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description RFC 6749 §5.2 error `temporarily_unavailable`: the database cannot be reached; Retry-After says when to send again */
             503: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2245,14 +2270,16 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
-                    /** @description Seconds after which the request may be sent again. */
-                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
+                        error_description: string;
+                    };
                 };
             };
         };

@@ -96,10 +96,12 @@ export function toAppError(err: FastifyError | Error, request: FastifyRequest): 
   if (fe.validation) {
     const where = fe.validationContext ?? 'body';
     const details = validationProblems(fe.validation, where);
-    // A query parameter given twice (`limit=5&limit=5`) arrives as a list, which no schema of one value takes.
+    // A query parameter given twice (`limit=5&limit=5`) arrives as a list, which no schema of one value
+    // takes (a `type` error); a parameter that is a list by its schema (`ids=a,b`) keeps its own message.
     if (where === 'querystring') {
       const query = (request.query ?? {}) as Record<string, unknown>;
-      for (const d of details) if (Array.isArray(query[d.field])) d.message = 'must be given once';
+      const listed = new Set(fe.validation.filter((v) => v.keyword === 'type').map((v) => v.instancePath.replace(/^\//, '')));
+      for (const d of details) if (Array.isArray(query[d.field]) && listed.has(d.field)) d.message = 'must be given once';
     }
     const first = details[0]!;
     const message = `${WHERE_WORDS[where] ?? ''} ${first.field} ${first.message}`.trim();
@@ -161,10 +163,12 @@ export function clientErrors(this: FastifyInstance, err: NodeJS.ErrnoException, 
   socket.destroy(err);
 }
 
+/** Any error of the token endpoint in RFC 6749 §5.2's shape, its status and headers (`Retry-After`) kept. */
 function oauthShape(err: AppError): AppError {
   if (err instanceof OAuthError) return err;
   if (err.status === 401) return new OAuthError('invalid_client', err.message);
-  if (err.status >= 500 || err.status === 429) return err;
+  if (err.status === 429 || err.status === 503) return new OAuthError('temporarily_unavailable', err.message, { status: err.status, headers: err.headers });
+  if (err.status >= 500) return new OAuthError('server_error', err.message, { status: err.status, headers: err.headers });
   return new OAuthError('invalid_request', err.message);
 }
 

@@ -12,7 +12,7 @@ const oauthError = {
   additionalProperties: false,
   description: 'RFC 6749 §5.2 error',
   properties: {
-    error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'] },
+    error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable', 'server_error'] },
     error_description: { type: 'string' },
   },
 } as const;
@@ -75,6 +75,9 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         400: oauthError,
         401: oauthError,
+        429: { ...oauthError, description: 'RFC 6749 §5.2 error `temporarily_unavailable`: too many requests from this address; Retry-After says when to send again' },
+        500: { ...oauthError, description: 'RFC 6749 §5.2 error `server_error`, naming the request id' },
+        503: { ...oauthError, description: 'RFC 6749 §5.2 error `temporarily_unavailable`: the database cannot be reached; Retry-After says when to send again' },
       },
     },
     handler: async (request, reply) => {

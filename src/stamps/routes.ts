@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { InvalidInput } from '../errors.ts';
+import { flaw } from '../http/input.ts';
 import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { downloadQuery } from '../http/signed-links.ts';
@@ -12,6 +13,9 @@ export const stampSchemas = [stampSchema];
 
 const binary = { type: 'string', format: 'binary' } as const;
 const documentContent = { 'application/pdf': { schema: binary }, 'image/png': { schema: binary }, 'application/zpl': { schema: binary } };
+
+/** Spaces and control characters before and after a scanned code (CR, LF, tab, GS, NUL). */
+const AROUND_A_SCAN = /^[\s\u0000-\u001f\u007f-\u009f]+|[\s\u0000-\u001f\u007f-\u009f]+$/g;
 
 export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: NewStamp }>('/stamps', {
@@ -38,6 +42,15 @@ export function stampRoutes(app: FastifyInstance, ctx: AppContext): void {
       description: 'Any credential, no scope. Answers whether the indicium is genuine and, if so, only the stamp\'s id and current status. Malformed or forged input is `genuine: false`, not an error.',
       body: verifyBody,
       response: { 200: verificationSchema, ...errors(400, 401, 413, 415, 422) },
+    },
+    // What a scanner sends: the line end or the GS1 separators it puts around the code are not the
+    // indicium's. A control character inside it (refused in any other text the service takes) makes
+    // it no indicium of ours: not genuine, 200, as for any malformed text.
+    preValidation: async (request) => {
+      const body = request.body as { indicium?: unknown } | undefined;
+      if (typeof body?.indicium !== 'string') return;
+      const scanned = body.indicium.replace(AROUND_A_SCAN, '');
+      body.indicium = flaw(scanned) ? '' : scanned;
     },
     handler: async (request) => verifyStamp(ctx, request.body.indicium),
   });

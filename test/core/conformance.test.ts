@@ -113,12 +113,14 @@ forEachDatabase((database) => {
       assert.ok(refused.length >= 15, `operations with a 400: ${refused.length}`);
     });
 
-    it('a NUL in any string of a request, however deep, is 400 and never reaches the database', async () => {
+    it('a NUL in any string of a request, however deep, is 400 (in an indicium to verify: not genuine) and never reaches the database', async () => {
       let checked = 0;
       for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
         if (BY_HAND.has(path)) continue;
         for (const [method, op] of Object.entries(item)) {
           if (!METHODS.includes(method)) continue;
+          // An indicium is text a scanner sends: one holding a NUL is no stamp's, 200 not genuine (docs/stamps.md), and reaches no database either.
+          const expected = path === '/v1/stamps/verify' ? 200 : 400;
           const send = async (url: string, body?: unknown) => {
             const res = await t.app.inject({
               method: method.toUpperCase() as 'GET',
@@ -126,7 +128,8 @@ forEachDatabase((database) => {
               headers: { 'x-api-key': t.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
               ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
             });
-            assert.equal(res.statusCode, 400, `${method.toUpperCase()} ${url} ${JSON.stringify(body)?.slice(0, 200)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`);
+            assert.equal(res.statusCode, expected, `${method.toUpperCase()} ${url} ${JSON.stringify(body)?.slice(0, 200)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`);
+            if (expected === 200) assert.equal(res.json().genuine, false);
             conformance.check(method.toUpperCase(), path, res);
             checked++;
           };

@@ -127,9 +127,17 @@ forEachDatabase((database) => {
 
     it('the token endpoint per client address', async () => {
       const { clientId, clientSecret } = await t.newClient(t.accountId);
-      const statuses = [];
-      for (let i = 0; i < 4; i++) statuses.push((await tokenRequest(t, { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }, {})).statusCode);
-      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await tokenRequest(t, { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }, {}));
+      assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200, 429]);
+      // In the endpoint's own shape (RFC 6749 §5.2), as every error of it, with when to send again.
+      const limited = answers[3]!;
+      assert.deepEqual(Object.keys(limited.json()), ['error', 'error_description']);
+      assert.equal(limited.json().error, 'temporarily_unavailable');
+      assert.match(limited.json().error_description, /^too many requests; retry after \d+ s$/);
+      assert.match(String(limited.headers['retry-after']), /^\d+$/);
+      assert.equal(limited.headers['cache-control'], 'no-store');
+      assert.equal(limited.headers.pragma, 'no-cache');
     });
   });
 

@@ -36,6 +36,11 @@ forEachDatabase((database) => {
       assert.equal(mine.headers['x-request-id'], 'order-1234.retry:2');
       const unsafe = await t.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': 'a"b<script>' } });
       assert.match(String(unsafe.headers['x-request-id']), UUID);
+      // A credential sent as an id (a client's mistake) is neither echoed nor logged.
+      for (const credential of [t.apiKey, 'cs_0123456789abcdef', 'whsec_0123456789abcdefghij']) {
+        const sent = await t.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': credential } });
+        assert.match(String(sent.headers['x-request-id']), UUID, credential.slice(0, 6));
+      }
       const twice = await Promise.all([0, 1].map(() => t.app.inject({ method: 'GET', url: '/v1/health' })));
       assert.notEqual(twice[0]!.headers['x-request-id'], twice[1]!.headers['x-request-id']);
     });

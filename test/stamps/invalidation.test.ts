@@ -43,22 +43,24 @@ forEachDatabase((database) => {
       assert.equal(second.invalidated_at, first.invalidated_at);
     });
 
-    const badQueries: [string, (a: string, b: string) => string][] = [
-      ['ids missing', () => ''],
-      ['ids empty', () => '?ids='],
-      ['a value that is not a uuid', (_a, b) => `?ids=${b},not-a-uuid`],
-      ['an empty value between commas', (_a, b) => `?ids=${b},,${b}`],
-      ['a trailing comma', (_a, b) => `?ids=${b},`],
-      ['more than 100 ids', (_a, b) => `?ids=${Array(101).fill(b).join(',')}`],
-      ['an unknown query parameter', (_a, b) => `?ids=${b}&force=1`],
+    // Each with what its message says: the reason, not only the field.
+    const badQueries: [string, (a: string, b: string) => string, RegExp][] = [
+      ['ids missing', () => '', /ids/],
+      ['ids empty', () => '?ids=', /^query parameter ids must not be empty$/],
+      ['a value that is not a uuid', (_a, b) => `?ids=${b},not-a-uuid`, /ids\[1\]/],
+      ['an empty value between commas', (_a, b) => `?ids=${b},,${b}`, /ids\[1\]/],
+      ['a trailing comma', (_a, b) => `?ids=${b},`, /ids\[1\]/],
+      ['more than 100 ids', (_a, b) => `?ids=${Array(101).fill(b).join(',')}`, /^query parameter ids must have at most 100 items$/],
+      ['ids given twice', (_a, b) => `?ids=${b}&ids=${b}`, /^ids must be given once/],
+      ['an unknown query parameter', (_a, b) => `?ids=${b}&force=1`, /force/],
     ];
-    for (const [name, query] of badQueries) {
+    for (const [name, query, message] of badQueries) {
       it(`answers 400 INVALID_INPUT for ${name}, and invalidates nothing`, async () => {
         const [a, b] = await stamps(2);
         const res = await put(`/v1/stamps/${a!.id}/invalid${query(a!.id, b!.id)}`);
         assert.equal(res.statusCode, 400, res.body);
         assert.equal(res.json().code, 'INVALID_INPUT');
-        assert.match(res.json().message, /ids|force/);
+        assert.match(res.json().message, message);
         assert.deepEqual(await statuses([a!.id, b!.id]), ['active', 'active']);
       });
     }

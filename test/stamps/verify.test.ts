@@ -124,14 +124,22 @@ forEachDatabase((database) => {
     it('answers malformed text with 200 genuine:false, never 500', async () => {
       const s = await createStamp(t);
       const [h, p, sig] = segments(s.indicium);
-      const junk = ['', 'hello', 'a.b.c', '...', `${h}.${p}`, `${h}.${p}.${sig}.${sig}`, `${h}.${p}.${sig}=`, `${s.indicium} `,
+      const junk = ['', 'hello', 'a.b.c', '...', `${h}.${p}`, `${h}.${p}.${sig}.${sig}`, `${h}.${p}.${sig}=`,
         `${Buffer.from('{"alg":').toString('base64url')}.${p}.${sig}`, `${Buffer.from('[]').toString('base64url')}.${p}.${sig}`,
         `${h}.${Buffer.from('not json').toString('base64url')}.${sig}`, `${h}.${p}.${'A'.repeat(2000)}`, 'é.é.é'];
       for (const indicium of junk) await expectVerdict(indicium, NOT_GENUINE);
     });
 
-    it('answers 400 INVALID_INPUT when indicium is missing, not a string, longer than 4 KB or holds a control character', async () => {
-      for (const payload of [{}, { indicium: 42 }, { indicium: null }, { indicium: 'x'.repeat(4097) }, { indicium: 'a.b.c', extra: 1 }, { indicium: '\u0000a.b.c' }]) {
+    it('takes a scan as a scanner sends it: a line end, a tab, spaces or GS1 separators around the code; a control character inside it is not genuine, 200', async () => {
+      const s = await createStamp(t);
+      const genuine = { genuine: true, status: 'active', stampId: s.id };
+      for (const scanned of [`${s.indicium}\r\n`, `${s.indicium}\n`, `\t${s.indicium}`, `  ${s.indicium} `, `\u001d${s.indicium}\u001d`, `\u0000${s.indicium}`]) await expectVerdict(scanned, genuine);
+      const [h, p, sig] = segments(s.indicium);
+      for (const inside of [`${h}.${p}\u001d.${sig}`, `${h}\r\n.${p}.${sig}`, `${h}.${p}.${sig.slice(0, 5)}\u0000${sig.slice(5)}`, '\u0000\u0001']) await expectVerdict(inside, NOT_GENUINE);
+    });
+
+    it('answers 400 INVALID_INPUT when indicium is missing, not a string or longer than 4 KB', async () => {
+      for (const payload of [{}, { indicium: 42 }, { indicium: null }, { indicium: 'x'.repeat(4097) }, { indicium: 'a.b.c', extra: 1 }]) {
         const res = await t.request({ method: 'POST', url: '/v1/stamps/verify', payload });
         assert.equal(res.statusCode, 400, JSON.stringify(payload));
         assert.equal(res.json().code, 'INVALID_INPUT');
