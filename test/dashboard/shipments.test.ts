@@ -475,6 +475,7 @@ forEachDatabase((database) => {
         assert.equal(askedAgain.statusCode, 200);
         assert.match(askedAgain.body, /<h1>Create another return shipment\?<\/h1>/);
         assert.match(askedAgain.body, /This shipment already has a return \(Return /);
+        assert.match(askedAgain.body, new RegExp(`<a href="/dashboard/shipments/${s.id}">Cancel</a>`), 'Cancel goes back to the shipment');
         assert.equal(await count(), 1);
         const another = await v.post(`/dashboard/shipments/${s.id}/return`, { confirmed: 'yes' }, `/dashboard/shipments/${s.id}`);
         assert.equal(another.statusCode, 303);
