@@ -1,6 +1,10 @@
 // A typed client of the API: openapi-fetch over the types that `npm run client` generates from the
 // service's OpenAPI document (openapi.ts). Every path, parameter, body and answer is checked by the
 // TypeScript compiler; errors come back as `{ error }` with the service's `{code, message, details}`.
+// Documents (labels, print files, stamps, manifests) are bytes behind signed links: fetch the `url`, or
+// ask the client for `parseAs: 'arrayBuffer'` (it parses JSON unless told otherwise). The token endpoint
+// takes a form: `POST /oauth/token` with `bodySerializer: (b) => new URLSearchParams(b).toString()` and
+// `headers: { 'content-type': 'application/x-www-form-urlencoded' }`.
 //
 //   const api = createShippingClient({ baseUrl: 'http://localhost:8080', apiKey: process.env.KEY });
 //   const { data: shipment, error } = await api.POST('/v1/shipments', { body: { … } });
@@ -17,6 +21,13 @@ export type Stamp = components['schemas']['Stamp'];
 export type TrackingInfo = components['schemas']['TrackingInfo'];
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type Customs = components['schemas']['Customs'];
+export type AddressValidation = components['schemas']['AddressValidation'];
+export type Batch = components['schemas']['Batch'];
+export type BatchWithItems = components['schemas']['BatchWithItems'];
+export type PrintFile = components['schemas']['PrintFile'];
+export type Manifest = components['schemas']['Manifest'];
+export type TrackingEvent = components['schemas']['TrackingEvent'];
 export type ApiError = components['schemas']['Error'];
 
 export interface ClientOptions {

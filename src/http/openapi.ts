@@ -173,45 +173,154 @@ function withHeaders(
   return out;
 }
 
-/** A self-contained HTML reference of every operation, by tag (no scripts, no third-party assets). */
+/** A schema as the page reads it: the JSON Schema keywords it shows. */
+interface DocumentedSchema {
+  $ref?: string;
+  type?: string | string[];
+  format?: string;
+  enum?: unknown[];
+  const?: unknown;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  default?: unknown;
+  description?: string;
+  items?: DocumentedSchema;
+  properties?: Record<string, DocumentedSchema>;
+  required?: string[];
+  anyOf?: DocumentedSchema[];
+  oneOf?: DocumentedSchema[];
+}
+
+interface DocumentedContent {
+  schema?: DocumentedSchema;
+  example?: unknown;
+}
+
 interface DocumentedOperation {
   operationId?: string;
   summary?: string;
   description?: string;
   tags?: string[];
   security?: Record<string, string[]>[];
-  parameters?: { name: string; in: string; required?: boolean }[];
-  responses?: Record<string, unknown>;
+  parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: DocumentedSchema }[];
+  requestBody?: { required?: boolean; content?: Record<string, DocumentedContent> };
+  responses?: Record<string, { description?: string; content?: Record<string, DocumentedContent> }>;
 }
 
 interface ReferencedDocument {
   info: { title: string; version: string; description?: string };
   tags?: { name: string; description?: string }[];
   paths?: Record<string, Record<string, DocumentedOperation>>;
+  webhooks?: Record<string, Record<string, DocumentedOperation>>;
+  components?: { schemas?: Record<string, DocumentedSchema> };
 }
 
+const METHOD_NAMES = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** `#/components/schemas/Shipment` as a link to its section below. */
+function schemaLink(ref: string): string {
+  const name = ref.slice(ref.lastIndexOf('/') + 1);
+  return `<a href="#schema-${escapeHtml(name)}">${escapeHtml(name)}</a>`;
+}
+
+/** What a value of the schema is, in one line: its type, format, range, choices and default. */
+function typeText(s: DocumentedSchema | undefined): string {
+  if (!s) return 'any';
+  if (s.$ref) return schemaLink(s.$ref);
+  const alternatives = s.anyOf ?? s.oneOf;
+  if (alternatives) return alternatives.map(typeText).join(' or ');
+  const type = [s.type ?? 'any'].flat().join(' or ');
+  const parts = [type === 'array' ? `array of ${typeText(s.items)}` : escapeHtml(type)];
+  if (s.format) parts.push(`(${escapeHtml(s.format)})`);
+  if (s.enum) parts.push(`one of ${s.enum.map((v) => `<code>${escapeHtml(String(v))}</code>`).join(', ')}`);
+  const range = (low: number | undefined, high: number | undefined, unit: string) =>
+    low !== undefined || high !== undefined ? parts.push(`${low ?? 0}–${high ?? '…'}${unit}`) : undefined;
+  range(s.minimum ?? s.exclusiveMinimum, s.maximum, '');
+  range(s.minLength, s.maxLength, ' characters');
+  range(s.minItems, s.maxItems, ' items');
+  if (s.default !== undefined) parts.push(`default <code>${escapeHtml(JSON.stringify(s.default))}</code>`);
+  return parts.join(', ');
+}
+
+/** An object's fields as a table (name, type, description); another schema named by a link. */
+function fieldsTable(s: DocumentedSchema | undefined): string {
+  if (!s) return '';
+  if (s.$ref || !s.properties) return `<p class="meta">${typeText(s)}</p>`;
+  const required = new Set(s.required ?? []);
+  const rows = Object.entries(s.properties).map(
+    ([name, field]) =>
+      `<tr><td><code>${escapeHtml(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeText(field)}</td><td>${escapeHtml(field.description ?? '')}</td></tr>`,
+  );
+  return `<table><thead><tr><th>Field</th><th>Type</th><th>What it is</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** One operation (or webhook event): what it does, who may call it, what it takes and answers. */
+function operationSection(method: string, path: string, op: DocumentedOperation): string {
+  const id = op.operationId ?? `${method}-${path}`;
+  const scope = (op.security ?? []).find((s) => s.oauth2)?.oauth2?.[0];
+  const params = (op.parameters ?? []).map(
+    (p) => `<tr><td><code>${escapeHtml(p.name)}</code> <span class="meta">${escapeHtml(p.in)}</span>${p.required ? ' <span class="req">required</span>' : ''}</td><td>${typeText(p.schema)}</td><td>${escapeHtml(p.description ?? '')}</td></tr>`,
+  );
+  const body = Object.entries(op.requestBody?.content ?? {}).map(
+    ([type, c]) =>
+      `<h4>Body: <code>${escapeHtml(type)}</code></h4>${fieldsTable(c.schema)}` +
+      (c.example !== undefined ? `<p class="meta">Example:</p><pre>${escapeHtml(JSON.stringify(c.example, null, 2))}</pre>` : ''),
+  );
+  const answers = Object.entries(op.responses ?? {}).map(([status, r]) => {
+    const schema = Object.values(r.content ?? {})[0]?.schema;
+    return `<li><b>${escapeHtml(status)}</b> ${escapeHtml(r.description ?? '')}${schema ? `: ${typeText(schema)}` : ''}</li>`;
+  });
+  return (
+    `<section id="${escapeHtml(id)}"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code> <a class="id" href="#${escapeHtml(id)}">${escapeHtml(id)}</a></h3>` +
+    `<p>${escapeHtml(op.summary ?? '')}${op.description ? ` — ${escapeHtml(op.description)}` : ''}</p>` +
+    `<p class="meta">${op.security?.length === 0 ? 'No credentials needed' : `Scope: <code>${escapeHtml(scope ?? 'any')}</code>`}</p>` +
+    (params.length ? `<h4>Parameters</h4><table><thead><tr><th>Name</th><th>Type</th><th>What it is</th></tr></thead><tbody>${params.join('')}</tbody></table>` : '') +
+    body.join('') +
+    (answers.length ? `<h4>Answers</h4><ul>${answers.join('')}</ul>` : '') +
+    '</section>'
+  );
+}
+
+/** What every call shares, said once at the top of the page (the rules the operations below take for granted). */
+const USING_THE_API = `<h2 id="using">Using the API</h2>
+<ul>
+<li><b>Credentials.</b> Send an API key as <code>X-API-Key: sk_test_…</code> (the first start prints one; <code>npm run admin -- key create --account default</code> or the dashboard's API keys page make more), or an OAuth 2.0 access token as <code>Authorization: Bearer …</code> from <code>POST /oauth/token</code> (client credentials, or authorization code with PKCE). Each operation names the scope it needs.</li>
+<li><b>Errors</b> are <code>{code, message, details: [{field, message}]}</code>, the field named as a path (<code>to.postalCode</code>, <code>items[7].shipment.to.country</code>); a bad request changes nothing. The token endpoint answers RFC 6749's <code>{error, error_description}</code>.</li>
+<li><b>Idempotency.</b> Any <code>POST</code> but stamp verification (which answers a stamp's status now) may carry <code>Idempotency-Key</code>: the same key with the same body within 24 hours replays the first answer (with <code>Idempotent-Replayed: true</code>); with another body it is 422 <code>IDEMPOTENCY_KEY_REUSED</code>; while the first is still running, 409.</li>
+<li><b>Lists</b> take <code>limit</code> (1–100, default 20) and give the next page in the <code>Link</code> header (<code>rel="next"</code>, with a <code>cursor</code>), none on the last page.</li>
+<li><b>Rate limits.</b> Every answer carries <code>RateLimit-Limit</code>, <code>RateLimit-Remaining</code> and <code>RateLimit-Reset</code>; past the limit, 429 with <code>Retry-After</code> in seconds.</li>
+<li><b>Documents</b> (labels, stamps, print files, customs papers, manifests) come as a <code>url</code>: a signed link valid for 24 hours that needs no other credential, with a strong <code>ETag</code> (answered 304 on <code>If-None-Match</code>).</li>
+<li><b>Webhooks</b> are signed as Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>); their bodies are under <a href="#webhooks">Webhook events</a>.</li>
+</ul>`;
+
+/** A self-contained HTML reference of the whole document (no scripts, no third-party assets). */
 export function referencePage(doc: ReferencedDocument): string {
   const byTag = new Map<string, string[]>((doc.tags ?? []).map((t) => [t.name, []]));
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const scope = (op.security ?? []).find((s) => s.oauth2)?.oauth2?.[0];
-      const params = (op.parameters ?? []).map((p) => `<code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})`).join(', ');
-      const responses = Object.keys(op.responses ?? {}).join(', ');
-      const id = op.operationId ?? `${method}-${path}`;
-      const section =
-        `<section id="${escapeHtml(id)}"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code> <a class="id" href="#${escapeHtml(id)}">${escapeHtml(id)}</a></h3>` +
-        `<p>${escapeHtml(op.summary ?? '')}${op.description ? ` — ${escapeHtml(op.description)}` : ''}</p>` +
-        `<p class="meta">${op.security?.length === 0 ? 'No credentials needed' : `Scope: <code>${escapeHtml(scope ?? 'any')}</code>`}` +
-        `${params ? ` · Parameters: ${params}` : ''} · Responses: ${responses}</p></section>`;
+      if (!METHOD_NAMES.includes(method)) continue;
       const tag = op.tags?.[0] ?? 'other';
       if (!byTag.has(tag)) byTag.set(tag, []);
-      byTag.get(tag)!.push(section);
+      byTag.get(tag)!.push(operationSection(method, path, op));
     }
   }
+  const events = Object.entries(doc.webhooks ?? {}).flatMap(([name, item]) => Object.entries(item).filter(([m]) => METHOD_NAMES.includes(m)).map(([method, op]) => operationSection(method, name, op)));
+  const schemas = Object.entries(doc.components?.schemas ?? {}).map(
+    ([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${schema.description ? `<p>${escapeHtml(schema.description)}</p>` : ''}${fieldsTable(schema)}</section>`,
+  );
   const descriptions = new Map((doc.tags ?? []).map((t) => [t.name, t.description ?? '']));
   const groups = [...byTag].filter(([, sections]) => sections.length > 0);
-  const contents = groups.map(([tag]) => `<a href="#tag-${escapeHtml(tag)}">${escapeHtml(tag)}</a>`).join(' · ');
+  const contents = [
+    '<a href="#using">using the API</a>',
+    ...groups.map(([tag]) => `<a href="#tag-${escapeHtml(tag)}">${escapeHtml(tag)}</a>`),
+    ...(events.length ? ['<a href="#webhooks">webhook events</a>'] : []),
+    '<a href="#schemas">schemas</a>',
+  ].join(' · ');
   const body = groups
     .map(([tag, sections]) => `<h2 id="tag-${escapeHtml(tag)}">${escapeHtml(tag)}</h2><p>${escapeHtml(descriptions.get(tag) ?? '')}</p>\n${sections.join('\n')}`)
     .join('\n');
@@ -220,12 +329,17 @@ export function referencePage(doc: ReferencedDocument): string {
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 code{background:#f3f3f3;padding:0 .25em;border-radius:3px}.m{font:bold 12px monospace;padding:2px 6px;border-radius:3px;color:#fff}
 .get{background:#176b45}.post{background:#1a5c9e}.put{background:#8a5300}.patch{background:#7a3d91}.delete{background:#a32626}.meta{color:#555;font-size:13px}
-.id{font:13px monospace;color:#555;margin-left:.5em}h2{margin-top:2rem;text-transform:capitalize}
-section{border-top:1px solid #ddd;padding:.25rem 0}</style></head><body>
+.id{font:13px monospace;color:#555;margin-left:.5em}h2{margin-top:2rem;text-transform:capitalize}h4{margin:.75rem 0 .25rem;font-size:14px}
+section{border-top:1px solid #ddd;padding:.25rem 0}table{border-collapse:collapse;width:100%;font-size:13px}td,th{border-bottom:1px solid #eee;padding:.2rem .4rem;text-align:left;vertical-align:top}
+.req{color:#a32626;font-size:12px}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;font-size:12px}</style></head><body>
 <h1>${escapeHtml(doc.info.title)}</h1><p>API version ${escapeHtml(doc.info.version)}. ${escapeHtml(doc.info.description ?? '')}</p>
 <p>The machine-readable description is <a href="openapi.json">openapi.json</a> (OpenAPI 3.1); each operation shows its <code>operationId</code>, the name a generated client gives it.</p>
 <nav>${contents}</nav>
-${body}</body></html>`;
+${USING_THE_API}
+${body}
+${events.length ? `<h2 id="webhooks">Webhook events</h2><p>What the service sends to a webhook's URL: a POST per event, signed, retried until the receiver answers 2xx.</p>\n${events.join('\n')}` : ''}
+<h2 id="schemas">Schemas</h2>
+${schemas.join('\n')}</body></html>`;
 }
 
 /** The OpenAPI document and its reference page, both public. */

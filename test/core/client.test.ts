@@ -82,6 +82,13 @@ forEachDatabase((database) => {
       assert.ok(label);
       assert.match(label.trackingNumber, /^1Z/);
       assert.equal((await download(label.url)).subarray(0, 5).toString('latin1'), '%PDF-');
+      // Or through the client, as the README says: bytes with parseAs (without it the client reads JSON and throws).
+      const signed = new URL(label.url).searchParams;
+      const bytes = await api.GET('/v1/downloads/labels/{id}', {
+        params: { path: { id: label.id }, query: { format: 'PDF', expires: signed.get('expires')!, sig: signed.get('sig')! } },
+        parseAs: 'arrayBuffer',
+      });
+      assert.equal(Buffer.from(bytes.data as unknown as ArrayBuffer).subarray(0, 5).toString('latin1'), '%PDF-');
       const png = (await api.GET('/v1/labels/{id}', { params: { path: { id: label.id }, query: { format: 'PNG' } } })).data;
       assert.ok(png);
       assert.equal((await download(png.url)).subarray(1, 4).toString('latin1'), 'PNG');

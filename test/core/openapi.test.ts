@@ -113,6 +113,27 @@ forEachDatabase((database) => {
       assert.match(labels, /<section id="invalidateLabel">/);
       assert.doesNotMatch(labels, /id="createStamp"/);
     });
+
+    it('says what each operation takes and answers: parameters with their types, bodies with their fields and example, answers, every schema and webhook event', async () => {
+      const page = (await t.app.inject({ method: 'GET', url: '/v1/docs' })).body;
+      const section = (id: string) => page.slice(page.indexOf(`<section id="${id}">`), page.indexOf('</section>', page.indexOf(`<section id="${id}">`)));
+      // What every call shares, once, at the top.
+      assert.match(page, /<h2 id="using">Using the API<\/h2>/);
+      for (const rule of ['X-API-Key', 'Idempotency-Key', 'IDEMPOTENCY_KEY_REUSED', 'rel="next"', 'Retry-After', 'If-None-Match']) assert.ok(page.includes(rule), rule);
+      // A list's parameters with their range and default, and what they are.
+      assert.match(section('listShipments'), /<code>limit<\/code> <span class="meta">query<\/span><\/td><td>integer, 1–100, default <code>20<\/code><\/td><td>Page size, 1 to 100\.<\/td>/);
+      // A body's fields, required ones marked, another schema linked, and its example.
+      const create = section('createShipment');
+      assert.match(create, /<h4>Body: <code>application\/json<\/code><\/h4>/);
+      assert.match(create, /<code>carrier<\/code> <span class="req">required<\/span><\/td><td>string, one of <code>UPS<\/code>, <code>USPS<\/code>, <code>FedEx<\/code>, <code>DHL<\/code>/);
+      assert.match(create, /<code>to<\/code> <span class="req">required<\/span><\/td><td><a href="#schema-Address">Address<\/a>/);
+      assert.match(create, /Example:<\/p><pre>\{\n {2}&#34;carrier&#34;: &#34;UPS&#34;/);
+      assert.match(create, /<li><b>201<\/b> [^<]*: <a href="#schema-Shipment">Shipment<\/a><\/li>/);
+      // Every schema a link names is on the page, and so is every webhook event.
+      for (const [, name] of page.matchAll(/href="#schema-(\w+)"/g)) assert.ok(page.includes(`<section id="schema-${name}">`), name);
+      assert.match(page, /<h2 id="webhooks">Webhook events<\/h2>/);
+      assert.match(page, /<section id="shipmentCreatedEvent">/);
+    });
   });
 
   describe('real responses conform to the document', () => {
