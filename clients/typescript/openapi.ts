@@ -1272,7 +1272,7 @@ export interface components {
             status: "created" | "pre_transit" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned";
             to: components["schemas"]["Address"];
             /** Format: date-time */
-            updatedAt?: string;
+            updatedAt: string;
         };
         Stamp: {
             /** @enum {string} */

@@ -128,7 +128,7 @@ export const createShipmentBody = {
 export const shipmentSchema = {
   $id: 'Shipment',
   type: 'object',
-  required: ['id', 'carrier', 'service', 'from', 'to', 'parcel', 'status', 'createdAt'],
+  required: ['id', 'carrier', 'service', 'from', 'to', 'parcel', 'status', 'createdAt', 'updatedAt'],
   properties: {
     id: uuid,
     carrier: { type: 'string', enum: [...CARRIERS] },

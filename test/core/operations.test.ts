@@ -1,5 +1,5 @@
-// docs/operations.md's alert rules pass `promtool check rules`, and the rules and the Grafana dashboard
-// only name metrics the service (or the runtime's collectors) exposes.
+// docs/operations.md's alert rules pass `promtool check rules` and their unit tests (ops/alerts.test.yml),
+// and the rules and the Grafana dashboard only name metrics the service (or the runtime's collectors) exposes.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -17,6 +17,11 @@ test('the alert rules pass promtool check rules', async () => {
     assert.fail(`promtool check rules: ${err.stdout}${err.stderr}`);
   });
   assert.match(stdout, /SUCCESS: 6 rules found/);
+});
+
+test('the alert rules do what their unit tests say (promtool test rules ops/alerts.test.yml)', async () => {
+  const { stdout } = await run('promtool', ['test', 'rules', join(ROOT, 'ops/alerts.test.yml')]).catch((err: { stdout?: string; stderr?: string }) => assert.fail(`promtool test rules: ${err.stdout}${err.stderr}`));
+  assert.match(stdout, /SUCCESS/);
 });
 
 test('the rules and the dashboard name only metrics that exist', () => {
