@@ -5,7 +5,7 @@ import { httpRequestDuration } from './metrics.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { InvalidInput, Unavailable } from './errors.ts';
+import { InvalidInput, ShuttingDown } from './errors.ts';
 import type { AppContext } from './context.ts';
 import { clientErrors, frameworkErrors, installErrorHandling } from './http/errors.ts';
 import { installAuth } from './http/auth.ts';
@@ -177,7 +177,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     reply.header('connection', 'close');
     // The health check says so in its own shape, so a load balancer stops sending here.
     if (request.routeOptions.url === '/v1/health') return void reply.code(503).header('retry-after', '1').send({ status: 'unavailable', version: ctx.config.version });
-    done(new Unavailable('the service is shutting down: send the request again'));
+    done(new ShuttingDown());
   });
   // Both add their hooks to each route as it is registered (onRoute), so they come before any route;
   // installAuth's also sets x-request-id (the error and not-found handlers set it themselves).

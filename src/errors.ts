@@ -107,6 +107,13 @@ export class Unavailable extends AppError {
   }
 }
 
+/** A request that arrives while the process shuts down: answered 503 as planned, so not logged as a failure. */
+export class ShuttingDown extends Unavailable {
+  constructor() {
+    super('the service is shutting down: send the request again');
+  }
+}
+
 /** RFC 6749 §5.2 errors of the token endpoint, with their own wire shape `{error, error_description}`. */
 export class OAuthError extends AppError {
   readonly error: string;

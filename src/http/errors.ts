@@ -4,7 +4,7 @@ import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import { UUID_PATTERN } from '../db/ids.ts';
 import { isUnavailable } from '../db/index.ts';
-import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
+import { AppError, InvalidInput, RouteNotFound, NotFound, OAuthError, PayloadTooLarge, ShuttingDown, Unavailable, UnsupportedMediaType, type FieldProblem } from '../errors.ts';
 import { COUNTRY_CODE_ANY_CASE_PATTERN, COUNTRY_CODE_PATTERN, CURRENCY_CODE_PATTERN, EEI_PATTERN, EMAIL_PATTERN, EORI_PATTERN, HS_CODE_PATTERN, IOSS_PATTERN, JSON_UTF8, PHONE_PATTERN, POSTAL_CODE_PATTERN, PRINTABLE_PATTERN, VISIBLE_PATTERN } from './schemas.ts';
 
 function fieldOf(instancePath: string, params: Record<string, unknown> | undefined, where: string): string {
@@ -176,7 +176,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let appErr = toAppError(err, request);
     if (request.routeOptions.config?.oauth) appErr = oauthShape(appErr);
-    if (appErr.status >= 500) request.log.error({ err }, 'request failed');
+    // A refusal during shutdown is planned (the load balancer sends the request elsewhere): no failure of ours.
+    if (appErr.status >= 500 && !(appErr instanceof ShuttingDown)) request.log.error({ err }, 'request failed');
     else request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
     reply.header('x-request-id', request.id).headers(appErr.headers);
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

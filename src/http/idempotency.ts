@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { isUniqueViolation, PURGE_CHUNK } from '../db/index.ts';
 import { withCommitStatement } from '../db/commit-statement.ts';
 import { isoNow } from '../db/ids.ts';
-import { Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
+import { AppError, Conflict, IdempotencyKeyReused, InvalidInput } from '../errors.ts';
 import { JSON_UTF8 } from './schemas.ts';
 
 const KEY_TTL_MS = 24 * 3600 * 1000;
@@ -63,7 +63,11 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
           `the request with Idempotency-Key ${key} was carried out, but its answer could not be kept (the service failed or stopped before storing it); it is not carried out again: look its result up with a GET`,
         );
       }
-      if (row.status_code === null) throw new Conflict(`a request with Idempotency-Key ${key} is still being processed; retry shortly`);
+      if (row.status_code === null) {
+        // Most often the first is still at work; if its process failed, its claim lapses ABANDONED_MS after it began.
+        const lapses = Math.max(1, Math.ceil((ABANDONED_MS - age) / 1000));
+        throw new AppError(409, 'CONFLICT', `a request with Idempotency-Key ${key} is still being processed; retry shortly (if the service failed while carrying it out, the key is taken up again in ${lapses} s)`, { headers: { 'retry-after': '1' } });
+      }
       reply
         .code(row.status_code)
         .header('idempotent-replayed', 'true')

@@ -155,6 +155,17 @@ forEachDatabase((database) => {
       assert.equal(await t.ctx.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', acct.accountId).where('key', '=', 'k-label-2').executeTakeFirst(), undefined);
     });
 
+    it('a key whose first request is still at work is 409 with Retry-After, saying when a failed one is taken up again', async () => {
+      const acct = await t.newAccount();
+      assert.equal((await post('k-busy', sampleShipment, acct.apiKey)).statusCode, 201);
+      // As if the first were still running, 20 s in.
+      await t.ctx.db.updateTable('idempotency_keys').set({ status_code: null, content_type: null, response_body: null, work_committed: 0, created_at: new Date(Date.now() - 20_000).toISOString() }).where('account_id', '=', acct.accountId).where('key', '=', 'k-busy').execute();
+      const busy = await post('k-busy', sampleShipment, acct.apiKey);
+      assert.equal(busy.statusCode, 409, busy.body);
+      assert.equal(busy.headers['retry-after'], '1');
+      assert.match(busy.json().message, /k-busy is still being processed; retry shortly \(if the service failed while carrying it out, the key is taken up again in (39|40) s\)$/);
+    });
+
     it('a key whose work committed but whose answer was lost is refused for good, never worked again', async () => {
       const acct = await t.newAccount();
       assert.equal((await post('k-lost', sampleShipment, acct.apiKey)).statusCode, 201);

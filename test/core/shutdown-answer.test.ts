@@ -43,5 +43,9 @@ describe('a request that arrives while the service shuts down', () => {
     }
     assert.deepEqual(JSON.parse(refused.body), { code: 'UNAVAILABLE', message: 'the service is shutting down: send the request again' });
     assert.equal(JSON.parse(unhealthy.body).status, 'unavailable');
+    // Planned, so not logged as a failure of ours (no error line, no stack): an info line says it.
+    const lines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string });
+    assert.ok(lines.some((l) => l.level === 30 && l.msg === 'the service is shutting down: send the request again'), 'an info line');
+    assert.ok(!lines.some((l) => l.level >= 50), lines.filter((l) => l.level >= 50).map((l) => l.msg).join('; '));
   });
 });
