@@ -9,7 +9,11 @@ export const errorSchema = {
   type: 'object',
   required: ['code', 'message'],
   properties: {
-    code: { type: 'string', description: 'Machine-readable error code, e.g. INVALID_INPUT or NOT_FOUND.' },
+    code: {
+      type: 'string',
+      enum: ['INVALID_INPUT', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'GONE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED', 'NOTHING_TO_PRINT', 'NOTHING_TO_MANIFEST', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'],
+      description: 'Machine-readable error code: INVALID_INPUT 400, UNAUTHORIZED 401, FORBIDDEN 403, NOT_FOUND 404, CONFLICT 409, GONE 410, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, IDEMPOTENCY_KEY_REUSED, NOTHING_TO_PRINT and NOTHING_TO_MANIFEST 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.',
+    },
     message: { type: 'string', description: 'What went wrong, for a person.' },
     details: {
       type: 'array',

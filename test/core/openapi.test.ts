@@ -6,7 +6,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALL_SCOPES } from '../../src/auth/scopes.ts';
 import { answersChecked, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp } from '../helpers.ts';
-import { accessToken, Conformance, concreteUrl, openApiPath, routesOf, tokenRequest } from './support.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorSchema } from '../../src/http/schemas.ts';
+import { accessToken, Conformance, concreteUrl, openApiPath, ROOT, routesOf, tokenRequest } from './support.ts';
 
 /** Routes left out of the API's description on purpose: the dashboard's pages are for people, not clients (docs/dashboard.md). */
 const UNDOCUMENTED = { has: (route: string) => / \/dashboard(\/|$)/.test(route) };
@@ -95,6 +98,13 @@ forEachDatabase((database) => {
       assert.equal(doc.paths['/v1/shipments/{id}/returns'].post.requestBody.required, false);
       assert.equal(doc.paths['/v1/shipments'].post.requestBody.required, true);
     });
+  });
+
+  it('Error.code lists every code the service answers with (each error class and AppError in src/)', () => {
+    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'));
+    const used = new Set(sources.flatMap((text) => [...text.matchAll(/(?:super|AppError)\(\d{3}, '([A-Z_]+)'/g)].map((m) => m[1]!)));
+    assert.ok(used.size >= 10, [...used].join(' '));
+    assert.deepEqual([...used].filter((code) => !(errorSchema.properties.code.enum as readonly string[]).includes(code)), []);
   });
 
   describe('GET /v1/docs', () => {
