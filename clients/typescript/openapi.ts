@@ -1364,7 +1364,7 @@ export interface components {
              * Format: uri
              * @description The carrier's public tracking page for this number.
              */
-            trackingUrl?: string;
+            trackingUrl: string;
         };
         Webhook: {
             /** @description false: nothing is sent; set by you, by a 410 answer, or after 5 days of failures. */

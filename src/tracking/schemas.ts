@@ -31,7 +31,7 @@ export const trackingEventSchema = {
 export const trackingInfoSchema = {
   $id: 'TrackingInfo',
   type: 'object',
-  required: ['trackingNumber', 'carrier'],
+  required: ['trackingNumber', 'carrier', 'trackingUrl'],
   properties: {
     trackingNumber: { type: 'string' },
     carrier,
