@@ -2220,7 +2220,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 6749 §5.2 error `temporarily_unavailable`: too many requests from this address; Retry-After says when to send again */
+            /** @description An RFC 6749 error, `temporarily_unavailable` (a code of §4.1.2.1): too many requests from this address; Retry-After says when to send again */
             429: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2243,7 +2243,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 6749 §5.2 error `server_error`, naming the request id */
+            /** @description An RFC 6749 error, `server_error` (a code of §4.1.2.1); the request id is in X-Request-Id */
             500: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2264,7 +2264,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 6749 §5.2 error `temporarily_unavailable`: the database cannot be reached; Retry-After says when to send again */
+            /** @description An RFC 6749 error, `temporarily_unavailable` (a code of §4.1.2.1): the database cannot be reached; Retry-After says when to send again */
             503: {
                 headers: {
                     /** @description The size of the caller's token bucket (RATE_LIMIT_BURST). */
@@ -2273,6 +2273,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Seconds after which the request may be sent again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -2715,6 +2717,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -3138,6 +3142,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -5614,6 +5620,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -6840,6 +6848,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7516,6 +7526,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -7914,6 +7926,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -8535,6 +8549,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -8766,6 +8782,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -9411,6 +9429,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -9662,6 +9682,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -10012,6 +10034,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -11258,6 +11282,8 @@ export interface operations {
                     "ratelimit-remaining"?: string;
                     /** @description Seconds until the bucket is full again. */
                     "ratelimit-reset"?: string;
+                    /** @description Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again. */
+                    "retry-after"?: string;
                     /** @description Names this request in the service's logs: the `X-Request-Id` the client sent (if it was 1–128 of `A-Za-z0-9._:-`), otherwise a new UUID. */
                     "x-request-id"?: string;
                     [name: string]: unknown;

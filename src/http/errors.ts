@@ -175,9 +175,10 @@ function oauthShape(err: AppError): AppError {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let appErr = toAppError(err, request);
-    if (request.routeOptions.config?.oauth) appErr = oauthShape(appErr);
     // A refusal during shutdown is planned (the load balancer sends the request elsewhere): no failure of ours.
-    if (appErr.status >= 500 && !(appErr instanceof ShuttingDown)) request.log.error({ err }, 'request failed');
+    const planned = appErr instanceof ShuttingDown;
+    if (request.routeOptions.config?.oauth) appErr = oauthShape(appErr);
+    if (appErr.status >= 500 && !planned) request.log.error({ err }, 'request failed');
     else request.log.info({ code: appErr.code, status: appErr.status }, appErr.message);
     reply.header('x-request-id', request.id).headers(appErr.headers);
     if (appErr instanceof OAuthError) reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

@@ -64,9 +64,12 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
         );
       }
       if (row.status_code === null) {
-        // Most often the first is still at work; if its process failed, its claim lapses ABANDONED_MS after it began.
+        // Most often the first is still at work. If its process failed before its work committed, its
+        // claim lapses ABANDONED_MS after it began and the key is taken up again (once it committed,
+        // the key is refused for good, above).
         const lapses = Math.max(1, Math.ceil((ABANDONED_MS - age) / 1000));
-        throw new AppError(409, 'CONFLICT', `a request with Idempotency-Key ${key} is still being processed; retry shortly (if the service failed while carrying it out, the key is taken up again in ${lapses} s)`, { headers: { 'retry-after': '1' } });
+        const after = row.work_committed === 0 ? ` (if the service failed while carrying it out, the key is taken up again in ${lapses} s)` : '';
+        throw new AppError(409, 'CONFLICT', `a request with Idempotency-Key ${key} is still being processed; retry shortly${after}`, { headers: { 'retry-after': '1' } });
       }
       reply
         .code(row.status_code)

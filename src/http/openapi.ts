@@ -165,7 +165,9 @@ function withHeaders(
     if (route.idempotent && status.startsWith('2')) headers['idempotent-replayed'] = { type: 'string', enum: ['true'], description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key.' };
     if (route.limited) Object.assign(headers, RATE_LIMIT_HEADERS);
     if (route.limited && status === '429') headers['retry-after'] = { type: 'string', description: 'Seconds until the next request may be sent.' };
-    if (status === '503' && response.$ref === 'Error#') headers['retry-after'] = { type: 'string', description: 'Seconds after which the request may be sent again.' };
+    if (status === '503' && (response.$ref === 'Error#' || route.oauth)) headers['retry-after'] = { type: 'string', description: 'Seconds after which the request may be sent again.' };
+    // A repeat while the first request with its Idempotency-Key is still at work.
+    if (route.idempotent && status === '409') headers['retry-after'] = { type: 'string', description: 'Present when a request with the same Idempotency-Key is still being processed: seconds after which to send it again.' };
     if (route.creates && (status === '201' || status === '202')) headers.location = { type: 'string', format: 'uri', description: `The new resource's address: \`{PUBLIC_BASE_URL}/v1/${route.creates}/{id}\`.` };
     if (route.list && status === '200') headers.link = { type: 'string', description: 'The next page: `<…?limit=20&cursor=…>; rel="next"` (RFC 8288); absent on the last page.' };
     out[status] = { ...response, headers };
@@ -238,9 +240,15 @@ function typeText(s: DocumentedSchema | undefined): string {
   const parts = [type === 'array' ? `array of ${typeText(s.items)}` : escapeHtml(type)];
   if (s.format) parts.push(`(${escapeHtml(s.format)})`);
   if (s.enum) parts.push(`one of ${s.enum.map((v) => `<code>${escapeHtml(String(v))}</code>`).join(', ')}`);
-  const range = (low: number | undefined, high: number | undefined, unit: string) =>
-    low !== undefined || high !== undefined ? parts.push(`${low ?? 0}–${high ?? '…'}${unit}`) : undefined;
-  range(s.minimum ?? s.exclusiveMinimum, s.maximum, '');
+  const bound = (n: unknown) => escapeHtml(String(n));
+  const range = (low: number | undefined, high: number | undefined, unit: string, lowExcluded = false) => {
+    if (low === undefined && high === undefined) return;
+    const from = low === undefined ? '' : lowExcluded ? `over ${bound(low)}` : `${bound(low)}`;
+    const to = high === undefined ? '' : `${bound(high)}`;
+    parts.push(from && to ? `${from}${lowExcluded ? ', up to ' : '–'}${to}${unit}` : from ? `${lowExcluded ? from : `at least ${from}`}${unit}` : `at most ${to}${unit}`);
+  };
+  if (s.exclusiveMinimum !== undefined) range(s.exclusiveMinimum, s.maximum, '', true);
+  else range(s.minimum, s.maximum, '');
   range(s.minLength, s.maxLength, ' characters');
   range(s.minItems, s.maxItems, ' items');
   if (s.default !== undefined) parts.push(`default <code>${escapeHtml(JSON.stringify(s.default))}</code>`);
@@ -292,8 +300,8 @@ const USING_THE_API = `<h2 id="using">Using the API</h2>
 <li><b>Credentials.</b> Send an API key as <code>X-API-Key: sk_test_…</code> (the first start prints one; <code>npm run admin -- key create --account default</code> or the dashboard's API keys page make more), or an OAuth 2.0 access token as <code>Authorization: Bearer …</code> from <code>POST /oauth/token</code> (client credentials, or authorization code with PKCE). Each operation names the scope it needs.</li>
 <li><b>Errors</b> are <code>{code, message, details: [{field, message}]}</code>, the field named as a path (<code>to.postalCode</code>, <code>items[7].shipment.to.country</code>); a bad request changes nothing. The token endpoint answers RFC 6749's <code>{error, error_description}</code>.</li>
 <li><b>Idempotency.</b> Any <code>POST</code> but stamp verification (which answers a stamp's status now) may carry <code>Idempotency-Key</code>: the same key with the same body within 24 hours replays the first answer (with <code>Idempotent-Replayed: true</code>); with another body it is 422 <code>IDEMPOTENCY_KEY_REUSED</code>; while the first is still running, 409.</li>
-<li><b>Lists</b> take <code>limit</code> (1–100, default 20) and give the next page in the <code>Link</code> header (<code>rel="next"</code>, with a <code>cursor</code>), none on the last page.</li>
-<li><b>Rate limits.</b> Every answer carries <code>RateLimit-Limit</code>, <code>RateLimit-Remaining</code> and <code>RateLimit-Reset</code>; past the limit, 429 with <code>Retry-After</code> in seconds.</li>
+<li><b>Lists</b> take <code>limit</code> (its range and default with each list: 1–100 and 20 for most) and give the next page in the <code>Link</code> header (<code>rel="next"</code>, with a <code>cursor</code>), none on the last page.</li>
+<li><b>Rate limits.</b> Every answer of an operation that needs credentials (and of the token endpoint, the sign-in and the downloads, limited by address) carries <code>RateLimit-Limit</code>, <code>RateLimit-Remaining</code> and <code>RateLimit-Reset</code>; past the limit, 429 with <code>Retry-After</code> in seconds.</li>
 <li><b>Documents</b> (labels, stamps, print files, customs papers, manifests) come as a <code>url</code>: a signed link valid for 24 hours that needs no other credential, with a strong <code>ETag</code> (answered 304 on <code>If-None-Match</code>).</li>
 <li><b>Webhooks</b> are signed as Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>); their bodies are under <a href="#webhooks">Webhook events</a>.</li>
 </ul>`;

@@ -75,9 +75,9 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         400: oauthError,
         401: oauthError,
-        429: { ...oauthError, description: 'RFC 6749 §5.2 error `temporarily_unavailable`: too many requests from this address; Retry-After says when to send again' },
-        500: { ...oauthError, description: 'RFC 6749 §5.2 error `server_error`, naming the request id' },
-        503: { ...oauthError, description: 'RFC 6749 §5.2 error `temporarily_unavailable`: the database cannot be reached; Retry-After says when to send again' },
+        429: { ...oauthError, description: 'An RFC 6749 error, `temporarily_unavailable` (a code of §4.1.2.1): too many requests from this address; Retry-After says when to send again' },
+        500: { ...oauthError, description: 'An RFC 6749 error, `server_error` (a code of §4.1.2.1); the request id is in X-Request-Id' },
+        503: { ...oauthError, description: 'An RFC 6749 error, `temporarily_unavailable` (a code of §4.1.2.1): the database cannot be reached; Retry-After says when to send again' },
       },
     },
     handler: async (request, reply) => {

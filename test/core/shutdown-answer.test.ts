@@ -31,18 +31,21 @@ describe('a request that arrives while the service shuts down', () => {
     // The requests' first lines are in before the shutdown; their ends come after it has begun.
     const list = await begun(Number(port), ['GET /v1/shipments?limit=1 HTTP/1.1', 'Host: 127.0.0.1', `X-API-Key: ${t.apiKey}`]);
     const health = await begun(Number(port), ['GET /v1/health HTTP/1.1', 'Host: 127.0.0.1']);
+    const token = await begun(Number(port), ['POST /oauth/token HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/x-www-form-urlencoded', 'Content-Length: 0']);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closing = t.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const [refused, unhealthy] = [await list.finish(), await health.finish()];
+    const [refused, unhealthy, tokenRefused] = [await list.finish(), await health.finish(), await token.finish()];
     await closing;
-    for (const { head } of [refused, unhealthy]) {
+    for (const { head } of [refused, unhealthy, tokenRefused]) {
       assert.match(head, /^HTTP\/1\.1 503 /, head);
       assert.match(head, /\r\nretry-after: 1\r\n/i, head);
       assert.match(head, /\r\nconnection: close\r\n/i, head);
     }
     assert.deepEqual(JSON.parse(refused.body), { code: 'UNAVAILABLE', message: 'the service is shutting down: send the request again' });
     assert.equal(JSON.parse(unhealthy.body).status, 'unavailable');
+    // The token endpoint in its own shape (RFC 6749), and likewise no failure of ours.
+    assert.deepEqual(JSON.parse(tokenRefused.body), { error: 'temporarily_unavailable', error_description: 'the service is shutting down: send the request again' });
     // Planned, so not logged as a failure of ours (no error line, no stack): an info line says it.
     const lines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string });
     assert.ok(lines.some((l) => l.level === 30 && l.msg === 'the service is shutting down: send the request again'), 'an info line');
