@@ -108,6 +108,8 @@ export async function installOpenApi(app: FastifyInstance, ctx: AppContext, webh
       // service's own pages (this document, its reference) never touch it, and the health check has its own 503.
       const service = (out.tags as string[] | undefined)?.includes('service');
       if (out.response && !service && !(out.response as Record<string, unknown>)['503']) out.response = { ...(out.response as object), ...errors(503) };
+      // And any route may fail on our side (contract §9: INTERNAL 500); the token endpoint says so in its own shape.
+      if (out.response && !(out.response as Record<string, unknown>)['500']) out.response = { ...(out.response as object), ...errors(500) };
       if (out.response) out.response = withHeaders(out.response as Record<string, Record<string, unknown>>, { idempotent, list: isList(out), limited, oauth: Boolean(cfg.oauth), scope: cfg.scope, creates: cfg.creates });
       if (route.method === 'HEAD') headOnly(out);
       return { schema: out as typeof schema, url };

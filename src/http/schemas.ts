@@ -105,6 +105,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'Unsupported content type',
   422: 'Unprocessable: an idempotency key reused with another request, or nothing to act on (see code)',
   429: 'Rate limited',
+  500: 'A failure of the service (INTERNAL): it is logged under the request id in X-Request-Id; nothing more is said',
   503: 'The database is unavailable or did not answer within DATABASE_TIMEOUT_MS: send the request again after Retry-After',
 };
 
