@@ -10,7 +10,7 @@ import type { Address } from '../carriers/types.ts';
 import { isMilitaryPost, US_MILITARY_STATES } from '../carriers/customs.ts';
 import type { FieldProblem } from '../errors.ts';
 import { standardise } from './standard.ts';
-import { printProblem } from '../render/text.ts';
+import { printProblemsIn } from '../render/text.ts';
 
 const require = createRequire(import.meta.url);
 // CommonJS data packages: US ZIP codes (zip → city, state) and ISO 3166-2 subdivisions by country.
@@ -104,20 +104,11 @@ export interface Validation {
   messages: ValidationMessage[];
 }
 
-/**
- * The fields a label could not print (render/text.ts): a shipment refuses them with its own message
- * for every string it holds, so an address to check is told the same.
- */
-function printProblems(address: Address): AddressProblem[] {
-  return Object.entries(address).flatMap(([field, value]) => {
-    const message = typeof value === 'string' ? printProblem(value) : undefined;
-    return message ? [{ code: 'text_unprintable' as const, field, message }] : [];
-  });
-}
-
 /** `POST /v1/addresses/validate` for one address: the checks, then the standardised form. */
 export function validateAddress(original: Address): Validation {
-  const problems = [...addressProblems(original, ''), ...printProblems(original)];
+  // What a label could not print, as a shipment would refuse it (render/text.ts).
+  const unprintable = printProblemsIn(original, '').map((p): AddressProblem => ({ code: 'text_unprintable', ...p }));
+  const problems = [...addressProblems(original, ''), ...unprintable];
   if (problems.length) {
     return { status: 'error', original, matched: null, messages: problems.map((p) => ({ type: 'error', code: p.code, field: p.field, message: p.message })) };
   }

@@ -327,7 +327,8 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
     });
     if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_PRINT', `${ids.length === 1 ? 'the label has no' : `none of the ${ids.length} labels has`} customs papers (a label has them when its shipment carries customs): there is nothing to print`);
     ids = labels.map(([id]) => id);
-    pages = await ctx.renderer.pageCount(printJob({ contents, layout, start, copies, id: '', created_at: '' }, labels.map(([, d]) => d)));
+    // Every copy of a parcel's set has as many pages: the papers are laid out once.
+    pages = (await ctx.renderer.customsPageCount(labels.map(([, d]) => d))) * copies;
   } else {
     pages = format === 'ZPL' ? ids.length : pageCount(layout, ids.length, start);
   }
@@ -351,7 +352,7 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
 }
 
 /** What a print thread draws for the print file `row`, from its labels' snapshots. */
-function printJob(row: Pick<store.PrintFileRow, 'contents' | 'layout' | 'start' | 'copies' | 'id' | 'created_at'>, labels: LabelData[]): PrintJob {
+function printJob(row: store.PrintFileRow, labels: LabelData[]): PrintJob {
   const contents = row.contents as PrintContents;
   return {
     labels,

@@ -9,7 +9,7 @@ import { UUID_PATTERN } from '../db/ids.ts';
 import { AppError, Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { LABEL_FORMATS, LABEL_SIZES, type LabelFormat, type LabelSize } from '../render/index.ts';
 import { PRINT_LAYOUTS, positionsOf, type PrintLayout } from '../render/layouts/sheet.ts';
-import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time } from './html.ts';
+import { csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, Html, html, olderLink, table, time, words } from './html.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { accountShipmentsByIds } from '../shipments/service.ts';
 import { customsDocumentsOf, type LabelDocument } from '../labels/service.ts';
@@ -148,7 +148,7 @@ ${olderLink(`${base}/batches`, {}, page, rows, 'Older batches')}${cursor ? html`
     const documents = processing ? new Map<string, LabelDocument[]>() : await customsDocumentsOf(ctx, d.user(request).accountId, batch.items.flatMap((i) => (i.labelId ? [i.labelId] : [])));
     const papers = (i: BatchItem): Html => {
       const docs = i.labelId ? documents.get(i.labelId) : undefined;
-      if (docs?.length) return html`${docs.map((doc, k) => html`${k ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')}</a>`)}`;
+      if (docs?.length) return html`${docs.map((doc, k) => html`${k ? ', ' : ''}<a href="${doc.url}">${words(doc.type)}</a>`)}`;
       // Past the label's 24 hours its links would answer 410; its papers still print in the customs papers' file.
       return docs ? html`links expired: in the customs papers’ print file` : html`—`;
     };

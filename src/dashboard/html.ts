@@ -212,9 +212,14 @@ export function confirmation(o: { question: string; consequence: string; action:
 <div class="actions">${actionButton(o.action, o.button, token, { ...o.hidden, confirmed: 'yes' }, true)} <a href="${o.cancel}">Cancel</a></div>`;
 }
 
+/** A code of the API (`in_transit`, `priority_mail`, `commercial_invoice`) as words. */
+export function words(code: string): string {
+  return code.replace(/_/g, ' ');
+}
+
 /** A status word (`in_transit`, `succeeded`) as a badge. */
 export function statusBadge(status: string): Html {
-  return html`<span class="status">${status.replace(/_/g, ' ')}</span>`;
+  return html`<span class="status">${words(status)}</span>`;
 }
 
 /** The link to the next (older) page of a newest-first list, keeping its filters; nothing on the last page. */

@@ -18,12 +18,12 @@ import { crossesPostalBorder, postalLines } from '../render/layouts/address.ts';
 import { PRINT_LAYOUTS, type PrintLayout } from '../render/layouts/sheet.ts';
 import { carrierHasParcel, createReturn, createShipment, returnRefusal, lastSender, checksOfWholeParts, getShipment, listShipments, returnsOf, shipmentStatuses, type NewShipment, type Shipment } from '../shipments/service.ts';
 import { trackingInfo, type TrackingEvent } from '../tracking/service.ts';
-import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink } from './html.ts';
+import { actionButton, confirmation, csrfField, day, errorSummary, field, fieldErrors, formKeyField, formKeyOf, group, html, Html, table, time, type FieldOptions, statusBadge, olderLink, words } from './html.ts';
 import { PAGE, sentAgain, type Dashboard, type FormFields } from './routes.ts';
 import { commaHint, setField, shipmentBodyProblems } from './validation.ts';
 
 // Values as the API spells them, shown as words (`in transit` for in_transit).
-const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, v.replace(/_/g, ' ')] as const)];
+const options = (values: readonly string[], none?: string) => [...(none !== undefined ? [['', none] as const] : []), ...values.map((v) => [v, words(v)] as const)];
 const WEIGHT_UNITS = ['kg', 'g', 'lb', 'oz'] as const;
 /** The fields what the route decides rests on: the carrier, the service, and the addresses' parts a check reads. */
 const ROUTE_PARTS = /^(body|carrier|service|from|to)$|^(from|to)\.(name|street1|city|state|postalCode|country)$/;
@@ -133,7 +133,7 @@ ${errors ? '' : table(
     html`<a href="${d.base}/shipments/${s.id}">${s.reference ?? s.id}</a>${s.returnOf ? ' (return)' : ''}`,
     // The customer: the recipient, or for a return the sender.
     s.returnOf ? html`from ${s.from.name}, ${s.from.city}, ${s.from.country}` : html`${s.to.name}, ${s.to.city}, ${s.to.country}`,
-    html`${s.carrier} ${serviceWords(s.service)}`,
+    html`${s.carrier} ${words(s.service)}`,
     statusBadge(s.status),
     html`${s.label?.trackingNumber ?? '—'}`,
     time(s.createdAt),
@@ -186,7 +186,7 @@ const SERVICE_OPTIONS: readonly (readonly [string, string])[] = [
     const carriers = CARRIERS.filter((c) => findService(c, code));
     const usps = carriers[0] === 'USPS';
     const where = findService(carriers[0]!, code)!.reach === 'domestic' ? (usps ? 'in the US and the places its mail serves' : 'within the US and Puerto Rico') : usps ? 'from the US to other countries' : 'between countries';
-    return [code, `${code.replace(/_/g, ' ')} (${carriers.join(', ')}, ${where})`] as const;
+    return [code, `${words(code)} (${carriers.join(', ')}, ${where})`] as const;
   }),
 ];
 
@@ -343,14 +343,9 @@ function requiredOfEmptyAddresses(problems: FieldProblem[]): FieldProblem[] {
   );
 }
 
-/** A service's code as words (`priority mail`), as statuses and contents are shown. */
-function serviceWords(code: string): string {
-  return code.replace(/_/g, ' ');
-}
-
 /** Why the label of a shipment whose parcel the carrier has scanned is not invalidated (`carrierHasParcel`). */
 function scannedText(s: Shipment): string {
-  return `the carrier has scanned the parcel (${s.status.replace(/_/g, ' ')})`;
+  return `the carrier has scanned the parcel (${words(s.status)})`;
 }
 
 /** `manifest`: the number of the manifest the label is on (the carrier has it: no invalidating), or null. */
@@ -387,7 +382,7 @@ ${invalidation}
 <form method="get" action="${d.base}/labels/${label.id}/download" class="actions">
 ${field({ label: 'Download format', name: 'format', value: 'PDF', options: options(LABEL_FORMATS), required: true })}
 <button type="submit">Download label</button></form>
-${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${doc.type.replace(/_/g, ' ')} (PDF)</a>`)}</p>` : ''}
+${label.documents?.length ? html`<p>Customs documents: ${label.documents.map((doc, i) => html`${i ? ', ' : ''}<a href="${doc.url}">${words(doc.type)} (PDF)</a>`)}</p>` : ''}
 ${printFile}
 ${invalidation}
 </section>`;
@@ -414,7 +409,7 @@ function previewPixels(size: LabelSize): [number, number] {
 
 function timeline(events: TrackingEvent[] | undefined): Html {
   if (!events?.length) return html`<p class="empty">No tracking events yet.</p>`;
-  return html`<ol class="timeline" reversed>${events.map((e) => html`<li>${time(e.timestamp)}: <strong>${e.status.replace(/_/g, ' ')}</strong> — ${e.description}${e.location ? `, ${e.location}` : ''}</li>`)}</ol>`;
+  return html`<ol class="timeline" reversed>${events.map((e) => html`<li>${time(e.timestamp)}: <strong>${words(e.status)}</strong> — ${e.description}${e.location ? `, ${e.location}` : ''}</li>`)}</ol>`;
 }
 
 async function shipmentPage(d: Dashboard, accountId: string, id: string): Promise<{ title: string; body: (token: string) => Html }> {
@@ -429,10 +424,10 @@ async function shipmentPage(d: Dashboard, accountId: string, id: string): Promis
   const c = s.customs;
   const title = `${s.returnOf ? 'Return' : 'Shipment'} ${s.reference ?? s.id}`;
   return { title, body: (token) => html`<h1>${title}</h1>
-<p>${statusBadge(s.status)} ${s.carrier} ${serviceWords(s.service)}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
+<p>${statusBadge(s.status)} ${s.carrier} ${words(s.service)}${s.returnOf ? html` · return of <a href="${d.base}/shipments/${s.returnOf}">the original shipment</a>` : ''} · created ${time(s.createdAt)}</p>
 <section aria-labelledby="addr-h"><h2 id="addr-h">Addresses</h2><div class="grid"><div><h3>From</h3>${addressBlock(s.from, crossesPostalBorder(s.from, s.to, s.carrier))}</div><div><h3>To</h3>${addressBlock(s.to, crossesPostalBorder(s.from, s.to, s.carrier))}</div></div></section>
 <section aria-labelledby="parcel-h"><h2 id="parcel-h">Parcel</h2><dl><dt>Weight</dt><dd>${weight(s.parcel.weight)}</dd>${s.parcel.length ? html`<dt>Dimensions</dt><dd>${s.parcel.length} × ${s.parcel.width} × ${s.parcel.height} ${s.parcel.dimensionUnit}</dd>` : ''}</dl></section>
-${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${c.contentsType.replace(/_/g, ' ')}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
+${c ? html`<section aria-labelledby="customs-h"><h2 id="customs-h">Customs</h2><dl><dt>Contents</dt><dd>${words(c.contentsType)}${c.contentsExplanation ? ` (${c.contentsExplanation})` : ''}</dd><dt>Signed by</dt><dd>${c.signer}</dd></dl>
 ${table('Declared items', ['Description', 'Quantity', 'Net weight', 'Value', 'HS code', 'Origin'], c.items.map((i) => [html`${i.description}`, html`${i.quantity}`, html`${weight(i.netWeight)}`, html`${i.value.amount} ${i.value.currency}`, html`${i.hsCode}`, html`${i.originCountry}`]), 'No items.')}</section>` : ''}
 ${labelSection(d, s, label, preview, manifest, token)}
 <section aria-labelledby="tracking-h"><h2 id="tracking-h">Tracking</h2>${tracking ? html`<p>${tracking.status ? statusBadge(tracking.status) : ''}${tracking.estimatedDelivery && tracking.status !== 'delivered' ? html` · expected ${day(tracking.estimatedDelivery)}` : ''} · <a href="${tracking.trackingUrl}" rel="noreferrer">carrier's page</a></p>${timeline(tracking.events)}` : html`<p class="empty">Tracking starts with the label.</p>`}</section>

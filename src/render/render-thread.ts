@@ -38,9 +38,9 @@ export interface PrintTask {
   port: MessagePort;
 }
 
-/** How many pages a print file has: laid out (not drawn) here, off the event loop that answers requests. */
+/** How many pages these labels' customs papers take, one set each: laid out (not drawn) here, off the event loop. */
 export interface CountTask {
-  count: PrintJob;
+  customsPagesOf: LabelData[];
 }
 
 /** A print file's pages, one at a time. */
@@ -60,12 +60,10 @@ export default async function render(task: RenderTask | PrintTask | CountTask): 
     await printFile(task);
     return null;
   }
-  if ('count' in task) {
-    // Each parcel's papers laid out once: every copy of a set has as many pages.
-    const once = task.count.contents === 'customs' ? { ...task.count, copies: 1 } : task.count;
+  if ('customsPagesOf' in task) {
     let pages = 0;
-    for (const _ of pagesOf(once)) pages++;
-    return pages * (once === task.count ? 1 : task.count.copies);
+    for (const _ of customsPages(task.customsPagesOf)) pages++;
+    return pages;
   }
   const started = performance.now();
   const { body } = await renderDocument(task.source, task.format, { dpi: task.dpi });

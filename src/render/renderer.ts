@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { cachesEnabled, createCache, type Cache } from '../cache.ts';
-import { effectiveDpi, extensionOf, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelFormat, type RenderedDocument } from './index.ts';
+import { effectiveDpi, extensionOf, mediaTypeOf, LABEL_FORMATS, type DocumentSource, type LabelData, type LabelFormat, type RenderedDocument } from './index.ts';
 import { MessageChannel } from 'node:worker_threads';
 import { Readable } from 'node:stream';
 import type { CountTask, PortMessage, PrintJob, PrintTask, ReaderMessage, RenderTask } from './render-thread.ts';
@@ -186,12 +186,13 @@ export class Renderer {
   }
 
   /**
-   * How many pages `print` has (customs papers run as long as their items), laid out on a print
-   * thread: a thousand parcels' papers take seconds, which must not hold up a label's download.
+   * How many pages the labels' customs papers take, one set each (they run as long as their items),
+   * laid out on a print thread: a thousand parcels' papers take seconds, which must not hold up a
+   * label's download.
    */
-  async pageCount(print: PrintJob): Promise<number> {
+  async customsPageCount(labels: LabelData[]): Promise<number> {
     this.#printPool ??= this.#newPool<PrintTask | CountTask, null | number>(0);
-    return (await this.#printPool.run({ count: print })) as number;
+    return (await this.#printPool.run({ customsPagesOf: labels })) as number;
   }
 
   /** Made at the first use: a process that never renders starts no thread. */

@@ -66,6 +66,21 @@ export function printProblem(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Every string under `value` that would not print as given (printProblem), as field paths under
+ * `field` (`to.name`, `customs.items[0].description`) with why: what a shipment or an address to
+ * check is told, for each string it holds.
+ */
+export function printProblemsIn(value: unknown, field: string): { field: string; message: string }[] {
+  if (typeof value === 'string') {
+    const message = printProblem(value);
+    return message ? [{ field, message }] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => printProblemsIn(item, `${field}[${i}]`));
+  if (typeof value === 'object' && value !== null) return Object.entries(value).flatMap(([key, item]) => printProblemsIn(item, field ? `${field}.${key}` : key));
+  return [];
+}
+
 /** Plain ASCII for barcode payloads: diacritics removed, anything else becomes '?'. */
 export function asciiText(input: unknown): string {
   return cleanText(input)

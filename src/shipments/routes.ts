@@ -3,7 +3,8 @@ import type { AppContext } from '../context.ts';
 import { principalOf } from '../http/auth.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
 import { errors, idParams, VISIBLE_PATTERN } from '../http/schemas.ts';
-import { addressSchema, createShipmentBody, customsSchema, parcelSchema, shipmentSchema, shipmentStatuses } from './schemas.ts';
+import { addressSchema } from '../http/schemas.ts';
+import { createShipmentBody, customsSchema, parcelSchema, shipmentSchema, shipmentStatuses } from './schemas.ts';
 import { createReturn, createShipment, getShipment, listShipments, type NewReturn, type NewShipment } from './service.ts';
 import { CARRIERS, RETURN_SERVICE, homeNetwork, type Carrier } from '../carriers/services.ts';
 

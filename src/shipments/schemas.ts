@@ -1,8 +1,6 @@
 import { CARRIERS, SERVICES, returnServices, servicesByRoute } from '../carriers/services.ts';
 import { CONTENTS_TYPES } from '../carriers/customs.ts';
-import { addressSchema, COUNTRY_CODE_PATTERN, EEI_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, dateTime, text, uuid } from '../http/schemas.ts';
-
-export { addressSchema };
+import { COUNTRY_CODE_PATTERN, EEI_PATTERN, EORI_PATTERN, IOSS_PATTERN, CURRENCY_CODE_PATTERN, HS_CODE_PATTERN, dateTime, text, uuid } from '../http/schemas.ts';
 
 const weightSchema = {
   type: 'object',

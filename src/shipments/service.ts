@@ -4,12 +4,13 @@ import { isoNow, uuidv7 } from '../db/ids.ts';
 import { recordDomainEvent } from '../db/events.ts';
 import { Conflict, InvalidInput, NotFound, type FieldProblem } from '../errors.ts';
 import { addressProblems } from '../addresses/service.ts';
-import { printProblem } from '../render/text.ts';
+import { printProblemsIn } from '../render/text.ts';
 import { RETURN_SERVICE, SERVICES, findService, homeNetwork, isReturnService, packageLimit, type Carrier, type CarrierService } from '../carriers/services.ts';
 import type { Page } from '../db/page.ts';
 import * as store from './store.ts';
 import type { Address, Parcel } from '../carriers/types.ts';
-import { addressSchema, customsSchema, parcelSchema } from './schemas.ts';
+import { addressSchema } from '../http/schemas.ts';
+import { customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
 import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
@@ -100,7 +101,9 @@ export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' 
     problems.unshift(...routeProblems(input, prefix));
     problems.push(...customsProblems(input, prefix));
   }
-  printProblems(input, prefix.replace(/\.$/, ''), problems);
+  // Every string ends up on the label or the customs documents: one that would print as '?' (a script
+  // no bundled face has) or as nothing (only emoji) is refused naming its field (render/text.ts).
+  problems.push(...printProblemsIn(input, prefix.replace(/\.$/, '')));
   if (problems.length) throw new InvalidInput(`${problems[0]!.field}: ${problems[0]!.message}`, problems);
 }
 
@@ -132,23 +135,6 @@ function unknownService(input: NewShipment, prefix: string): InvalidInput | unde
   const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
   const message = `must be one of ${known}${hint}`;
   return new InvalidInput(`${prefix}service ${input.service} is not offered by ${input.carrier}: ${message}`, [{ field: `${prefix}service`, message }]);
-}
-
-/**
- * Every string of the shipment ends up on its label or customs documents: one with characters no
- * bundled font has (Thai, Devanagari, …) would print as '?', an address no carrier could read, and one
- * of only emoji would print as nothing, so either is refused naming the field (render/text.ts).
- * Emoji among other text are dropped from documents and pass.
- */
-function printProblems(value: unknown, field: string, out: FieldProblem[]): void {
-  if (typeof value === 'string') {
-    const message = printProblem(value);
-    if (message) out.push({ field, message });
-  } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) printProblems(item, `${field}[${i}]`, out);
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) printProblems(item, field ? `${field}.${key}` : key, out);
-  }
 }
 
 /**
