@@ -54,6 +54,15 @@ export const jobFailures = new Counter({
   registers: [registry],
 });
 
+export const jobLastRun = new Gauge({
+  name: 'shipping_worker_job_last_run_timestamp_seconds',
+  help: 'When a run of a background job last ended, succeeded or failed, in seconds since the Unix epoch, by task: a job whose value stops moving is stalled, and no series at all means no process runs the jobs.',
+  labelNames: ['task'] as const,
+  registers: [registry],
+  // Merged across threads by the latest: only the thread that runs the jobs sets it.
+  aggregator: 'max',
+});
+
 let backlog: (() => Promise<number>) | undefined;
 
 export const webhookBacklog = new Gauge({

@@ -11,7 +11,7 @@ import { runSandbox } from './tracking/sandbox.ts';
 import { webhookJobs } from './webhooks/jobs.ts';
 import { purgeRenderedDocuments } from './documents/service.ts';
 import { processBatches } from './batches/service.ts';
-import { jobFailures, type metricsSnapshot } from './metrics.ts';
+import { jobFailures, jobLastRun, type metricsSnapshot } from './metrics.ts';
 import { PURGE_CHUNK } from './db/index.ts';
 import { scanManifests } from './manifests/service.ts';
 import { purgeSessions } from './dashboard/service.ts';
@@ -85,6 +85,7 @@ export function startWorker(ctx: AppContext, list: Job[] = jobs()): Worker {
         jobFailures.inc({ task: job.name });
         ctx.log.error({ err, job: job.name, failures }, 'worker job failed; retrying after a pause');
       }
+      jobLastRun.set({ task: job.name }, Date.now() / 1000);
       if (handled > 0) busyUntil = Date.now() + BUSY_WINDOW_MS;
       if (failures === 0 && (handled > 0 || woken)) continue;
       const idle = Math.min(job.idleMs ?? ctx.config.workerIdleMs, ctx.config.workerIdleMs * 20);

@@ -178,7 +178,24 @@ describe('ROLE=all: the process serves its API thread and its jobs thread togeth
       assert.equal(sample(text, 'shipping_labels_created_total', { carrier: 'UPS', format: 'PNG' }), 2, 'counted on the jobs thread, served by the process');
       assert.ok(sample(text, 'http_request_duration_seconds_count', { method: 'POST', route: '/v1/batches', status_code: '202' }) === 1);
       assert.match(text, /shipping_webhook_backlog 0/);
+      // Set on the jobs thread after each run, and served once (merged by the latest, not summed).
+      for (const task of ['batches', 'webhook-delivery', 'purge-idempotency-keys']) {
+        const at = sample(text, 'shipping_worker_job_last_run_timestamp_seconds', { task });
+        assert.ok(at !== undefined && Math.abs(at - Date.now() / 1000) < 30, `${task} ran lately: ${at}`);
+      }
       assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the API port');
+      // A process that runs no jobs reports no run of one, so the ShippingWorkerDown alert can see that none runs them.
+      const [apiPort, apiMetricsPort] = [await freePort(), await freePort()];
+      const apiOnly = spawnChild(process.execPath, ['src/main.ts'], { ROLE: 'api', DATABASE_URL: `sqlite:${join(dir, 's.db')}`, PORT: String(apiPort), HOST: '127.0.0.1', METRICS_PORT: String(apiMetricsPort), APP_ENV: 'development', PUBLIC_BASE_URL: '', RATE_LIMIT_PER_SECOND: '0' });
+      try {
+        await apiOnly.waitFor(/is serving/);
+        const apiText = await (await fetch(`http://127.0.0.1:${apiMetricsPort}/metrics`)).text();
+        assert.match(apiText, /# TYPE shipping_worker_job_last_run_timestamp_seconds gauge/);
+        assert.doesNotMatch(apiText, /^shipping_worker_job_last_run_timestamp_seconds\{/m);
+      } finally {
+        apiOnly.process.kill('SIGTERM');
+        await apiOnly.exited;
+      }
     } finally {
       child.process.kill('SIGTERM');
       await child.exited;

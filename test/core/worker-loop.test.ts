@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { purging, startWorker, type Job } from '../../src/worker.ts';
 import { PURGE_CHUNK } from '../../src/db/index.ts';
 import type { AppContext } from '../../src/context.ts';
-import { jobFailures } from '../../src/metrics.ts';
+import { jobFailures, jobLastRun } from '../../src/metrics.ts';
 
 /** A job over an in-memory queue: each run takes everything queued and records how much it took. */
 function queueJob(gatherMs?: number): { job: Job; add(): void; runs: number[] } {
@@ -80,6 +80,34 @@ describe('worker loop: its failures counted', () => {
     try {
       const series = (await jobFailures.get()).values.find((v) => v.labels.task === 'never-failing');
       assert.equal(series?.value, 0);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('worker loop: when each job last ran', () => {
+  it('sets shipping_worker_job_last_run_timestamp_seconds after every run, failed ones too, so a stalled job or a missing worker shows', async () => {
+    let runs = 0;
+    const job: Job = {
+      name: 'ticking',
+      idleMs: 50,
+      async run() {
+        runs++;
+        if (runs === 2) throw new Error('the database is down');
+        return 0;
+      },
+    };
+    const lastRun = async () => (await jobLastRun.get()).values.find((v) => v.labels.task === 'ticking')?.value;
+    assert.equal(await lastRun(), undefined, 'no series before the job runs');
+    const worker = startWorker({ config: { workerIdleMs: 50 }, log: { error() {} } } as unknown as AppContext, [job]);
+    try {
+      await sleep(20);
+      const first = await lastRun();
+      assert.ok(first !== undefined && Math.abs(first - Date.now() / 1000) < 1, `the first run's end, in Unix seconds: ${first}`);
+      // The second run fails; the third comes after its pause (100 ms at most here).
+      while (runs < 3) await sleep(20);
+      assert.ok((await lastRun())! > first, 'moved on by the failed run and the ones after it');
     } finally {
       await worker.stop();
     }
