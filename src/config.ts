@@ -272,6 +272,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = parseInteger('PORT', env.PORT, 8080, 0, 65535);
   const host = env.HOST || (production ? '0.0.0.0' : '127.0.0.1');
   if (production && !env.PUBLIC_BASE_URL) throw new ConfigError('PUBLIC_BASE_URL is required in production');
+  // Links, the OpenAPI servers and the token issuer are made before listening: with any free port they would name port 0.
+  if (port === 0 && role !== 'worker' && !env.PUBLIC_BASE_URL) {
+    throw new ConfigError('PORT=0 (any free port) needs PUBLIC_BASE_URL: the links the API hands out name its port, which is not known before it listens');
+  }
   const publicBaseUrl = parseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL || `http://localhost:${port}`);
   const authBaseUrl = env.AUTH_BASE_URL ? parseUrl('AUTH_BASE_URL', env.AUTH_BASE_URL) : publicBaseUrl;
   if (production && (!publicBaseUrl.startsWith('https://') || !authBaseUrl.startsWith('https://'))) {

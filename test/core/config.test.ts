@@ -152,7 +152,12 @@ describe('settings (README, Configuration)', () => {
       }
     }
     assert.throws(() => loadConfig({ PORT: '8080.5', PUBLIC_BASE_URL: 'http://ship.local' }), (err: Error) => err instanceof ConfigError && err.message === 'PORT must be a whole number from 0 to 65535, got "8080.5"');
-    assert.equal(loadConfig({ PORT: '0' }).port, 0);
+    assert.equal(loadConfig({ PORT: '0', PUBLIC_BASE_URL: 'http://ship.local' }).port, 0);
+    assert.equal(loadConfig({ PORT: '0', ROLE: 'worker' }).port, 0, 'a worker listens on no port');
+    // Any free port with no PUBLIC_BASE_URL would hand out links to http://localhost:0.
+    for (const role of ['all', 'api']) {
+      assert.throws(() => loadConfig({ PORT: '0', ROLE: role }), (err: Error) => err instanceof ConfigError && err.message.startsWith('PORT=0 (any free port) needs PUBLIC_BASE_URL'), role);
+    }
     assert.equal(loadConfig({ METRICS_PORT: '65535' }).metricsPort, 65535);
     // Rates and step lengths may be fractions.
     assert.equal(loadConfig({ RATE_LIMIT_PER_SECOND: '0.5', SANDBOX_STEP_SECONDS: '0.05' }).rateLimitPerSecond, 0.5);
