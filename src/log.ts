@@ -3,8 +3,8 @@ import pino, { type Logger, type DestinationStream } from 'pino';
 
 const SENSITIVE_QUERY = /([?&](?:sig|signature|token|access_token|refresh_token|id_token|code|code_verifier|client_secret|password|secret|api_key|apikey|x-api-key|key)=)[^&#]*/gi;
 // Credentials recognisable by their shape wherever they turn up (a key pasted into a path or a field):
-// API keys, client secrets, webhook secrets and JWTs.
-const CREDENTIAL_SHAPES = /\b(?:sk_(?:test|live)_|cs_|whsec_)[A-Za-z0-9+/=_-]{8,}|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
+// API keys, client secrets, webhook secrets, refresh tokens, authorization codes and JWTs.
+const CREDENTIAL_SHAPES = /\b(?:sk_(?:test|live)_|cs_|whsec_|rt_|ac_)[A-Za-z0-9+/=_-]{8,}|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
 
 /** Whether `text` holds anything shaped like a key, secret or JWT (what redactText replaces). */
 export function holdsCredential(text: string): boolean {

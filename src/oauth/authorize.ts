@@ -192,7 +192,8 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
     if (!(await store.completePendingRequest(ctx.db, pending.id))) return errorPage(400, 'Sign-in expired', FORM_EXPIRED);
     return redirectTo(ctx, pending.redirect_uri, { error: 'access_denied', error_description: 'the user denied the request', state });
   }
-  const code = randomToken(43);
+  // Prefixed, like every credential the service hands out, so one found where it should not be (a log, a request id) is known for what it is.
+  const code = `ac_${randomToken(43)}`;
   const answered = await ctx.db.transaction().execute(async (tx) => {
     if (!(await store.completePendingRequest(tx, pending.id))) return false;
     await store.insertCode(tx, {

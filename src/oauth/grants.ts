@@ -45,6 +45,15 @@ export async function tokenFor(ctx: AppContext, client: OAuthClient, subject: st
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
+/**
+ * A new refresh token: prefixed, like every credential the service hands out, so one found where it
+ * should not be (a log line, a request id) is recognised and redacted. Tokens issued before the
+ * prefix are still looked up by their hash until they are used or expire.
+ */
+function newRefreshToken(): string {
+  return `rt_${randomToken(64)}`;
+}
+
 interface Grant {
   familyId: string;
   clientId: string;
@@ -90,7 +99,7 @@ async function authorizationCodeGrant(ctx: AppContext, client: OAuthClient, form
   const scopes = (row.scope.split(' ').filter(Boolean) as Scope[]).filter((s) => client.scopes.includes(s));
   if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');
 
-  const refreshToken = randomToken(64);
+  const refreshToken = newRefreshToken();
   const claimed = await ctx.db.transaction().execute(async (tx) => {
     if (!(await store.claimCode(tx, codeHash))) return false;
     await store.insertRefreshToken(tx, sha256Hex(refreshToken), row.family_id, isoNow(Date.now() + REFRESH_TOKEN_TTL_MS));
@@ -129,7 +138,7 @@ async function refreshTokenGrant(ctx: AppContext, client: OAuthClient, form: For
   }
   if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');
 
-  const next = randomToken(64);
+  const next = newRefreshToken();
   const claimed = await ctx.db.transaction().execute(async (tx) => {
     if (!(await store.claimRefreshToken(tx, tokenHash))) return false;
     await store.insertRefreshToken(tx, sha256Hex(next), row.family_id, isoNow(Date.now() + REFRESH_TOKEN_TTL_MS));

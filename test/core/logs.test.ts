@@ -49,6 +49,12 @@ forEachDatabase((database) => {
       await t.app.inject({ method: 'GET', url: `/v1/shipments?access_token=${token}` });
       await t.app.inject({ method: 'GET', url: `/v1/nowhere?api_key=${t.apiKey}&password=hunter2hunter2hunter2` });
       secrets.push('hunter2hunter2hunter2');
+      // A refresh token and an authorization code sent as a request id, or pasted into a path.
+      for (const prefixed of [`rt_${'Ab3'.repeat(21)}x`, `ac_${'Zy9'.repeat(14)}q`]) {
+        secrets.push(prefixed);
+        await t.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': prefixed } });
+        await t.app.inject({ method: 'GET', url: `/v1/shipments/${prefixed}`, headers: { 'x-api-key': t.apiKey } });
+      }
       // Credentials pasted into a path.
       assert.equal((await t.request({ method: 'GET', url: `/v1/shipments/${t.apiKey}` })).statusCode, 400);
       assert.equal((await t.request({ method: 'GET', url: `/v1/shipments/${token}` })).statusCode, 400);

@@ -37,7 +37,8 @@ forEachDatabase((database) => {
       const unsafe = await t.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': 'a"b<script>' } });
       assert.match(String(unsafe.headers['x-request-id']), UUID);
       // A credential sent as an id (a client's mistake) is neither echoed nor logged.
-      for (const credential of [t.apiKey, 'cs_0123456789abcdef', 'whsec_0123456789abcdefghij']) {
+      // Refresh tokens and authorization codes are prefixed (rt_, ac_) so that they are known too.
+      for (const credential of [t.apiKey, 'cs_0123456789abcdef', 'whsec_0123456789abcdefghij', `rt_${'Ab3'.repeat(21)}x`, `ac_${'Zy9'.repeat(14)}q`]) {
         const sent = await t.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': credential } });
         assert.match(String(sent.headers['x-request-id']), UUID, credential.slice(0, 6));
       }

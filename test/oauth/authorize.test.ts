@@ -338,7 +338,7 @@ forEachDatabase((database) => {
       const state = 'a b+c/=&?ü"<>%20';
       const { location } = await authorize(t, setup, { state });
       assert.equal(location.searchParams.get('state'), state);
-      assert.match(location.searchParams.get('code')!, /^[A-Za-z0-9]{43}$/);
+      assert.match(location.searchParams.get('code')!, /^ac_[A-Za-z0-9]{43}$/);
       assert.equal(location.searchParams.get('iss'), t.ctx.config.authBaseUrl);
     });
 

@@ -46,7 +46,7 @@ forEachDatabase((database) => {
       assert.equal(body.token_type, 'Bearer');
       assert.equal(body.expires_in, 3600);
       assert.equal(body.scope, 'read:shipments write:shipments');
-      assert.match(body.refresh_token, /^[A-Za-z0-9]{64}$/);
+      assert.match(body.refresh_token, /^rt_[A-Za-z0-9]{64}$/);
       const claims = decodeJwt(body.access_token);
       assert.equal(claims.sub, setup.userId);
       assert.equal(claims.account_id, t.accountId);
