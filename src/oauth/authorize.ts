@@ -186,6 +186,8 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
   if (decision !== 'approve' && decision !== 'deny') return errorPage(400, 'Invalid answer', 'Choose Allow or Deny.');
   const user = await findUser(ctx.db, pending.user_id);
   if (!user) return errorPage(400, 'Sign-in expired', FORM_EXPIRED);
+  // Disabled since signing in: no grant (a code made in the moment of disabling is refused at the token endpoint).
+  if (user.disabled) return errorPage(403, 'User disabled', 'This user can no longer sign in or allow access. Ask the account\'s administrator.');
   const state = pending.state;
 
   if (decision === 'deny') {

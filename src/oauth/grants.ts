@@ -95,6 +95,8 @@ async function authorizationCodeGrant(ctx: AppContext, client: OAuthClient, form
     throw new OAuthError('invalid_grant', 'the authorization code was already used; the tokens issued for it are revoked');
   }
   if (Date.parse(row.expires_at) <= Date.now()) throw new OAuthError('invalid_grant', 'the authorization code has expired');
+  // Its grant ended before the exchange: the user was disabled (also after consenting) or the grant revoked.
+  if (row.revoked_at !== null || row.disabled_at !== null) throw new OAuthError('invalid_grant', 'the grant of this authorization code has been revoked');
   // The client's allowed scopes may have shrunk since consent: grant only what both allow.
   const scopes = (row.scope.split(' ').filter(Boolean) as Scope[]).filter((s) => client.scopes.includes(s));
   if (!scopes.length) throw new OAuthError('invalid_grant', 'the client may no longer have any scope of this grant');
@@ -117,7 +119,7 @@ async function refreshTokenGrant(ctx: AppContext, client: OAuthClient, form: For
   const tokenHash = sha256Hex(token);
   const row = await store.findRefreshToken(ctx.db, tokenHash);
   if (!row || row.client_id !== client.clientId) throw new OAuthError('invalid_grant', 'the refresh token is invalid');
-  if (row.revoked_at !== null) throw new OAuthError('invalid_grant', 'the refresh token has been revoked');
+  if (row.revoked_at !== null || row.disabled_at !== null) throw new OAuthError('invalid_grant', 'the refresh token has been revoked');
   if (row.used_at !== null) {
     // A rotated token came back: either the client or a thief holds a copy, so the whole grant ends.
     await store.revokeFamily(ctx.db, row.family_id, 'refresh token reused');

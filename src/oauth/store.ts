@@ -77,7 +77,8 @@ export async function findCode(db: Db, codeHash: string) {
   return db
     .selectFrom('oauth_authorization_codes as c')
     .innerJoin('oauth_token_families as f', 'f.id', 'c.family_id')
-    .select(['c.code_hash', 'c.family_id', 'c.client_id', 'c.redirect_uri', 'c.redirect_uri_explicit', 'c.code_challenge', 'c.expires_at', 'c.used_at', 'f.account_id', 'f.user_id', 'f.scope'])
+    .innerJoin('users as u', 'u.id', 'f.user_id')
+    .select(['c.code_hash', 'c.family_id', 'c.client_id', 'c.redirect_uri', 'c.redirect_uri_explicit', 'c.code_challenge', 'c.expires_at', 'c.used_at', 'f.account_id', 'f.user_id', 'f.scope', 'f.revoked_at', 'u.disabled_at'])
     .where('c.code_hash', '=', codeHash)
     .executeTakeFirst();
 }
@@ -97,7 +98,8 @@ export async function findRefreshToken(db: Db, tokenHash: string) {
   return db
     .selectFrom('oauth_refresh_tokens as r')
     .innerJoin('oauth_token_families as f', 'f.id', 'r.family_id')
-    .select(['r.token_hash', 'r.family_id', 'r.expires_at', 'r.used_at', 'f.client_id', 'f.account_id', 'f.user_id', 'f.scope', 'f.revoked_at'])
+    .innerJoin('users as u', 'u.id', 'f.user_id')
+    .select(['r.token_hash', 'r.family_id', 'r.expires_at', 'r.used_at', 'f.client_id', 'f.account_id', 'f.user_id', 'f.scope', 'f.revoked_at', 'u.disabled_at'])
     .where('r.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
+import { countRows, createShipment, forEachDatabase, sampleShipment, startTestApp, type TestApp, withTestApp } from '../helpers.ts';
 import { hasLowS } from '../../src/auth/ecdsa.ts';
 import { issueAccessToken, tokenSettings } from '../../src/auth/tokens.ts';
-import { authorize, authorizeQuery, exchangeCode, openAuthorize, PASSWORD, pkce, postForm, setupOAuth, tokenRequest, type OAuthSetup } from '../oauth/flow.ts';
+import { authorize, authorizeQuery, exchangeCode, hiddenField, openAuthorize, PASSWORD, pkce, postForm, setupOAuth, signIn, tokenRequest, type OAuthSetup } from '../oauth/flow.ts';
 import { disableUser } from '../../src/oauth/users.ts';
 import { MAX_REQUESTS_PER_ADDRESS_PER_MINUTE, purgeAuthorizationState, revokeGrants } from '../../src/oauth/authorize.ts';
 import { freePort, signWithServiceKey } from './support.ts';
@@ -273,6 +273,43 @@ forEachDatabase((database) => {
       assert.equal((await refresh(setup, tokens.refresh_token)).statusCode, 400);
       const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
       assert.equal((await postForm(t, '/oauth/authorize/sign-in', { request: b.request, csrf_token: b.csrf, email: setup.email, password: PASSWORD }, b.cookie)).statusCode, 400);
+    });
+
+    it('a user disabled on the consent page allows nothing: an error page, no code', async () => {
+      const setup = await setupOAuth(t);
+      const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      const consent = await signIn(t, b, setup.email, PASSWORD);
+      assert.equal(consent.statusCode, 200);
+      await disableUser(t.ctx.db, setup.email);
+      const codes = await countRows(t.ctx, 'oauth_authorization_codes');
+      const res = await postForm(t, '/oauth/authorize/consent', { request: b.request, csrf_token: hiddenField(consent.body, 'csrf_token'), decision: 'approve' }, b.cookie);
+      assert.equal(res.statusCode, 403, res.body);
+      assert.equal(res.headers.location, undefined);
+      assert.match(res.body, /User disabled/);
+      assert.equal(await countRows(t.ctx, 'oauth_authorization_codes'), codes);
+    });
+
+    it('a code whose user was disabled after consenting is refused at the token endpoint, whether or not the grant was ended', async () => {
+      for (const endGrants of [true, false]) {
+        const setup = await setupOAuth(t);
+        const { code, verifier } = await authorize(t, setup);
+        const userId = await disableUser(t.ctx.db, setup.email);
+        // Without ending the grants: a code made in the moment between disabling and ending them.
+        if (endGrants) assert.equal(await revokeGrants(t.ctx, { userId }, 'user disabled'), 1);
+        const res = await exchangeCode(t, setup, code, verifier);
+        assert.equal(res.statusCode, 400, res.body);
+        assert.deepEqual([res.json().error, res.json().error_description], ['invalid_grant', 'the grant of this authorization code has been revoked']);
+      }
+    });
+
+    it('a refresh token of a disabled user is refused even where the grant was not ended', async () => {
+      const setup = await setupOAuth(t);
+      const { code, verifier } = await authorize(t, setup);
+      const tokens = (await exchangeCode(t, setup, code, verifier)).json();
+      await disableUser(t.ctx.db, setup.email);
+      const res = await refresh(setup, tokens.refresh_token);
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error, 'invalid_grant');
     });
 
     it('a revoked client gets no token, and its grants end', async () => {
