@@ -43,13 +43,14 @@ export async function openContext(config: Config, log: Logger, options: OpenOpti
     const keys = new KeyRing(storage.db);
     await keys.init();
     const urlKey = await serviceSecret(storage.db, 'download_url_hmac');
+    const requestKey = await serviceSecret(storage.db, 'idempotency_request_hmac');
     const renderer = new Renderer({
       threads: config.renderThreads,
       memoryBytes: config.renderCacheBytes,
       ...(config.renderStoreBytes > 0 ? { store: documentStore(storage.db) } : {}),
       onStoreError: (err) => log.warn({ err }, 'a rendered document could not be stored; it will be rendered again when asked for'),
     });
-    return { config, storage, db: storage.db, keys, urlKey, renderer, log };
+    return { config, storage, db: storage.db, keys, urlKey, requestKey, renderer, log };
   } catch (err) {
     await storage.close();
     throw err;

@@ -12,6 +12,8 @@ export interface AppContext {
   keys: KeyRing;
   /** HMAC key for signed download links. */
   urlKey: Buffer;
+  /** HMAC key for the stored fingerprints of idempotent requests (src/http/idempotency.ts). */
+  requestKey: Buffer;
   /** Draws documents on its own threads and keeps them (src/render/renderer.ts). */
   renderer: Renderer;
   log: Logger;

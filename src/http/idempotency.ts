@@ -2,7 +2,7 @@
 // response; a different body is 422. Keys are kept per account in the database. The request's work
 // marks its key inside its own transaction, so a key whose answer was lost is never worked again.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { isUniqueViolation, PURGE_CHUNK } from '../db/index.ts';
 import { withCommitStatement } from '../db/commit-statement.ts';
@@ -21,11 +21,22 @@ declare module 'fastify' {
   }
 }
 
-function requestHash(request: FastifyRequest): string {
-  return createHash('sha256')
-    .update(`${request.method} ${request.url}\n`)
-    .update(request.body === undefined ? '' : JSON.stringify(request.body))
-    .digest('hex');
+/**
+ * What a key's request is kept as, to tell a retry from another request: an HMAC under a service
+ * secret, since a body can hold a secret (a webhook's) that a plain hash would let anyone holding
+ * the table try guesses against.
+ */
+function requestHash(key: Buffer, request: FastifyRequest): string {
+  return createHmac('sha256', key).update(requestText(request)).digest('hex');
+}
+
+function requestText(request: FastifyRequest): string {
+  return `${request.method} ${request.url}\n${request.body === undefined ? '' : JSON.stringify(request.body)}`;
+}
+
+/** Whether a stored fingerprint is this request's; a key claimed before fingerprints were keyed (plain SHA-256, gone 24 hours after an upgrade) counts too. */
+function sameRequest(stored: string, hash: string, request: FastifyRequest): boolean {
+  return stored === hash || stored === createHash('sha256').update(requestText(request)).digest('hex');
 }
 
 /**
@@ -37,7 +48,7 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
   /** Claims the key (the work goes on: when it was claimed), or answers the request itself (a replay or an error: null). */
   const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<string | null> => {
     const accountId = request.principal!.accountId;
-    const hash = requestHash(request);
+    const hash = requestHash(ctx.requestKey, request);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const claimedAt = isoNow();
@@ -57,7 +68,7 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
         await stale.execute();
         continue;
       }
-      if (row.request_hash !== hash) throw new IdempotencyKeyReused(`Idempotency-Key ${key} was used with a different request in the last 24 hours`);
+      if (!sameRequest(row.request_hash, hash, request)) throw new IdempotencyKeyReused(`Idempotency-Key ${key} was used with a different request in the last 24 hours`);
       if (abandoned) {
         throw new Conflict(
           `the request with Idempotency-Key ${key} was carried out, but its answer could not be kept (the service failed or stopped before storing it); it is not carried out again: look its result up with a GET`,

@@ -1,6 +1,7 @@
 // Contract §9: Idempotency-Key on POST, stored in the database, per account, 24 hours.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import { withCommitStatement } from '../../src/db/commit-statement.ts';
 import { nextCounter, PURGE_CHUNK } from '../../src/db/index.ts';
@@ -38,6 +39,25 @@ forEachDatabase((database) => {
       assert.equal(res.json().code, 'IDEMPOTENCY_KEY_REUSED');
       assert.equal(typeof res.json().message, 'string');
       assert.equal(await shipmentsOf(acct.accountId), 1);
+    });
+
+    it('keeps a request as an HMAC under a service secret, not a plain hash of its body (which can hold a secret); a key kept the plain way replays too', async () => {
+      const acct = await t.newAccount();
+      const body = { url: 'https://hooks.example.com/i', events: ['shipment.created'], secret: 'short' };
+      const webhook = (key: string) => t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'x-api-key': acct.apiKey, 'idempotency-key': key }, payload: body });
+      assert.equal((await webhook('wh-keyed')).statusCode, 201);
+      const stored = await t.ctx.db.selectFrom('idempotency_keys').select('request_hash').where('account_id', '=', acct.accountId).where('key', '=', 'wh-keyed').executeTakeFirstOrThrow();
+      // What the schema makes of the body (the default `active` added), as a guesser holding the table would try it.
+      const text = `POST /v1/webhooks\n${JSON.stringify({ ...body, active: true })}`;
+      assert.notEqual(stored.request_hash, createHash('sha256').update(text).digest('hex'));
+      assert.equal(stored.request_hash, createHmac('sha256', t.ctx.requestKey).update(text).digest('hex'), 'the keyed fingerprint of the same text');
+      // A key claimed before fingerprints were keyed (within its 24 hours across an upgrade) still replays.
+      const first = await post('legacy-1', sampleShipment, acct.apiKey);
+      await t.ctx.db.updateTable('idempotency_keys').set({ request_hash: createHash('sha256').update(`POST /v1/shipments\n${JSON.stringify(sampleShipment)}`).digest('hex') }).where('account_id', '=', acct.accountId).where('key', '=', 'legacy-1').execute();
+      const again = await post('legacy-1', sampleShipment, acct.apiKey);
+      assert.equal(again.headers['idempotent-replayed'], 'true', again.body);
+      assert.equal(again.json().id, first.json().id);
+      assert.equal((await post('legacy-1', { ...sampleShipment, reference: 'another order' }, acct.apiKey)).statusCode, 422);
     });
 
     it('keys belong to an account: another account\'s same key and body creates its own shipment', async () => {
