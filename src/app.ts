@@ -168,8 +168,18 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // A request that arrives while the service shuts down (on a connection already open) is refused as
   // a database outage is, 503 with Retry-After, and its connection closed: another process takes it.
   let closing = false;
+  // A request in flight when the shutdown began is answered, and its connection then closed (a
+  // kept-alive one would otherwise hold the close until the client lets go): `Connection: close` on
+  // its answer, and every connection closed as soon as it is idle (an answer whose head went out
+  // before the shutdown, a long download, carries no such header).
   app.addHook('preClose', (done) => {
     closing = true;
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50).unref();
+    app.server.once('close', () => clearInterval(idle));
+    done();
+  });
+  app.addHook('onSend', (_request, reply, _payload, done) => {
+    if (closing) reply.header('connection', 'close');
     done();
   });
   app.addHook('onRequest', (request, reply, done) => {

@@ -91,9 +91,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 20_000);
     force.unref();
-    await app?.close();
+    // The jobs finish their current step while the requests in flight are answered, and start no other.
+    await Promise.all([app?.close(), worker?.stop()]);
     await metrics?.close();
-    await worker?.stop();
     await closeContext(ctx);
     await stopTracing();
     log.info('stopped');

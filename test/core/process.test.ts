@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,6 +108,55 @@ describe('graceful shutdown', () => {
     }
   });
 });
+
+describe('graceful shutdown with kept-alive connections', () => {
+  it('SIGTERM: a request in flight on a kept-alive connection is answered with Connection: close, and the process exits 0 at once rather than after 20 s', async () => {
+    const { dir, port, key, server } = await startWithKey('shutdown-keepalive-', { LOG_LEVEL: 'info' });
+    const agent = new Agent({ keepAlive: true });
+    try {
+      await server.waitFor(/is serving/);
+      // A connection kept alive and idle from an earlier request, and one with a request in flight.
+      const health = await fetchWith(agent, port, 'GET', '/v1/health');
+      assert.equal(health.headers.connection, 'keep-alive');
+      const body = Buffer.from(JSON.stringify(sampleShipment));
+      const answered = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path: '/v1/shipments', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': body.length, expect: '100-continue' } }, (r) => {
+          r.resume();
+          r.on('end', () => resolve({ status: r.statusCode!, connection: r.headers.connection }));
+        });
+        req.on('error', reject);
+        req.on('continue', () => {
+          server.process.kill('SIGTERM');
+          server
+            .waitFor(/shutting down: finishing in-flight requests/)
+            .then(() => req.end(body))
+            .catch(reject);
+        });
+        req.flushHeaders();
+      });
+      assert.deepEqual(await answered, { status: 201, connection: 'close' });
+      // Closed by the service once answered, though the client would have kept it: no 20 s wait, no exit 1.
+      assert.deepEqual(await server.exited, { code: 0, signal: null });
+      assert.match(server.stdout(), /"msg":"stopped"/);
+      assert.doesNotMatch(server.stdout(), /shutdown took longer/);
+    } finally {
+      agent.destroy();
+      if (server.process.exitCode === null) server.process.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function fetchWith(agent: Agent, port: number, method: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: '127.0.0.1', port, method, path }, (r) => {
+      r.resume();
+      r.on('end', () => resolve({ status: r.statusCode!, headers: r.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('an address the service cannot listen on', () => {
   it('HOST or METRICS_HOST unresolvable, or not this machine\'s: exit 78, one line naming it, no stack', async () => {
