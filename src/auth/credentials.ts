@@ -202,14 +202,14 @@ export async function listApiKeys(db: Db, accountId?: string) {
 }
 
 /** Revokes every key whose display prefix starts with `prefix` (at least 12 characters, to be unambiguous). */
-export async function revokeApiKey(db: Db, prefix: string): Promise<number> {
+export async function revokeApiKey(db: Db, prefix: string): Promise<{ prefix: string; name: string }> {
   if (prefix.length < 12) throw new InvalidInput('give at least the first 12 characters of the key, as `key list` shows them');
-  const rows = await db.selectFrom('api_keys').select(['id', 'prefix']).where('revoked_at', 'is', null).execute();
-  const ids = rows.filter((r) => r.prefix.startsWith(prefix) || prefix.startsWith(r.prefix)).map((r) => r.id);
-  if (ids.length === 0) throw new NotFound('api key', prefix);
-  if (ids.length > 1) throw new InvalidInput(`${ids.length} keys start with ${prefix}; give more characters`);
-  await revokeKeys(db, ids);
-  return ids.length;
+  const rows = await db.selectFrom('api_keys').select(['id', 'prefix', 'name']).where('revoked_at', 'is', null).execute();
+  const found = rows.filter((r) => r.prefix.startsWith(prefix) || prefix.startsWith(r.prefix));
+  if (found.length === 0) throw new NotFound('api key', prefix);
+  if (found.length > 1) throw new InvalidInput(`${found.length} keys start with ${prefix}; give more characters`);
+  await revokeKeys(db, [found[0]!.id]);
+  return { prefix: found[0]!.prefix, name: found[0]!.name };
 }
 
 /**

@@ -17,7 +17,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   account list                                  list accounts
   key create --account <id|name> [--scopes "…"] [--name <what it is for>]
                                                 create an API key; prints it once
-  key list [--account <id|name>]                list keys (display prefix and name only)
+  key list [--account <id|name>]                list keys: display prefix, name, account, state, scopes (never the key)
   key revoke <prefix>                           revoke the key starting with <prefix>
   client create --account <id|name> [--scopes "…"] [--name <n>] [--redirect-uri <uri>]…
                                                 create an OAuth client; prints id and secret once
@@ -165,20 +165,21 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
       const rows = await listApiKeys(ctx.db, values.account ? (await account()).id : undefined);
       return {
         json: { keys: rows.map((r) => ({ prefix: r.prefix, name: r.name, account: r.account, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at })) },
-        text: rows.map((r) => `${r.prefix}…  ${r.name ? `"${r.name}"  ` : ''}${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
+        text: rows.map((r) => `${r.prefix}…  ${r.name ? `"${r.name}"` : '-'}  ${r.account}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}  ${r.scopes}`).join('\n'),
       };
     }
     case 'key revoke': {
       if (!arg) throw new AppError(400, 'INVALID_INPUT', 'give the key prefix shown by key list');
+      let revoked: { prefix: string; name: string };
       try {
-        await revokeApiKey(ctx.db, arg);
+        revoked = await revokeApiKey(ctx.db, arg);
       } catch (err) {
         // Only active keys are revoked: one revoked earlier is named as such, not as unknown.
         const earlier = err instanceof NotFound ? (await listApiKeys(ctx.db)).find((k) => k.revoked_at && (k.prefix.startsWith(arg) || arg.startsWith(k.prefix))) : undefined;
         if (!earlier) throw err;
         return { json: { revoked: arg, alreadyRevoked: true }, text: `api key ${arg} was already revoked on ${earlier.revoked_at}; nothing changed` };
       }
-      return { json: { revoked: arg }, text: `revoked ${arg}` };
+      return { json: { revoked: revoked.prefix }, text: `revoked ${revoked.prefix}…${revoked.name ? ` "${revoked.name}"` : ''}` };
     }
     case 'client create': {
       const a = await account();

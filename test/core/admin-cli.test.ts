@@ -107,6 +107,8 @@ forEachDatabase((database) => {
       const text = await runs.keysText!;
       assert.equal(text.code, 0, text.stderr);
       assert.ok(text.stdout.split('\n').some((l) => l.startsWith(`${created.key.slice(0, 16)}…  "Store checkout"  `)), text.stdout);
+      // A key without a name shows a dash, as the dashboard's list does.
+      assert.ok(text.stdout.split('\n').some((l) => l.startsWith(`${t.apiKey.slice(0, 16)}…  -  `)), text.stdout);
       const bad = await runs.badName!;
       assert.equal(bad.code, 2);
       assert.match(oneJsonObject(bad.stdout).error, /name must be at most 100 characters/);

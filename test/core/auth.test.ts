@@ -47,7 +47,7 @@ forEachDatabase((database) => {
       const second = await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } });
       assert.equal(second.statusCode, 200);
       const { key: other } = await (await import('../../src/auth/credentials.ts')).createApiKey(t.ctx.db, acct.accountId, ALL_SCOPES, false);
-      assert.equal(await revokeApiKey(t.ctx.db, acct.apiKey.slice(0, 16)), 1);
+      assert.deepEqual(await revokeApiKey(t.ctx.db, acct.apiKey.slice(0, 14)), { prefix: acct.apiKey.slice(0, 16), name: '' }, 'the key revoked, by its display prefix');
       assertUnauthorized(await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': acct.apiKey } }));
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/shipments', headers: { 'x-api-key': other } })).statusCode, 200);
       const row = await t.ctx.db.selectFrom('api_keys').select(['hash', 'prefix', 'revoked_at']).where('prefix', '=', acct.apiKey.slice(0, 16)).executeTakeFirstOrThrow();
