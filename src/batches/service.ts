@@ -273,7 +273,11 @@ function printFileRefusal(contents: PrintContents, format: PrintFileFormat, layo
     return new InvalidInput('copies are for customs papers: a label printed twice is two labels for one parcel', [{ field: 'copies', message: 'must be 1 for labels' }]);
   }
   if (format === 'ZPL' && layout !== 'label') return new InvalidInput('a ZPL print file has one label per label format: layout must be label', [{ field: 'layout', message: 'must be label for ZPL' }]);
-  if (start > positionsOf(layout)) return new InvalidInput(`start must be 1 to ${positionsOf(layout)} for layout ${layout}`, [{ field: 'start', message: `must be at most ${positionsOf(layout)}` }]);
+  const positions = positionsOf(layout);
+  if (start > positions) {
+    const range = positions === 1 ? `1 for layout ${layout}, which has one label a page` : `1 to ${positions} for layout ${layout}`;
+    return new InvalidInput(`start must be ${range}`, [{ field: 'start', message: positions === 1 ? 'must be 1' : `must be at most ${positions}` }]);
+  }
   return undefined;
 }
 
@@ -314,7 +318,7 @@ export async function createPrintFile(ctx: AppContext, accountId: string, input:
     const missing = ids.find((id) => !rows.has(id));
     if (missing) throw new NotFound('label', missing);
     const invalidated = ids.filter((id) => rows.get(id)!.status !== 'active');
-    if (invalidated.length) throw new AppError(409, 'CONFLICT', `labels ${invalidated.join(', ')} are invalidated and cannot be printed`);
+    if (invalidated.length) throw new AppError(409, 'CONFLICT', `${invalidated.length === 1 ? `label ${invalidated[0]} is` : `labels ${invalidated.join(', ')} are`} invalidated and cannot be printed`);
   }
   let pages: number;
   if (contents === 'customs') {
