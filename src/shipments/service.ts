@@ -84,7 +84,7 @@ function inSchemaOrder(value: unknown, schema: ObjectSchema): unknown {
  * return service carries returns only, which `createReturn` makes (`kind` `return`).
  */
 export function checkShipment(input: NewShipment, prefix = '', kind: 'outbound' | 'return' = 'outbound'): void {
-  const unknown = unknownService(input, prefix);
+  const unknown = unknownService(input, prefix, kind);
   if (unknown) throw unknown;
   if (kind === 'outbound' && isReturnService(input.carrier, input.service)) {
     const message = `${input.service} is ${input.carrier}'s return service, which carries returns only: make a return from its shipment (POST /v1/shipments/{id}/returns, or Create a return shipment on the shipment's page)`;
@@ -124,13 +124,18 @@ export function checksOfWholeParts(input: NewShipment, valid: { customs: boolean
   return [...routeProblems(input, prefix), ...addresses, ...customs];
 }
 
-/** 400 naming `service` when the carrier does not offer it, with the carrier's services (those that run the route, when both countries are known). */
-function unknownService(input: NewShipment, prefix: string): InvalidInput | undefined {
+/**
+ * 400 naming `service` when the carrier does not offer it, with the carrier's services that can carry
+ * it (a shipment: all but the return services; a return: all): those that run the route, when both
+ * countries are known.
+ */
+function unknownService(input: NewShipment, prefix: string, kind: 'outbound' | 'return' = 'outbound'): InvalidInput | undefined {
   if (findService(input.carrier, input.service)) return undefined;
-  const known = SERVICES[input.carrier].map((s) => s.code).join(', ');
+  const ofKind = SERVICES[input.carrier].filter((s) => kind === 'return' || !isReturnService(input.carrier, s.code));
+  const known = ofKind.map((s) => s.code).join(', ');
   // With both countries known, the carrier's services that run the route.
   const route = isCountryCode(input.from.country) && isCountryCode(input.to.country);
-  const fitting = route ? SERVICES[input.carrier].filter((s) => runs(s, input)).map((s) => s.code) : [];
+  const fitting = route ? ofKind.filter((s) => runs(s, input)).map((s) => s.code) : [];
   const where = `from ${customsPlaceName(input.from)} to ${customsPlaceName(input.to)}`;
   const hint = !route ? '' : fitting.length ? `; ${where}: ${fitting.join(', ')}` : `; none runs ${where}: choose another carrier`;
   const message = `must be one of ${known}${hint}`;

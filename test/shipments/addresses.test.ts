@@ -125,8 +125,8 @@ forEachDatabase((database) => {
         // The United States to Puerto Rico is domestic for UPS and FedEx; a return service is suggested return services, or told there is none.
         [{ carrier: 'UPS', service: 'worldwide_saver', from: US_SENDER, to: { name: 'B', street1: '1 Calle Fortaleza', city: 'San Juan', postalCode: '00901', country: 'PR' }, customs: undefined }, 'service', /^UPS's worldwide_saver carries parcels between countries; from US to PR is within UPS's United States network; choose ground, 3_day_select, 2nd_day_air, next_day_air$/],
         // Another carrier's service: the carrier's own, and those of them that run the route.
-        [{ carrier: 'UPS', service: 'priority_mail' }, 'service', /^must be one of ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited, return, worldwide_return; from DE to US: worldwide_saver, worldwide_expedited, worldwide_return$/],
-        [{ carrier: 'DHL', service: 'ground', from: US_SENDER, to: US, customs: undefined }, 'service', /^must be one of express_worldwide, express_12, express_worldwide_return; none runs from US to US: choose another carrier$/],
+        [{ carrier: 'UPS', service: 'priority_mail' }, 'service', /^must be one of ground, 3_day_select, 2nd_day_air, next_day_air, worldwide_saver, worldwide_expedited; from DE to US: worldwide_saver, worldwide_expedited$/],
+        [{ carrier: 'DHL', service: 'ground', from: US_SENDER, to: US, customs: undefined }, 'service', /^must be one of express_worldwide, express_12; none runs from US to US: choose another carrier$/],
         // A return service carries returns only, which are made from their shipment.
         [{ carrier: 'UPS', service: 'worldwide_return' }, 'service', /^worldwide_return is UPS's return service, which carries returns only: make a return from its shipment \(POST \/v1\/shipments\/\{id\}\/returns/],
         [{ carrier: 'USPS', service: 'ground_advantage_return', from: US_SENDER, to: US, customs: undefined }, 'service', /^ground_advantage_return is USPS's return service, which carries returns only/],
