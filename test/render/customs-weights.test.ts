@@ -112,10 +112,14 @@ describe('the net weights on the CN 22 / CN 23 add up to the total net weight, a
     assert.equal(w.gross, '2 kg');
   });
 
-  it('net and gross as printed compare when the items are all the parcel weighs (50 × 1 oz in a parcel of 50 oz)', async () => {
+  it('net and gross as printed compare when the items are all the parcel weighs: the gross is not printed lighter than the net', async () => {
     const w = await weights('cn23', parcel(50, { value: 1, unit: 'oz' }, { value: 50, unit: 'oz' }));
     assert.equal(w.net, '1.4175 kg');
     assert.equal(w.gross, '1.4175 kg');
+    // 2 × 0.2 oz (5.6699 g each) are 2 × 0.0057 kg = 0.0114 kg, a tenth of a gram over their true 0.01134 kg; the parcel of 0.4 oz is not 0.0113 kg.
+    const two = await weights('cn23', parcel(2, { value: 0.2, unit: 'oz' }, { value: 0.4, unit: 'oz' }));
+    assert.deepEqual([two.lines, two.net, two.gross], [['0.0057 kg', '0.0057 kg'], '0.0114 kg', '0.0114 kg']);
+    assertAddsUp(two, 2, { value: 0.2, unit: 'oz' });
   });
 });
 

@@ -94,6 +94,15 @@ function addDecimals(numbers: string[]): string {
 /** More decimals than a line's own it may take to add up: at most two for 50 lines of one unit; a line in another unit may take more. */
 const MOST_EXTRA_DECIMALS = 6;
 
+interface NetWeights {
+  /** Each item's line: `0.02835 kg`. */
+  lines: string[];
+  /** Their total as printed: `1.4175 kg`. */
+  total: string;
+  /** The items' true total, in the total's unit. */
+  exact: number;
+}
+
 /**
  * The items' net weights as printed, each line in `lineUnit`, and their total in `totalUnit`, such
  * that the lines add up to the total and the total is true (docs/customs.md): every line to its own
@@ -102,7 +111,7 @@ const MOST_EXTRA_DECIMALS = 6;
  * not 50 × 0.028 = 1.4 kg against 1.417). Lines in the total's unit add up to it exactly (it is their
  * sum); lines in another unit add up to it, converted, to its last digit.
  */
-function netWeights(items: Customs['items'], lineUnit: (w: Weight) => Weight['unit'], totalUnit: Weight['unit']): { lines: string[]; total: string } {
+function netWeights(items: Customs['items'], lineUnit: (w: Weight) => Weight['unit'], totalUnit: Weight['unit']): NetWeights {
   const shown = items.map((i) => ({ value: inUnit(i.netWeight, lineUnit(i.netWeight)), unit: lineUnit(i.netWeight) }));
   const exact = items.reduce((sum, i) => sum + inUnit(i.netWeight, totalUnit), 0);
   const totalDigits = ownDecimals(exact);
@@ -111,16 +120,22 @@ function netWeights(items: Customs['items'], lineUnit: (w: Weight) => Weight['un
     const sum = printed.reduce((acc, p, k) => acc + inUnit({ value: Number(p), unit: shown[k]!.unit }, totalUnit), 0);
     if (Math.abs(sum - exact) < 0.5 * 10 ** -totalDigits || extra === MOST_EXTRA_DECIMALS) {
       const total = shown.every((w) => w.unit === totalUnit) ? addDecimals(printed) : decimal(sum, totalDigits);
-      return { lines: printed.map((p, k) => `${p} ${shown[k]!.unit}`), total: `${total} ${totalUnit}` };
+      return { lines: printed.map((p, k) => `${p} ${shown[k]!.unit}`), total: `${total} ${totalUnit}`, exact };
     }
   }
 }
 
-/** The parcel's (gross) weight in `unit`, with at least the decimals of the net total, so that the two compare digit for digit. */
-function grossText(gross: Weight, unit: Weight['unit'], netTotal: string): string {
+/**
+ * The parcel's (gross) weight in `unit`, with at least the decimals of the net total, so that the two
+ * compare digit for digit; never less than that total when the items are not heavier than the parcel
+ * (weighing all it does, their printed sum may be up to half a gram over the truth, and so over it).
+ */
+function grossText(gross: Weight, unit: Weight['unit'], net: NetWeights): string {
   const value = inUnit(gross, unit);
-  const netDigits = netTotal.split(' ')[0]!.split('.')[1]?.length ?? 0;
-  return `${decimal(value, Math.max(ownDecimals(value), netDigits))} ${unit}`;
+  const netTotal = net.total.split(' ')[0]!;
+  const printed = decimal(value, Math.max(ownDecimals(value), netTotal.split('.')[1]?.length ?? 0));
+  const notHeavier = net.exact <= value * (1 + 1e-12);
+  return `${notHeavier && Number(netTotal) > Number(printed) ? netTotal : printed} ${unit}`;
 }
 
 /** Sender and addressee as their posts read them (§16), each with its country: the documents cross a border. */
@@ -295,7 +310,7 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
   ]);
   keepTogether(f, (s, y) => {
     s.text(M, y + 14, `Total net weight: ${net.total}`, 9, { bold: true });
-    s.text(M + 170, y + 14, `Total gross weight: ${grossText(d.parcel.weight, 'kg', net.total)}`, 9, { bold: true });
+    s.text(M + 170, y + 14, `Total gross weight: ${grossText(d.parcel.weight, 'kg', net)}`, 9, { bold: true });
     s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
     s.text(M, y + 28, `Currency: ${total.currency}`, 9);
     y += 44;
@@ -339,7 +354,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   keepTogether(f, (s, y) => {
     s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
     s.text(M, y + 14, `Currency: ${total.currency}`, 9);
-    s.text(M, y + 28, `Total net weight: ${net.total}   Gross weight: ${grossText(d.parcel.weight, unit, net.total)}   Packages: 1`, 9);
+    s.text(M, y + 28, `Total net weight: ${net.total}   Gross weight: ${grossText(d.parcel.weight, unit, net)}   Packages: 1`, 9);
     y += 44;
     for (const line of references(c, d).slice(2)) {
       s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
