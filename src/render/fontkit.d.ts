@@ -22,7 +22,8 @@ declare module 'fontkit' {
     xHeight: number;
     numGlyphs: number;
     layout(text: string, features?: unknown): GlyphRun;
-    getGlyph(id: number): Glyph;
+    /** The glyph of an id; `codePoints`, the characters it stands for, are kept only by the first call for that id. */
+    getGlyph(id: number, codePoints?: number[]): Glyph;
     hasGlyphForCodePoint(codePoint: number): boolean;
     glyphForCodePoint(codePoint: number): Glyph;
     /** Every code point the font's cmap maps. */

@@ -30,6 +30,8 @@ export interface LoadedFont {
   face: Face;
   bytes: Buffer;
   font: Font;
+  /** The same font for `layout()`, whose glyphs say which characters of this text they stand for. */
+  shaper: Font;
   unitsPerEm: number;
   /** Ascent and descent in font units (descent negative). */
   ascent: number;
@@ -43,9 +45,21 @@ export function loadFace(face: Face): LoadedFont {
   if (!f) {
     const bytes = readFileSync(FONT_FILES[face]);
     const font = fontkit.create(bytes);
-    f = { face, bytes, font, unitsPerEm: font.unitsPerEm, ascent: font.ascent, descent: font.descent };
+    f = { face, bytes, font, shaper: shaper(font), unitsPerEm: font.unitsPerEm, ascent: font.ascent, descent: font.descent };
     loaded[face] = f;
   }
+  return f;
+}
+
+/**
+ * fontkit keeps one glyph object per glyph id, holding the characters of whichever text made it
+ * first, so a run's `glyph.codePoints` may be another text's (the lam-alef glyph made from U+FEFB
+ * stays U+FEFB). Layout through this font gets a fresh glyph object for every glyph it makes, with the
+ * characters the shaper gave it in this text: lam and alef for lam-alef, the letter for its joined form.
+ */
+function shaper(font: Font): Font {
+  const f = Object.create(font) as Font;
+  f.getGlyph = (id: number, codePoints: number[] = []) => Object.create(font.getGlyph(id, codePoints), { codePoints: { value: codePoints } }) as Glyph;
   return f;
 }
 
@@ -65,6 +79,11 @@ export interface ShapedText {
   rtl: boolean;
   /** Code points of the shaped text. */
   codePoints: number[];
+  /**
+   * The characters each glyph stands for, in reading order (lam-alef: U+0644 U+0627), when the
+   * glyphs account for every character of the text once; else undefined.
+   */
+  chars?: number[][];
 }
 
 /** A bounded cache for each face, made when the face is first used. */
@@ -95,7 +114,7 @@ export function shape(text: string, face: Face): ShapedText {
   let s = cache.get(text);
   if (s) return s;
   const f = loadFace(face);
-  const run = f.font.layout(text, NO_LIGATURES);
+  const run = f.shaper.layout(text, NO_LIGATURES);
   const glyphs: number[] = [];
   const xs: number[] = [];
   const ys: number[] = [];
@@ -111,12 +130,22 @@ export function shape(text: string, face: Face): ShapedText {
     xOffset.push(p.xOffset);
     pen += p.xAdvance;
   }
+  const codePoints = Array.from(text, (c) => c.codePointAt(0)!);
+  const chars = run.glyphs.map((g) => [...g.codePoints]);
   s = {
     glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm,
-    rtl: run.direction === 'rtl', codePoints: Array.from(text, (c) => c.codePointAt(0)!),
+    rtl: run.direction === 'rtl', codePoints, chars: sameCharacters(chars.flat(), codePoints) ? chars : undefined,
   };
   cache.set(text, s);
   return s;
+}
+
+/** Whether two lists hold the same characters, in any order (a mark inside a ligature comes after it). */
+function sameCharacters(a: number[], b: number[]): boolean {
+  if (a.length !== b.length) return false;
+  const x = a.toSorted((p, q) => p - q);
+  const y = b.toSorted((p, q) => p - q);
+  return x.every((cp, i) => cp === y[i]);
 }
 
 /** The face that draws `codePoint` in a text of this weight: DejaVu where it has the character, else the first CJK face that does. */

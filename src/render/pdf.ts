@@ -47,12 +47,15 @@ function pdfFont(face: Face): Font {
 
 /**
  * The characters a glyph stands for, for the PDF's ToUnicode map: a pure function of the text, so
- * the document does not depend on which text the process shaped first (fontkit's glyph objects
- * remember the first characters they were made for).
+ * the document does not depend on which text the process shaped first. The shaper's own answer when
+ * it accounts for every character (a joined Arabic letter is its letter, lam-alef is lam and alef).
  */
 function codePointsOf(s: ShapedText, i: number, font: Font): number[] {
+  // A right-to-left run is drawn last character first, and readers reverse it character by character:
+  // a ligature's characters go in drawing order too (alef, lam), to be read back lam, alef.
+  if (s.chars) return s.rtl ? s.chars[i]!.toReversed() : s.chars[i]!;
   if (s.glyphs.length === s.codePoints.length) return [s.codePoints[s.rtl ? s.codePoints.length - 1 - i : i]!];
-  // Ligatures, lam-alef, marks: the lowest character the font's cmap maps to the glyph (a property of the font).
+  // Otherwise the lowest character the font's cmap maps to the glyph (a property of the font).
   const cp = lowestCodePointOf(font).get(s.glyphs[i]!);
   return cp === undefined ? [] : [cp];
 }

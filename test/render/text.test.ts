@@ -70,6 +70,15 @@ describe('non-Latin text', () => {
     assert.doesNotMatch(text, /[\ufb00-\ufb06]/);
   });
 
+  it('Arabic with lam-alef, drawn as the ligature, reads back as its letters in reading order, not as presentation forms', async () => {
+    // Each word has lam-alef (لا) but شركة, which has none, and a joined form for every other letter.
+    for (const company of ['سلام', 'شركة النور للتجارة العامة والمقاولات المحدودة', 'شركة النور']) {
+      const text = await pdfText((await renderLabel({ ...UPS_LABEL, to: { ...UPS_LABEL.to, company } }, 'PDF')).body);
+      assert.ok(text.includes(company), `${company} in ${JSON.stringify(text.match(/.*[\u0600-\u06ff\ufb50-\ufeff].*/g))}`);
+      assert.doesNotMatch(text, /[\ufb50-\ufdff\ufe70-\ufefe]/, 'no presentation forms');
+    }
+  });
+
   it('the PDF embeds DejaVu Sans as a subset and no other text font', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'render-fonts-'));
     try {

@@ -60,18 +60,82 @@ function unitMoney(lineAmount: number, quantity: number, currency: string): stri
   return `${unit.toFixed(exact ? digits : digits + 2)} ${currency}`;
 }
 
-/** A weight to three decimals of its unit, or to two significant digits when it is lighter than that (never 0 for something). */
-function weightText(w: { value: number; unit: string }): string {
-  const rounded = Math.round(w.value * 1000) / 1000;
-  if (rounded !== 0 || w.value <= 0) return `${rounded} ${w.unit}`;
-  // Two significant digits in plain decimals (0.0004, 0.00000051), never an exponent.
-  const digits = Math.min(20, 1 - Math.floor(Math.log10(w.value)));
-  return `${w.value.toFixed(digits).replace(/0+$/, '')} ${w.unit}`;
+type Weight = Customs['items'][number]['netWeight'];
+
+/** A weight in another unit (the same number in its own). */
+function inUnit(w: Weight, unit: Weight['unit']): number {
+  return w.unit === unit ? w.value : grams(w) / grams({ value: 1, unit });
 }
 
-/** A weight in kilograms, as the UPU's CN 22 and CN 23 ask for every weight on them. */
-function kgText(w: { value: number; unit: string }): string {
-  return weightText({ value: grams(w as Parameters<typeof grams>[0]) / 1000, unit: 'kg' });
+/** The decimals a weight is printed with on its own: three of its unit, or two significant digits when it is lighter than that (never 0 for something). */
+function ownDecimals(value: number): number {
+  if (value <= 0 || Math.round(value * 1000) !== 0) return 3;
+  return Math.min(20, 1 - Math.floor(Math.log10(value)));
+}
+
+/** A number to `digits` decimals in plain digits, without trailing zeros: 0.02835, 1.4, 0.0000005, never an exponent. */
+function decimal(value: number, digits: number): string {
+  const s = value.toFixed(digits);
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+}
+
+/** Decimal numbers added digit for digit, as a reader adds them (0.1 + 0.2 is 0.3). */
+function addDecimals(numbers: string[]): string {
+  const digits = Math.max(0, ...numbers.map((n) => n.split('.')[1]?.length ?? 0));
+  const sum = numbers.reduce((acc, n) => {
+    const [whole, fraction = ''] = n.split('.');
+    return acc + BigInt(whole! + fraction.padEnd(digits, '0'));
+  }, 0n);
+  if (!digits) return String(sum);
+  const s = sum.toString().padStart(digits + 1, '0');
+  return `${s.slice(0, -digits)}.${s.slice(-digits)}`.replace(/\.?0+$/, '');
+}
+
+/** More decimals than a line's own it may take to add up: at most two for 50 lines of one unit; a line in another unit may take more. */
+const MOST_EXTRA_DECIMALS = 6;
+
+interface NetWeights {
+  /** Each item's line: `0.02835 kg`. */
+  lines: string[];
+  /** Their total as printed: `1.4175 kg`. */
+  total: string;
+  /** The items' true total, in the total's unit. */
+  exact: number;
+}
+
+/**
+ * The items' net weights as printed, each line in `lineUnit`, and their total in `totalUnit`, such
+ * that the lines add up to the total and the total is true (docs/customs.md): every line to its own
+ * decimals, all with one more, or two, while the lines so printed would add up to something half a
+ * unit of the total's own last decimal or more from the true total (50 × 1 oz is 50 × 0.02835 kg,
+ * not 50 × 0.028 = 1.4 kg against 1.417). Lines in the total's unit add up to it exactly (it is their
+ * sum); lines in another unit add up to it, converted, to its last digit.
+ */
+function netWeights(items: Customs['items'], lineUnit: (w: Weight) => Weight['unit'], totalUnit: Weight['unit']): NetWeights {
+  const shown = items.map((i) => ({ value: inUnit(i.netWeight, lineUnit(i.netWeight)), unit: lineUnit(i.netWeight) }));
+  const exact = items.reduce((sum, i) => sum + inUnit(i.netWeight, totalUnit), 0);
+  const totalDigits = ownDecimals(exact);
+  for (let extra = 0; ; extra++) {
+    const printed = shown.map((w) => decimal(w.value, ownDecimals(w.value) + extra));
+    const sum = printed.reduce((acc, p, k) => acc + inUnit({ value: Number(p), unit: shown[k]!.unit }, totalUnit), 0);
+    if (Math.abs(sum - exact) < 0.5 * 10 ** -totalDigits || extra === MOST_EXTRA_DECIMALS) {
+      const total = shown.every((w) => w.unit === totalUnit) ? addDecimals(printed) : decimal(sum, totalDigits);
+      return { lines: printed.map((p, k) => `${p} ${shown[k]!.unit}`), total: `${total} ${totalUnit}`, exact };
+    }
+  }
+}
+
+/**
+ * The parcel's (gross) weight in `unit`, with at least the decimals of the net total, so that the two
+ * compare digit for digit; never less than that total when the items are not heavier than the parcel
+ * (weighing all it does, their printed sum may be up to half a gram over the truth, and so over it).
+ */
+function grossText(gross: Weight, unit: Weight['unit'], net: NetWeights): string {
+  const value = inUnit(gross, unit);
+  const netTotal = net.total.split(' ')[0]!;
+  const printed = decimal(value, Math.max(ownDecimals(value), netTotal.split('.')[1]?.length ?? 0));
+  const notHeavier = net.exact <= value * (1 + 1e-12);
+  return `${notHeavier && Number(netTotal) > Number(printed) ? netTotal : printed} ${unit}`;
 }
 
 /** Sender and addressee as their posts read them (§16), each with its country: the documents cross a border. */
@@ -234,17 +298,19 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
   const bottom = Math.max(block(f.s, 'From (sender)', addressLines(d.from), M, f.y, half), block(f.s, 'To (addressee)', addressLines(d.to), M + half + 10, f.y, half));
   f.y = categories(f.s, c, bottom + 8) + 4;
   const total = totalValue(c);
+  // Every weight in kilograms, as the UPU's forms ask.
+  const net = netWeights(c.items, () => 'kg', 'kg');
   itemsTable(f, c, [
     { title: 'Detailed description of contents', w: 170, wrap: true, value: (i) => i.description },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
-    { title: 'Net weight (kg)', w: 60, align: 'end', value: (i) => kgText(i.netWeight) },
+    { title: 'Net weight (kg)', w: 60, align: 'end', value: (_, n) => net.lines[n]! },
     { title: `Value (${total.currency})`, w: 70, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
     { title: 'HS tariff number', w: 90, value: (i) => i.hsCode },
     { title: 'Country of origin', w: W - 2 * M - 435, value: (i) => `${i.originCountry} ${countryName(i.originCountry)}` },
   ]);
   keepTogether(f, (s, y) => {
-    s.text(M, y + 14, `Total net weight: ${totalNet(c, { value: 1, unit: 'kg' })}`, 9, { bold: true });
-    s.text(M + 170, y + 14, `Total gross weight: ${kgText(d.parcel.weight)}`, 9, { bold: true });
+    s.text(M, y + 14, `Total net weight: ${net.total}`, 9, { bold: true });
+    s.text(M + 170, y + 14, `Total gross weight: ${grossText(d.parcel.weight, 'kg', net)}`, 9, { bold: true });
     s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
     s.text(M, y + 28, `Currency: ${total.currency}`, 9);
     y += 44;
@@ -272,12 +338,15 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   f.s.text(M, y + 23, `Terms of delivery (Incoterm): ${c.incoterm ?? 'DAP'}`, 9);
   f.s.text(W - M, y + 23, `Waybill number: ${d.trackingNumber}`, 9, { anchor: 'end' });
   f.y = y + 32;
+  // Each line in its own unit, both totals in the parcel's, so that they compare.
+  const unit = d.parcel.weight.unit;
+  const net = netWeights(c.items, (w) => w.unit, unit);
   itemsTable(f, c, [
     { title: 'Description', w: 150, wrap: true, value: (i) => i.description },
     { title: 'HS code', w: 70, value: (i) => i.hsCode },
     { title: 'Origin', w: 45, value: (i) => i.originCountry },
     { title: 'Quantity', w: 45, align: 'end', value: (i) => String(i.quantity) },
-    { title: 'Net weight', w: 55, align: 'end', value: (i) => weightText(i.netWeight) },
+    { title: 'Net weight', w: 55, align: 'end', value: (_, n) => net.lines[n]! },
     { title: 'Unit value', w: 70, align: 'end', value: (i) => unitMoney(i.value.amount, i.quantity, i.value.currency) },
     { title: 'Total value', w: W - 2 * M - 435, align: 'end', value: (i) => money(i.value.amount, i.value.currency) },
   ]);
@@ -285,7 +354,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   keepTogether(f, (s, y) => {
     s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
     s.text(M, y + 14, `Currency: ${total.currency}`, 9);
-    s.text(M, y + 28, `Total net weight: ${totalNet(c, d.parcel.weight)}   Gross weight: ${weightText(d.parcel.weight)}   Packages: 1`, 9);
+    s.text(M, y + 28, `Total net weight: ${net.total}   Gross weight: ${grossText(d.parcel.weight, unit, net)}   Packages: 1`, 9);
     y += 44;
     for (const line of references(c, d).slice(2)) {
       s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
@@ -294,12 +363,6 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
     return signature(s, d, c, y + 12, 'I declare that the information on this invoice is true and correct and that the contents of this shipment are as stated above.');
   });
   return drawings(f, `Commercial invoice ${cleanText(d.trackingNumber)}`, d.shipDate);
-}
-
-/** The items' net weights added up, in the unit of the parcel's (gross) weight, so the two compare. */
-function totalNet(c: Customs, gross: LabelData['parcel']['weight']): string {
-  const total = c.items.reduce((sum, i) => sum + grams(i.netWeight), 0);
-  return weightText({ value: total / grams({ value: 1, unit: gross.unit }), unit: gross.unit });
 }
 
 /** The document's pages: one, or more when its items do not fit on one. */
