@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import type { Address } from '../../src/carriers/types.ts';
 import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
-import { ALL_CARRIERS, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
+import { localityLines } from '../../src/render/layouts/address.ts';
+import { ALL_CARRIERS, DHL_LABEL, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -36,7 +38,7 @@ const SENDER_DE = { name: 'Versand', street1: 'Hauptstraße 5', city: 'Berlin', 
 /** An address in Guam, written with the territory's own code or as a US state. */
 const GUAM = { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910' };
 
-const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[] }[] = [
+const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]; once?: string[] }[] = [
   {
     name: 'Germany, at home: street, then postal code before the town; no country line',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Erika Mustermann', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' } },
@@ -51,7 +53,7 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   {
     name: 'Japan, from Germany: the town with its postal code, then the country',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' } },
-    lines: ['1-1 Marunouchi', 'CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
+    lines: ['1-1 Marunouchi', 'CHIYODA-KU, TOKYO 100-0005', 'JAPAN'],
   },
   {
     name: 'the United States, at home: the USPS city line',
@@ -151,11 +153,24 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     name: 'Ireland without an Eircode: the county kept after the town',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Mary Murphy', street1: 'Main Street', city: 'Ballina', state: 'Co. Mayo', country: 'IE' } },
     lines: ['Main Street', 'BALLINA', 'CO. MAYO', 'IRELAND'],
+    once: ['CO. MAYO'],
+  },
+  {
+    name: 'Ireland without an Eircode, the county written "Co. Clare" (words the town\'s template prints itself): once, after the town',
+    data: { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Sean Murphy', street1: '1 Main Street', city: 'Ennis', state: 'Co. Clare', country: 'IE' } },
+    lines: ['1 Main Street', 'ENNIS', 'CO. CLARE', 'IRELAND'],
+    once: ['CO. CLARE'],
+  },
+  {
+    name: 'Japan without a prefecture: the town and the postal code with no comma left between',
+    data: { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Suzuki Hanako', street1: '1-1 Marunouchi', city: 'Chiyoda-ku', postalCode: '1000005', country: 'JP' } },
+    lines: ['1-1 Marunouchi', 'CHIYODA-KU 100-0005', 'JAPAN'],
+    absent: ['CHIYODA-KU,'],
   },
   {
     name: 'a Japanese postal code sent without its hyphen: printed with it, as Japan Post writes it',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' } },
-    lines: ['CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
+    lines: ['CHIYODA-KU, TOKYO 100-0005', 'JAPAN'],
   },
 ];
 
@@ -190,6 +205,10 @@ describe('address lines in the destination\'s order', () => {
       for (const a of c.absent ?? []) {
         assert.ok(!pdf.some((l) => l.startsWith(a)), `PDF has no ${a} line`);
         assert.ok(!zpl.some((l) => l.startsWith(a)), `ZPL has no ${a} field`);
+      }
+      for (const o of c.once ?? []) {
+        assert.equal(pdf.filter((l) => l === o).length, 1, `PDF lines ${JSON.stringify(pdf)} hold ${o} once`);
+        assert.equal(zpl.filter((l) => l === o).length, 1, `ZPL fields ${JSON.stringify(zpl)} hold ${o} once`);
       }
     });
   }
@@ -327,4 +346,47 @@ describe('customs documents and manifests print addresses as the labels do', () 
     assert.ok(inOrder(lines, ['Ware House', '1100 Congress Ave', 'AUSTIN TX 78701']), JSON.stringify(lines));
     assert.ok(!lines.some((l) => l.startsWith('UNITED STATES')), JSON.stringify(lines));
   });
+});
+
+describe('locality lines: each part once, and no separator left by a part that was not sent', () => {
+  const locality = (to: Omit<Address, 'name' | 'street1'>, international = true) => localityLines({ name: 'A', street1: '1 Main Street', ...to }, international);
+
+  it('Ireland: the county after the town once, however it is written, with or without an Eircode', () => {
+    for (const state of ['Co. Clare', 'County Clare', 'Clare']) {
+      assert.deepEqual(locality({ city: 'Ennis', state, country: 'IE' }), ['ENNIS', state.toUpperCase()], state);
+      assert.deepEqual(locality({ city: 'Ennis', state, country: 'IE' }, false), ['Ennis', state], state);
+      assert.deepEqual(locality({ city: 'Ennis', state, postalCode: 'v95x2n4', country: 'IE' }), ['ENNIS', state.toUpperCase(), 'V95 X2N4'], state);
+    }
+  });
+
+  it('a state left out, where the template joins it to the town or the postal code: Japan, and the others whose state is optional', () => {
+    const cases: [Omit<Address, 'name' | 'street1'>, string[]][] = [
+      [{ city: 'Chiyoda-ku', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU 100-0005']],
+      [{ city: 'Chiyoda-ku', state: 'Tokyo', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU, TOKYO 100-0005']],
+      [{ city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU, TOKYO 100-0005']],
+      [{ city: 'Sao Paulo', postalCode: '01310100', country: 'BR' }, ['SAO PAULO', '01310-100']],
+      [{ city: 'Ciudad de México', postalCode: '06000', country: 'MX' }, ['06000 CIUDAD DE MÉXICO']],
+      [{ city: 'Bogotá', postalCode: '110111', country: 'CO' }, ['110111 BOGOTÁ']],
+      [{ city: 'Caracas', postalCode: '1010', country: 'VE' }, ['CARACAS 1010']],
+      [{ city: 'Makati', postalCode: '1226', country: 'PH' }, ['MAKATI', '1226']],
+      [{ city: 'Bangkok', postalCode: '10200', country: 'TH' }, ['BANGKOK', '10200']],
+      [{ city: 'Mumbai', postalCode: '400001', country: 'IN' }, ['MUMBAI - 400001']],
+      [{ city: 'San José', postalCode: '10101', country: 'CR' }, ['SAN JOSÉ', '10101']],
+      [{ city: 'Santo Domingo', postalCode: '10101', country: 'DO' }, ['SANTO DOMINGO', '10101']],
+      [{ city: 'Palikir', postalCode: '96941', country: 'FM' }, ['PALIKIR 96941']],
+      [{ city: 'Moskva', postalCode: '125009', country: 'RU' }, ['MOSKVA', '125009']],
+    ];
+    for (const [to, lines] of cases) assert.deepEqual(locality(to), lines, JSON.stringify(to));
+  });
+});
+
+describe('customs documents print an address as its label does', () => {
+  for (const document of ['cn22', 'commercial_invoice'] as const) {
+    it(`${document} to Ireland without an Eircode: the county once`, async () => {
+      const label: LabelData = { ...CUSTOMS_LABEL, to: { name: 'Sean Murphy', street1: '1 Main Street', city: 'Ennis', state: 'Co. Clare', country: 'IE' }, customsForm: 'CN22', customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } };
+      const lines = await pdfLines({ layout: 'customs', data: { document, label } });
+      assert.ok(inOrder(lines, ['1 Main Street', 'ENNIS', 'CO. CLARE', 'IRELAND']), JSON.stringify(lines));
+      assert.equal(lines.filter((l) => l === 'CO. CLARE').length, 1, JSON.stringify(lines));
+    });
+  }
 });

@@ -9,8 +9,17 @@ import { cleanText } from '../text.ts';
 /** Where the post reads a state the address template leaves out (see `localityLines`). */
 const STATE_KEPT = new Set(['IT', 'IE']);
 
-/** A line's words in capitals, to tell whether a part was printed (`TO` is not in `TORINO`). */
+/** A line's words in capitals (`printedIn`). */
 const words = (line: string): string[] => line.toUpperCase().split(/[\s,]+/);
+
+/** Whether a part's words are among a line's, in a row: `TO` is not in `TORINO`, `Co. Clare` is in `CO. CLARE`. */
+const printedIn = (line: string, part: string): boolean => {
+  const [ws, ps] = [words(line), words(part)];
+  return ws.some((_, i) => ps.every((p, k) => ws[i + k] === p));
+};
+
+/** Stands in a template for a state that was not sent, so that the separator written before it goes with it. */
+const NO_STATE = '\uE000';
 
 /** The US and the places whose address templates are the US's (its territories, Micronesia, the Marshall Islands): the USPS form. */
 const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH']);
@@ -33,14 +42,15 @@ export function localityLines(a: Address, international = false): string[] {
   const postcode = cleanText(a.postalCode ? canonicalPostal(country, a.postalCode) : '');
   let lines: string[];
   try {
-    lines = addressFormatter.format({ city, ...(state ? { state } : {}), ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
+    lines = addressFormatter.format({ city, state: state || NO_STATE, ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
   } catch {
     lines = [];
   }
   lines = lines
     // The country has a line of its own (or none at home): drop the code where a template prints it,
-    // and what a template left of a part that was not sent (`Sao Paulo -` without a state).
-    .map((l) => cleanText(l.replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
+    // and what a template left of a part that was not sent: the separator before a state (`Chiyoda-ku,
+    // 100-0005`, `Sao Paulo -`), one at either end.
+    .map((l) => cleanText(l.replace(new RegExp(`[\\s,–-]*${NO_STATE}`, 'g'), '').replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
     // A territory's template adds its country's line (`United States of America` for Puerto Rico,
     // `La Réunion, France`): a line with none of the parts sent is not the address's.
     .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));
@@ -53,7 +63,7 @@ export function localityLines(a: Address, international = false): string[] {
   if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
   // The posts that want a state their template leaves out: Italy's province after the town, Ireland's
   // county on a line of its own. Elsewhere (a German Land, a French région) the post does not read it.
-  if (state && STATE_KEPT.has(country) && !lines.some((l) => words(l).includes(state.toUpperCase()))) {
+  if (state && STATE_KEPT.has(country) && !lines.some((l) => printedIn(l, state))) {
     const town = lines.findIndex((l) => l.includes(city));
     if (country === 'IT') lines[town] = `${lines[town]} ${state}`;
     else lines.splice(town + 1, 0, state);
