@@ -1,8 +1,8 @@
 // An address as the destination's post reads it (contract §16), for every document that prints one:
 // labels, customs documents, manifests, and the dashboard's pages.
 import addressFormatter from '@fragaria/address-formatter';
-import { canonicalPostal, countryName } from '../../countries.ts';
-import { crossesCustomsBorder, placeOf } from '../../carriers/customs.ts';
+import { canonicalPostal, countryName, isCountryCode } from '../../countries.ts';
+import { crossesCustomsBorder, localPlaceOf, placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { cleanText } from '../text.ts';
 
@@ -74,26 +74,32 @@ export function localityLines(a: Address, international = false): string[] {
 }
 
 /**
- * Whether a parcel from `from` to `to` crosses a postal border, so that the recipient's country is
- * printed: between two countries, except where the US's mail is domestic. For USPS that is the US and
- * every place it serves as its own (`US` to `PR` or `GU` is addressed `SAN JUAN PR 00901`, no country
- * line); for the other carriers only where no customs border lies between (Puerto Rico), since they
- * carry to the other territories, Micronesia and the Marshall Islands as abroad.
+ * Whether a parcel from `from` to `to` crosses a border, so that it is addressed as international
+ * mail (the locality in capitals, the country lines): between two places (countries, and the places
+ * inside a country's code told apart by postal code, `localPlaceOf`), and wherever the customs rules
+ * draw a border (`crossesCustomsBorder`: Berlin to Büsingen, Madrid to the Canary Islands, London to
+ * Jersey), except where the US's mail is domestic. For USPS that is the US and every place it serves
+ * as its own (`US` to `PR` or `GU` is addressed `SAN JUAN PR 00901`, no country line); for the other
+ * carriers only where no customs border lies between (Puerto Rico), since they carry to the other
+ * territories, Micronesia and the Marshall Islands as abroad.
  */
-export function crossesPostalBorder(from: Pick<Address, 'country' | 'state'>, to: Pick<Address, 'country' | 'state'>, carrier: string): boolean {
-  const a = placeOf(from);
-  const b = placeOf(to);
-  if (a === b) return false;
-  if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return true;
-  return carrier !== 'USPS' && crossesCustomsBorder({ country: a }, { country: b });
+export function crossesPostalBorder(from: Pick<Address, 'country' | 'state' | 'postalCode'>, to: Pick<Address, 'country' | 'state' | 'postalCode'>, carrier: string): boolean {
+  const a = localPlaceOf(from);
+  const b = localPlaceOf(to);
+  if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return a !== b || crossesCustomsBorder(from, to);
+  return carrier !== 'USPS' && crossesCustomsBorder(from, to);
 }
 
 /**
  * An address's country line: the English name in capitals of the place it is in, so a US address in
- * Guam prints `GUAM`, as one written with country `GU` does.
+ * Guam prints `GUAM`, as one written with country `GU` does, and a place told apart by its postal code
+ * that has an ISO 3166-1 code of its own prints that place's name (`GB` `JE2 3AB` is `JERSEY`, `FR`
+ * `97400` `RÉUNION`); one without (Büsingen, the Canary Islands) its country's.
  */
-export function countryLine(a: Pick<Address, 'country' | 'state'>): string {
-  return countryName(placeOf({ country: cleanText(a.country), state: a.state }));
+export function countryLine(a: Pick<Address, 'country' | 'state' | 'postalCode'>): string {
+  const address = { country: cleanText(a.country), state: a.state, postalCode: a.postalCode };
+  const place = localPlaceOf(address);
+  return countryName(isCountryCode(place) ? place : placeOf(address));
 }
 
 /** What a line of an address is, so that a document can size it (a label prints the locality larger). */
