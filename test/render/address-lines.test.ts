@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { crossesCustomsBorder } from '../../src/carriers/customs.ts';
 import type { Address } from '../../src/carriers/types.ts';
-import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
+import { layoutLabel, renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
 import { countryLine, crossesPostalBorder, localityLines } from '../../src/render/layouts/address.ts';
 import { ALL_CARRIERS, DHL_LABEL, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
 
@@ -240,6 +240,18 @@ describe('address lines in the destination\'s order', () => {
       }
     });
   }
+});
+
+// Greek, which a ZPL printer's resident font lacks, is a graphic field there: read back from the PDF and the drawing.
+describe('Greek in capitals', () => {
+  it('Greece, from Germany: the town in capitals without the tonos, as Greek capitals are written (PDF, and the drawing every format draws)', async () => {
+    const data: LabelData = { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Μαρία Παπαδοπούλου', street1: 'Ερμού 10', city: 'Αθήνα', postalCode: '10563', country: 'GR' } };
+    const pdf = await pdfLines(data);
+    assert.ok(inOrder(pdf, ['Ερμού 10', '105 63 ΑΘΗΝΑ', 'GREECE']), JSON.stringify(pdf));
+    const drawn = layoutLabel(data).primitives.flatMap((p) => (p.kind === 'text' ? [p.text] : []));
+    assert.ok(inOrder(drawn, ['Ερμού 10', '105 63 ΑΘΗΝΑ', 'GREECE']), JSON.stringify(drawn));
+    assert.ok(!drawn.includes('105 63 ΑΘΉΝΑ'), JSON.stringify(drawn));
+  });
 });
 
 // Chinese, Japanese and Korean text is drawn with Noto Sans (DejaVu has none of it), and is text in

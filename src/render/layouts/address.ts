@@ -4,7 +4,7 @@ import addressFormatter from '@fragaria/address-formatter';
 import { canonicalPostal, countryName, isCountryCode } from '../../countries.ts';
 import { crossesCustomsBorder, localPlaceOf, placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
-import { cleanText } from '../text.ts';
+import { cleanText, postalCapitals } from '../text.ts';
 
 /** Where the post reads a state the address template leaves out (see `localityLines`). */
 const STATE_KEPT = new Set(['IT', 'IE']);
@@ -54,13 +54,13 @@ export function localityLines(a: Address, international = false): string[] {
     // A territory's template adds its country's line (`United States of America` for Puerto Rico,
     // `La Réunion, France`): a line with none of the parts sent is not the address's.
     .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));
-  const capitals = (ls: string[]) => (international ? ls.map((l) => l.toUpperCase()) : ls);
+  const capitals = (ls: string[]) => (international ? ls.map(postalCapitals) : ls);
   // A template that loses the town or the postal code (some drop the city beside a state) is not used.
   const joined = lines.join(' ');
   if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return capitals([[city, state, postcode].filter(Boolean).join(' ')]);
   // Canada Post and Australia Post read their line as USPS does its own: capitals, no punctuation
   // (`OTTAWA ON K1A 0B1`, `SYDNEY NSW 2000`).
-  if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
+  if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => postalCapitals(l).replace(/,/g, ''));
   // The posts that want a state their template leaves out: Italy's province after the town, Ireland's
   // county on a line of its own. Elsewhere (a German Land, a French région) the post does not read it.
   if (state && STATE_KEPT.has(country) && !lines.some((l) => printedIn(l, state))) {
@@ -69,7 +69,7 @@ export function localityLines(a: Address, international = false): string[] {
     else lines.splice(town + 1, 0, state);
   }
   // Royal Mail: the post town in capitals, the postcode last (a county, if sent, before it).
-  if (country === 'GB') return capitals([...lines.filter((l) => l !== postcode).map((l) => (l === city ? l.toUpperCase() : l)), ...(postcode ? [postcode] : [])]);
+  if (country === 'GB') return capitals([...lines.filter((l) => l !== postcode).map((l) => (l === city ? postalCapitals(l) : l)), ...(postcode ? [postcode] : [])]);
   return capitals(lines);
 }
 
