@@ -5,6 +5,7 @@ import { zipLookup } from './zip.ts';
 import { createRequire } from 'node:module';
 import type { Address } from '../carriers/types.ts';
 import { canonicalPostal } from '../countries.ts';
+import { postalCapitals } from '../render/text.ts';
 
 const require = createRequire(import.meta.url);
 // Publication 28's words come from maintained packages (docs/decisions.md): the street suffixes of its
@@ -69,7 +70,7 @@ const DOTTED_INITIALS = /(?<![A-Z0-9])(?:[A-Z]\.){2,}/g;
 
 /** `text` in capitals, its dotted initials closed up and ended as a word (`P.O.Box` is `PO Box`). */
 function capitals(text: string): string {
-  return text.toUpperCase().replace(DOTTED_INITIALS, (initials) => `${initials.replaceAll('.', '')} `);
+  return postalCapitals(text).replace(DOTTED_INITIALS, (initials) => `${initials.replaceAll('.', '')} `);
 }
 
 /** The words of a line: capitals, `#` a word of its own, punctuation dropped (`OFARRELL`) but a fraction's `/`. */
@@ -207,7 +208,7 @@ export function standardise(a: Address): Standardised {
   if (street2) out.street2 = street2;
   out.city = tidy(a.city)!;
   const state = tidy(a.state);
-  if (state) out.state = state.toUpperCase();
+  if (state) out.state = postalCapitals(state);
   if (a.postalCode !== undefined) out.postalCode = canonicalPostal(country, a.postalCode);
   out.country = country;
   const phone = tidy(a.phone);
@@ -219,7 +220,7 @@ export function standardise(a: Address): Standardised {
   if (country === 'US') {
     for (const key of ['name', 'company', 'street2', 'city'] as const) {
       const v = out[key];
-      if (v !== undefined) out[key] = withoutPunctuation(v.toUpperCase());
+      if (v !== undefined) out[key] = withoutPunctuation(postalCapitals(v));
     }
     const street = uspsLine(a.street1);
     out.street1 = street.line;

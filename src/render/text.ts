@@ -81,6 +81,18 @@ export function printProblemsIn(value: unknown, field: string): { field: string;
   return [];
 }
 
+const GREEK = /\p{Script=Greek}/u;
+
+/**
+ * `text` in capitals as the post writes them: Greek without its accents, as Greek is written in
+ * capitals (`Αθήνα` is `ΑΘΗΝΑ`; the dialytika stays, `Καΐρου` is `ΚΑΪΡΟΥ`), by ICU's Greek rules;
+ * any other script as `toUpperCase` has it. Only text with a Greek letter takes ICU's way, which costs
+ * ten times as much (docs/decisions.md).
+ */
+export function postalCapitals(text: string): string {
+  return GREEK.test(text) ? text.toLocaleUpperCase('el') : text.toUpperCase();
+}
+
 /** Plain ASCII for barcode payloads: diacritics removed, anything else becomes '?'. */
 export function asciiText(input: unknown): string {
   return cleanText(input)

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
-import { UNIT_WORDS, uspsLine } from '../../src/addresses/standard.ts';
+import { standardise, UNIT_WORDS, uspsLine } from '../../src/addresses/standard.ts';
 
 const require = createRequire(import.meta.url);
 const parser = require('parse-address') as { parseLocation(text: string): Record<string, string | undefined> | null };
@@ -93,6 +93,14 @@ const notAStreet = fc.oneof(
 );
 
 const wordsOf = (text: string) => text.toUpperCase().replace(/[.,#]/g, ' ').trim().split(/\s+/);
+
+describe('the standardised address (standardise)', () => {
+  test('a state in Greek is in capitals as Greek writes them: without the tonos', () => {
+    const { address } = standardise({ name: 'Μαρία', street1: 'Ερμού 10', city: 'Αθήνα', state: 'Αττική', postalCode: '10563', country: 'GR' });
+    assert.equal(address.state, 'ΑΤΤΙΚΗ');
+    assert.equal(address.postalCode, '105 63');
+  });
+});
 
 describe('US street lines in USPS form (uspsLine)', () => {
   test('initials written with full stops are one word: N.W. is NW, not N W', () => {

@@ -375,6 +375,14 @@ forEachDatabase((database) => {
         assert.match(page.body, /This shipment has no active label\./);
       });
 
+      it('addresses a parcel across a customs border inside one country code as its label does: Berlin to Büsingen, with the country lines', async () => {
+        const busingen = { name: 'Anna Keller', street1: 'Junkerstraße 86', city: 'Büsingen am Hochrhein', postalCode: '78266', country: 'DE' };
+        const s = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', to: busingen } })).json();
+        const page = await v.get(`/dashboard/shipments/${s.id}`);
+        assert.match(page.body, /<address>Jürgen Müller\nMüller GmbH\nHauptstraße 5\n10115 BERLIN\nGERMANY\n/);
+        assert.match(page.body, /<address>Anna Keller\nJunkerstraße 86\n78266 BÜSINGEN AM HOCHRHEIN\nGERMANY<\/address>/);
+      });
+
       it('offers no return of a parcel USPS carried abroad, and says why', async () => {
         const abroad = (await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, from: DOMESTIC.from, to: sampleShipment.from, carrier: 'USPS', service: 'first_class_package_international' } })).json();
         const page = await v.get(`/dashboard/shipments/${abroad.id}`);

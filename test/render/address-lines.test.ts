@@ -10,8 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
-import { ALL_CARRIERS, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
+import { crossesCustomsBorder } from '../../src/carriers/customs.ts';
+import type { Address } from '../../src/carriers/types.ts';
+import { layoutLabel, renderDocument, renderLabel, type DocumentSource, type LabelData } from '../../src/render/index.ts';
+import { countryLine, crossesPostalBorder, localityLines } from '../../src/render/layouts/address.ts';
+import { ALL_CARRIERS, DHL_LABEL, UPS_LABEL, USPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
 
@@ -36,7 +39,14 @@ const SENDER_DE = { name: 'Versand', street1: 'Hauptstraße 5', city: 'Berlin', 
 /** An address in Guam, written with the territory's own code or as a US state. */
 const GUAM = { name: 'Maria Cruz', street1: '1 Marine Corps Dr', city: 'Hagatna', state: 'GU', postalCode: '96910' };
 
-const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[] }[] = [
+/** Senders in Madrid, Paris and London, for parcels to places inside their own country code. */
+const SENDER_ES = { name: 'Remitente', street1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' };
+const SENDER_FR = { name: 'Expéditeur', street1: '1 Rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' };
+const SENDER_GB = { name: 'Sender', street1: '1 Whitehall', city: 'London', postalCode: 'SW1A 2AA', country: 'GB' };
+const BUSINGEN = { name: 'Anna Keller', street1: 'Junkerstraße 86', city: 'Büsingen am Hochrhein', postalCode: '78266', country: 'DE' };
+const JERSEY = { name: 'John Le Brocq', street1: '1 King Street', city: 'St Helier', postalCode: 'JE2 3AB', country: 'GB' };
+
+const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]; once?: string[] }[] = [
   {
     name: 'Germany, at home: street, then postal code before the town; no country line',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Erika Mustermann', street1: 'Königstraße 1', city: 'Stuttgart', postalCode: '70173', country: 'DE' } },
@@ -51,7 +61,7 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
   {
     name: 'Japan, from Germany: the town with its postal code, then the country',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '100-0005', country: 'JP' } },
-    lines: ['1-1 Marunouchi', 'CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
+    lines: ['1-1 Marunouchi', 'CHIYODA-KU, TOKYO 100-0005', 'JAPAN'],
   },
   {
     name: 'the United States, at home: the USPS city line',
@@ -151,11 +161,44 @@ const CASES: { name: string; data: LabelData; lines: string[]; absent?: string[]
     name: 'Ireland without an Eircode: the county kept after the town',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Mary Murphy', street1: 'Main Street', city: 'Ballina', state: 'Co. Mayo', country: 'IE' } },
     lines: ['Main Street', 'BALLINA', 'CO. MAYO', 'IRELAND'],
+    once: ['CO. MAYO'],
+  },
+  {
+    name: 'Ireland without an Eircode, the county written "Co. Clare" (words the town\'s template prints itself): once, after the town',
+    data: { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Sean Murphy', street1: '1 Main Street', city: 'Ennis', state: 'Co. Clare', country: 'IE' } },
+    lines: ['1 Main Street', 'ENNIS', 'CO. CLARE', 'IRELAND'],
+    once: ['CO. CLARE'],
+  },
+  {
+    name: 'Japan without a prefecture: the town and the postal code with no comma left between',
+    data: { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Suzuki Hanako', street1: '1-1 Marunouchi', city: 'Chiyoda-ku', postalCode: '1000005', country: 'JP' } },
+    lines: ['1-1 Marunouchi', 'CHIYODA-KU 100-0005', 'JAPAN'],
+    absent: ['CHIYODA-KU,'],
+  },
+  {
+    name: 'Büsingen, from Berlin: in the Swiss customs territory, so addressed as abroad, with its country\'s line',
+    data: { ...DHL_LABEL, from: SENDER_DE, to: BUSINGEN },
+    lines: ['Junkerstraße 86', '78266 BÜSINGEN AM HOCHRHEIN', 'GERMANY'],
+  },
+  {
+    name: 'the Canary Islands, from Madrid: outside the EU\'s VAT area, so addressed as abroad',
+    data: { ...DHL_LABEL, from: SENDER_ES, to: { name: 'Ana Pérez', street1: 'Calle Triana 1', city: 'Las Palmas de Gran Canaria', postalCode: '35002', country: 'ES' } },
+    lines: ['Calle Triana 1', '35002 LAS PALMAS DE GRAN CANARIA', 'SPAIN'],
+  },
+  {
+    name: 'Réunion written as France, from Paris: addressed as abroad, its own country line',
+    data: { ...DHL_LABEL, from: SENDER_FR, to: { name: 'Marie Hoarau', street1: '2 Rue de Paris', city: 'Saint-Denis', postalCode: '97400', country: 'FR' } },
+    lines: ['2 Rue de Paris', '97400 SAINT-DENIS', 'RÉUNION'],
+  },
+  {
+    name: 'Jersey written as the United Kingdom, from London: addressed as abroad, its own country line',
+    data: { ...DHL_LABEL, from: SENDER_GB, to: JERSEY },
+    lines: ['1 King Street', 'ST HELIER', 'JE2 3AB', 'JERSEY'],
   },
   {
     name: 'a Japanese postal code sent without its hyphen: printed with it, as Japan Post writes it',
     data: { ...UPS_LABEL, from: SENDER_DE, to: { name: 'Taro Yamada', street1: '1-1 Marunouchi', city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' } },
-    lines: ['CHIYODA-KU, TOKYO, 100-0005', 'JAPAN'],
+    lines: ['CHIYODA-KU, TOKYO 100-0005', 'JAPAN'],
   },
 ];
 
@@ -191,8 +234,24 @@ describe('address lines in the destination\'s order', () => {
         assert.ok(!pdf.some((l) => l.startsWith(a)), `PDF has no ${a} line`);
         assert.ok(!zpl.some((l) => l.startsWith(a)), `ZPL has no ${a} field`);
       }
+      for (const o of c.once ?? []) {
+        assert.equal(pdf.filter((l) => l === o).length, 1, `PDF lines ${JSON.stringify(pdf)} hold ${o} once`);
+        assert.equal(zpl.filter((l) => l === o).length, 1, `ZPL fields ${JSON.stringify(zpl)} hold ${o} once`);
+      }
     });
   }
+});
+
+// Greek, which a ZPL printer's resident font lacks, is a graphic field there: read back from the PDF and the drawing.
+describe('Greek in capitals', () => {
+  it('Greece, from Germany: the town in capitals without the tonos, as Greek capitals are written (PDF, and the drawing every format draws)', async () => {
+    const data: LabelData = { ...DHL_LABEL, from: SENDER_DE, to: { name: 'Μαρία Παπαδοπούλου', street1: 'Ερμού 10', city: 'Αθήνα', postalCode: '10563', country: 'GR' } };
+    const pdf = await pdfLines(data);
+    assert.ok(inOrder(pdf, ['Ερμού 10', '105 63 ΑΘΗΝΑ', 'GREECE']), JSON.stringify(pdf));
+    const drawn = layoutLabel(data).primitives.flatMap((p) => (p.kind === 'text' ? [p.text] : []));
+    assert.ok(inOrder(drawn, ['Ερμού 10', '105 63 ΑΘΗΝΑ', 'GREECE']), JSON.stringify(drawn));
+    assert.ok(!drawn.includes('105 63 ΑΘΉΝΑ'), JSON.stringify(drawn));
+  });
 });
 
 // Chinese, Japanese and Korean text is drawn with Noto Sans (DejaVu has none of it), and is text in
@@ -327,4 +386,103 @@ describe('customs documents and manifests print addresses as the labels do', () 
     assert.ok(inOrder(lines, ['Ware House', '1100 Congress Ave', 'AUSTIN TX 78701']), JSON.stringify(lines));
     assert.ok(!lines.some((l) => l.startsWith('UNITED STATES')), JSON.stringify(lines));
   });
+});
+
+describe('locality lines: each part once, and no separator left by a part that was not sent', () => {
+  const locality = (to: Omit<Address, 'name' | 'street1'>, international = true) => localityLines({ name: 'A', street1: '1 Main Street', ...to }, international);
+
+  it('Ireland: the county after the town once, however it is written, with or without an Eircode', () => {
+    for (const state of ['Co. Clare', 'County Clare', 'Clare']) {
+      assert.deepEqual(locality({ city: 'Ennis', state, country: 'IE' }), ['ENNIS', state.toUpperCase()], state);
+      assert.deepEqual(locality({ city: 'Ennis', state, country: 'IE' }, false), ['Ennis', state], state);
+      assert.deepEqual(locality({ city: 'Ennis', state, postalCode: 'v95x2n4', country: 'IE' }), ['ENNIS', state.toUpperCase(), 'V95 X2N4'], state);
+    }
+  });
+
+  it('a state left out, where the template joins it to the town or the postal code: Japan, and the others whose state is optional', () => {
+    const cases: [Omit<Address, 'name' | 'street1'>, string[]][] = [
+      [{ city: 'Chiyoda-ku', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU 100-0005']],
+      [{ city: 'Chiyoda-ku', state: 'Tokyo', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU, TOKYO 100-0005']],
+      [{ city: 'Chiyoda-ku, Tokyo', postalCode: '1000005', country: 'JP' }, ['CHIYODA-KU, TOKYO 100-0005']],
+      [{ city: 'Sao Paulo', postalCode: '01310100', country: 'BR' }, ['SAO PAULO', '01310-100']],
+      [{ city: 'Ciudad de México', postalCode: '06000', country: 'MX' }, ['06000 CIUDAD DE MÉXICO']],
+      [{ city: 'Bogotá', postalCode: '110111', country: 'CO' }, ['110111 BOGOTÁ']],
+      [{ city: 'Caracas', postalCode: '1010', country: 'VE' }, ['CARACAS 1010']],
+      [{ city: 'Makati', postalCode: '1226', country: 'PH' }, ['MAKATI', '1226']],
+      [{ city: 'Bangkok', postalCode: '10200', country: 'TH' }, ['BANGKOK', '10200']],
+      [{ city: 'Mumbai', postalCode: '400001', country: 'IN' }, ['MUMBAI - 400001']],
+      [{ city: 'San José', postalCode: '10101', country: 'CR' }, ['SAN JOSÉ', '10101']],
+      [{ city: 'Santo Domingo', postalCode: '10101', country: 'DO' }, ['SANTO DOMINGO', '10101']],
+      [{ city: 'Palikir', postalCode: '96941', country: 'FM' }, ['PALIKIR 96941']],
+      [{ city: 'Moskva', postalCode: '125009', country: 'RU' }, ['MOSKVA', '125009']],
+    ];
+    for (const [to, lines] of cases) assert.deepEqual(locality(to), lines, JSON.stringify(to));
+  });
+});
+
+describe('domestic or international: where the customs rules draw a border', () => {
+  const at = (country: string, postalCode: string, city = 'Town'): Address => ({ name: 'A', street1: '1 Main Street', city, postalCode, country });
+  const BERLIN = at('DE', '10115', 'Berlin');
+  const MADRID = at('ES', '28013', 'Madrid');
+  const PARIS = at('FR', '75001', 'Paris');
+  const LONDON = at('GB', 'SW1A 2AA', 'London');
+  const HELSINKI = at('FI', '00100', 'Helsinki');
+
+  it('a parcel to a place inside its own country code across a customs border is international, with that place\'s country line where ISO 3166 gives it one', () => {
+    const cases: [Address, Address, string][] = [
+      [BERLIN, BUSINGEN, 'GERMANY'],
+      [BERLIN, at('DE', '27498', 'Helgoland'), 'GERMANY'],
+      [MADRID, at('ES', '35002', 'Las Palmas de Gran Canaria'), 'SPAIN'],
+      [MADRID, at('ES', '51001', 'Ceuta'), 'SPAIN'],
+      [PARIS, at('FR', '97400', 'Saint-Denis'), 'RÉUNION'],
+      [PARIS, at('FR', '97200', 'Fort-de-France'), 'MARTINIQUE'],
+      [LONDON, JERSEY, 'JERSEY'],
+      [LONDON, at('GB', 'GY1 1AA', 'St Peter Port'), 'GUERNSEY'],
+      [HELSINKI, at('FI', '22100', 'Mariehamn'), 'ÅLAND ISLANDS'],
+    ];
+    for (const [from, to, country] of cases) {
+      for (const carrier of ['UPS', 'FedEx', 'DHL']) assert.equal(crossesPostalBorder(from, to, carrier), true, `${carrier} ${from.postalCode} → ${to.country} ${to.postalCode}`);
+      assert.equal(countryLine(to), country, `${to.country} ${to.postalCode}`);
+    }
+  });
+
+  it('within one place it stays domestic: the same town, Northern Ireland from London, Réunion however its country is written', () => {
+    const cases: [Address, Address][] = [
+      [BERLIN, at('DE', '70173', 'Stuttgart')],
+      [BUSINGEN, BUSINGEN],
+      [LONDON, at('GB', 'BT1 1AA', 'Belfast')],
+      [at('FR', '97400', 'Saint-Denis'), at('RE', '97410', 'Saint-Pierre')],
+      [JERSEY, at('JE', 'JE3 1AB', 'St Brelade')],
+    ];
+    for (const [from, to] of cases) assert.equal(crossesPostalBorder(from, to, 'DHL'), false, `${from.country} ${from.postalCode} → ${to.country} ${to.postalCode}`);
+  });
+
+  it('whenever the customs rules ask for a declaration, the addresses are printed as international (but by USPS within the US\'s mail)', () => {
+    const places = [BERLIN, BUSINGEN, at('DE', '27498'), at('CH', '8001'), MADRID, at('ES', '35002'), at('ES', '52001'), PARIS, at('FR', '97400'), at('RE', '97410'), at('MC', '98000'), LONDON, JERSEY, at('GB', 'BT1 1AA'), at('JE', 'JE3 1AB'), at('IM', 'IM1 1AA'), HELSINKI, at('FI', '22100'), at('IT', '23041'), at('GR', '63086'), at('US', '10118'), at('PR', '00901'), { ...at('US', '96910'), state: 'GU' }];
+    for (const from of places) {
+      for (const to of places) {
+        if (!crossesCustomsBorder(from, to)) continue;
+        for (const carrier of ['UPS', 'FedEx', 'DHL']) assert.equal(crossesPostalBorder(from, to, carrier), true, `${carrier} ${from.country} ${from.postalCode} → ${to.country} ${to.postalCode}`);
+      }
+    }
+  });
+});
+
+describe('customs documents print an address as its label does', () => {
+  for (const document of ['cn22', 'commercial_invoice'] as const) {
+    it(`${document} from London to Jersey: the addressee's country line JERSEY, the sender's UNITED KINGDOM`, async () => {
+      const label: LabelData = { ...CUSTOMS_LABEL, from: SENDER_GB, to: JERSEY, customsForm: 'CN22', customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } };
+      const lines = await pdfLines({ layout: 'customs', data: { document, label } });
+      assert.ok(inOrder(lines, ['1 King Street', 'ST HELIER', 'JE2 3AB', 'JERSEY']), JSON.stringify(lines));
+      assert.ok(inOrder(lines, ['1 Whitehall', 'LONDON', 'SW1A 2AA', 'UNITED KINGDOM']), JSON.stringify(lines));
+      assert.equal(lines.filter((l) => l === 'UNITED KINGDOM').length, 1, JSON.stringify(lines));
+    });
+
+    it(`${document} to Ireland without an Eircode: the county once`, async () => {
+      const label: LabelData = { ...CUSTOMS_LABEL, to: { name: 'Sean Murphy', street1: '1 Main Street', city: 'Ennis', state: 'Co. Clare', country: 'IE' }, customsForm: 'CN22', customs: { ...CUSTOMS_LABEL.customs!, items: ITEMS.slice(0, 1) } };
+      const lines = await pdfLines({ layout: 'customs', data: { document, label } });
+      assert.ok(inOrder(lines, ['1 Main Street', 'ENNIS', 'CO. CLARE', 'IRELAND']), JSON.stringify(lines));
+      assert.equal(lines.filter((l) => l === 'CO. CLARE').length, 1, JSON.stringify(lines));
+    });
+  }
 });

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { LABEL_SIZES, LABEL_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
 import type { LabelData } from '../../src/render/index.ts';
 import { faceRuns, placeText, textWidth } from '../../src/render/fonts.ts';
-import { cleanText, fitText } from '../../src/render/text.ts';
+import { cleanText, fitText, postalCapitals } from '../../src/render/text.ts';
 import { DHL_LABEL, NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
 
 const run = promisify(execFile);
@@ -116,6 +116,36 @@ describe('non-Latin text', () => {
     let dark = 0;
     for (let y = 0; y < img.height; y++) for (let x = 0; x < img.width; x++) if (isInk(img, x, y)) dark++;
     assert.ok(dark > 300, `${dark} dark pixels`);
+  });
+});
+
+describe('capitals for the post (postalCapitals)', () => {
+  it('Greek loses its tonos (and the polytonic accents and breathings) in capitals; the dialytika stays', () => {
+    assert.equal(postalCapitals('Αθήνα'), 'ΑΘΗΝΑ');
+    assert.equal(postalCapitals('Ηράκλειο'), 'ΗΡΑΚΛΕΙΟ');
+    assert.equal(postalCapitals('Ελληνικό-Αργυρούπολη'), 'ΕΛΛΗΝΙΚΟ-ΑΡΓΥΡΟΥΠΟΛΗ');
+    assert.equal(postalCapitals('Καΐρου ϊ ϋ ΰ'), 'ΚΑΪΡΟΥ Ϊ Ϋ Ϋ');
+    // A tonos that keeps two vowels apart becomes a dialytika, as Greek capitals write it.
+    assert.equal(postalCapitals('Μαΐου άι'), 'ΜΑΪΟΥ ΑΪ');
+    assert.equal(postalCapitals('Ἀθῆναι'), 'ΑΘΗΝΑΙ');
+    // But for the word ή ("or"), which keeps it: Ή.
+    assert.equal(postalCapitals('Αθήνα ή Πειραιάς'), 'ΑΘΗΝΑ Ή ΠΕΙΡΑΙΑΣ');
+    // Other scripts as toUpperCase has them, also beside Greek.
+    assert.equal(postalCapitals('105 63 Αθήνα, Straße é Ørsted Москва'), '105 63 ΑΘΗΝΑ, STRASSE É ØRSTED МОСКВА');
+  });
+
+  it('property: no accent but the dialytika is left on a Greek capital (but the word Ή), and the letters are toUpperCase\'s', () => {
+    const chars = [...'αβγδεζηθικλμνξοπρστυφχψωςάέήίόύώΐΰϊϋἀἁὰᾶᾳὐὖῆῥΆΈΉΊΌΎΏΪΫabcéñßøıİ ,-0123456789', '\u0301', '\u0308', '\u0342', 'е\u0301'];
+    const strip = (t: string) => t.normalize('NFD').replace(/\p{M}/gu, '');
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...chars), maxLength: 40 }), (text) => {
+        const capitals = postalCapitals(text);
+        const words = capitals.normalize('NFD').replace(/(?<!\p{L}\p{M}*)Η(\p{M}*)(?!\p{L})/gu, (_, marks: string) => `Η${marks.replace('\u0301', '')}`);
+        assert.doesNotMatch(words, /\p{Script=Greek}\p{M}*[\u0300\u0301\u0313\u0314\u0342\u0343\u0344]/u, `${text} → ${capitals}`);
+        assert.equal(strip(capitals), strip(text.toUpperCase()), text);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -140,6 +140,22 @@ forEachDatabase((database) => {
       assert.equal(berlin.json().details[0].field, 'customs');
     });
 
+    it('Berlin to Büsingen (DE 78266), across the Swiss customs border: the label addresses it as abroad, as its CN22 does (the town in capitals, then GERMANY)', async () => {
+      const busingen = { name: 'Anna Keller', street1: 'Junkerstraße 86', city: 'Büsingen am Hochrhein', postalCode: '78266', country: 'DE' };
+      const s = await t.request({ method: 'POST', url: '/v1/shipments', payload: { ...sampleShipment, carrier: 'DHL', service: 'express_worldwide', to: busingen } });
+      assert.equal(s.statusCode, 201, s.body);
+      const l = await t.request({ method: 'POST', url: '/v1/labels', payload: { shipmentId: s.json().id } });
+      assert.equal(l.statusCode, 201, l.body);
+      const cn22 = l.json().documents.find((d: { type: string }) => d.type === 'cn22');
+      assert.ok(cn22, l.body);
+      const label = await pdfText((await get(t, l.json().url)).rawPayload);
+      assert.match(label, /78266 BÜSINGEN AM HOCHRHEIN/, label);
+      assert.doesNotMatch(label, /Büsingen am Hochrhein/);
+      assert.equal(label.match(/\bGERMANY\b/g)?.length, 2, `both addresses with their country: ${label}`);
+      assert.match(label, /CN22/);
+      assert.match(await pdfText((await get(t, cn22.url)).rawPayload), /78266 BÜSINGEN AM HOCHRHEIN/);
+    });
+
     it('every rule names its field, and a refused shipment creates nothing', async () => {
       const item = FULL_CUSTOMS.items[0]!;
       const withItems = (...items: object[]) => ({ ...FULL_CUSTOMS, items });

@@ -1,16 +1,25 @@
 // An address as the destination's post reads it (contract §16), for every document that prints one:
 // labels, customs documents, manifests, and the dashboard's pages.
 import addressFormatter from '@fragaria/address-formatter';
-import { canonicalPostal, countryName } from '../../countries.ts';
-import { crossesCustomsBorder, placeOf } from '../../carriers/customs.ts';
+import { canonicalPostal, countryName, isCountryCode } from '../../countries.ts';
+import { crossesCustomsBorder, localPlaceOf, placeOf } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
-import { cleanText } from '../text.ts';
+import { cleanText, postalCapitals } from '../text.ts';
 
 /** Where the post reads a state the address template leaves out (see `localityLines`). */
 const STATE_KEPT = new Set(['IT', 'IE']);
 
-/** A line's words in capitals, to tell whether a part was printed (`TO` is not in `TORINO`). */
+/** A line's words in capitals (`printedIn`). */
 const words = (line: string): string[] => line.toUpperCase().split(/[\s,]+/);
+
+/** Whether a part's words are among a line's, in a row: `TO` is not in `TORINO`, `Co. Clare` is in `CO. CLARE`. */
+const printedIn = (line: string, part: string): boolean => {
+  const [ws, ps] = [words(line), words(part)];
+  return ws.some((_, i) => ps.every((p, k) => ws[i + k] === p));
+};
+
+/** Stands in a template for a state that was not sent, so that the separator written before it goes with it. */
+const NO_STATE = '\uE000';
 
 /** The US and the places whose address templates are the US's (its territories, Micronesia, the Marshall Islands): the USPS form. */
 const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH']);
@@ -33,57 +42,64 @@ export function localityLines(a: Address, international = false): string[] {
   const postcode = cleanText(a.postalCode ? canonicalPostal(country, a.postalCode) : '');
   let lines: string[];
   try {
-    lines = addressFormatter.format({ city, ...(state ? { state } : {}), ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
+    lines = addressFormatter.format({ city, state: state || NO_STATE, ...(postcode ? { postcode } : {}), countryCode: country }, { output: 'array', appendCountry: false });
   } catch {
     lines = [];
   }
   lines = lines
     // The country has a line of its own (or none at home): drop the code where a template prints it,
-    // and what a template left of a part that was not sent (`Sao Paulo -` without a state).
-    .map((l) => cleanText(l.replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
+    // and what a template left of a part that was not sent: the separator before a state (`Chiyoda-ku,
+    // 100-0005`, `Sao Paulo -`), one at either end.
+    .map((l) => cleanText(l.replace(new RegExp(`[\\s,–-]*${NO_STATE}`, 'g'), '').replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
     // A territory's template adds its country's line (`United States of America` for Puerto Rico,
     // `La Réunion, France`): a line with none of the parts sent is not the address's.
     .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));
-  const capitals = (ls: string[]) => (international ? ls.map((l) => l.toUpperCase()) : ls);
+  const capitals = (ls: string[]) => (international ? ls.map(postalCapitals) : ls);
   // A template that loses the town or the postal code (some drop the city beside a state) is not used.
   const joined = lines.join(' ');
   if (lines.length === 0 || [city, postcode].some((part) => part && !joined.includes(part))) return capitals([[city, state, postcode].filter(Boolean).join(' ')]);
   // Canada Post and Australia Post read their line as USPS does its own: capitals, no punctuation
   // (`OTTAWA ON K1A 0B1`, `SYDNEY NSW 2000`).
-  if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => l.toUpperCase().replace(/,/g, ''));
+  if (USPS_ADDRESSED.has(country) || country === 'CA' || country === 'AU') return lines.map((l) => postalCapitals(l).replace(/,/g, ''));
   // The posts that want a state their template leaves out: Italy's province after the town, Ireland's
   // county on a line of its own. Elsewhere (a German Land, a French région) the post does not read it.
-  if (state && STATE_KEPT.has(country) && !lines.some((l) => words(l).includes(state.toUpperCase()))) {
+  if (state && STATE_KEPT.has(country) && !lines.some((l) => printedIn(l, state))) {
     const town = lines.findIndex((l) => l.includes(city));
     if (country === 'IT') lines[town] = `${lines[town]} ${state}`;
     else lines.splice(town + 1, 0, state);
   }
   // Royal Mail: the post town in capitals, the postcode last (a county, if sent, before it).
-  if (country === 'GB') return capitals([...lines.filter((l) => l !== postcode).map((l) => (l === city ? l.toUpperCase() : l)), ...(postcode ? [postcode] : [])]);
+  if (country === 'GB') return capitals([...lines.filter((l) => l !== postcode).map((l) => (l === city ? postalCapitals(l) : l)), ...(postcode ? [postcode] : [])]);
   return capitals(lines);
 }
 
 /**
- * Whether a parcel from `from` to `to` crosses a postal border, so that the recipient's country is
- * printed: between two countries, except where the US's mail is domestic. For USPS that is the US and
- * every place it serves as its own (`US` to `PR` or `GU` is addressed `SAN JUAN PR 00901`, no country
- * line); for the other carriers only where no customs border lies between (Puerto Rico), since they
- * carry to the other territories, Micronesia and the Marshall Islands as abroad.
+ * Whether a parcel from `from` to `to` crosses a border, so that it is addressed as international
+ * mail (the locality in capitals, the country lines): between two places (countries, and the places
+ * inside a country's code told apart by postal code, `localPlaceOf`), and wherever the customs rules
+ * draw a border (`crossesCustomsBorder`: Berlin to Büsingen, Madrid to the Canary Islands, London to
+ * Jersey), except where the US's mail is domestic. For USPS that is the US and every place it serves
+ * as its own (`US` to `PR` or `GU` is addressed `SAN JUAN PR 00901`, no country line); for the other
+ * carriers only where no customs border lies between (Puerto Rico), since they carry to the other
+ * territories, Micronesia and the Marshall Islands as abroad.
  */
-export function crossesPostalBorder(from: Pick<Address, 'country' | 'state'>, to: Pick<Address, 'country' | 'state'>, carrier: string): boolean {
-  const a = placeOf(from);
-  const b = placeOf(to);
-  if (a === b) return false;
-  if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return true;
-  return carrier !== 'USPS' && crossesCustomsBorder({ country: a }, { country: b });
+export function crossesPostalBorder(from: Pick<Address, 'country' | 'state' | 'postalCode'>, to: Pick<Address, 'country' | 'state' | 'postalCode'>, carrier: string): boolean {
+  const a = localPlaceOf(from);
+  const b = localPlaceOf(to);
+  if (!USPS_ADDRESSED.has(a) || !USPS_ADDRESSED.has(b)) return a !== b || crossesCustomsBorder(from, to);
+  return carrier !== 'USPS' && crossesCustomsBorder(from, to);
 }
 
 /**
  * An address's country line: the English name in capitals of the place it is in, so a US address in
- * Guam prints `GUAM`, as one written with country `GU` does.
+ * Guam prints `GUAM`, as one written with country `GU` does, and a place told apart by its postal code
+ * that has an ISO 3166-1 code of its own prints that place's name (`GB` `JE2 3AB` is `JERSEY`, `FR`
+ * `97400` `RÉUNION`); one without (Büsingen, the Canary Islands) its country's.
  */
-export function countryLine(a: Pick<Address, 'country' | 'state'>): string {
-  return countryName(placeOf({ country: cleanText(a.country), state: a.state }));
+export function countryLine(a: Pick<Address, 'country' | 'state' | 'postalCode'>): string {
+  const address = { country: cleanText(a.country), state: a.state, postalCode: a.postalCode };
+  const place = localPlaceOf(address);
+  return countryName(isCountryCode(place) ? place : placeOf(address));
 }
 
 /** What a line of an address is, so that a document can size it (a label prints the locality larger). */
