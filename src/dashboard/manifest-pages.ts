@@ -78,7 +78,7 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
       const { accountId } = d.user(request);
       // Closing the day cannot be undone: first how many labels it would take, and a button that does it.
       if (d.form(request).one('confirmed') !== 'yes') {
-        const waiting = await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier);
+        const waiting = (await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier)).length;
         if (waiting > 0) {
           const labels = `${waiting} ${waiting === 1 ? 'label' : 'labels'}`;
           return d.send(request, reply, {
