@@ -531,7 +531,7 @@ export interface paths {
         put?: never;
         /**
          * Close the day for a carrier
-         * @description Without `labelIds`: every active label of the carrier in the account on no manifest yet, but returns' labels, which the customer hands to the carrier (none is 422 `NOTHING_TO_MANIFEST`). With `labelIds`: each must be the account's (404), active (409), of the carrier (400), on no other manifest (409 naming it) and not a return's (400). Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility".
+         * @description A manifest stands for the parcels one place hands to the carrier: its labels' senders share one address, the person aside (street lines, city, state, postal code and country; name, company, phone and e-mail do not count). Without `labelIds`: every active label of the carrier in the account on no manifest yet, but returns' labels, which the customer hands to the carrier (none is 422 `NOTHING_TO_MANIFEST`); when those come from more than one place, 422 `MIXED_SENDERS` naming each place with its count of labels, and nothing is put on a manifest: close each place's day with `fromPostalCode` or `labelIds`. With `labelIds`: each must be the account's (404), active (409), of the carrier (400), on no other manifest (409 naming it) and not a return's (400), and all sent from the place of `labelIds[0]` (400 naming the first that is not). The manifest's shipper is that place's sender. Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility" at the shipper's city.
          */
         post: operations["createManifest"];
         delete?: never;
@@ -1140,10 +1140,10 @@ export interface components {
         };
         Error: {
             /**
-             * @description Machine-readable error code: INVALID_INPUT 400, UNAUTHORIZED 401, FORBIDDEN 403, NOT_FOUND 404, CONFLICT 409, GONE 410, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, IDEMPOTENCY_KEY_REUSED, NOTHING_TO_PRINT and NOTHING_TO_MANIFEST 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.
+             * @description Machine-readable error code: INVALID_INPUT 400, UNAUTHORIZED 401, FORBIDDEN 403, NOT_FOUND 404, CONFLICT 409, GONE 410, PAYLOAD_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, IDEMPOTENCY_KEY_REUSED, NOTHING_TO_PRINT, NOTHING_TO_MANIFEST and MIXED_SENDERS (a manifest's waiting labels sent from more than one place) 422, RATE_LIMITED 429, INTERNAL 500, UNAVAILABLE 503.
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "NOTHING_TO_PRINT" | "NOTHING_TO_MANIFEST" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+            code: "INVALID_INPUT" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "NOTHING_TO_PRINT" | "NOTHING_TO_MANIFEST" | "MIXED_SENDERS" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
             details?: {
                 field: string;
                 message: string;
@@ -7273,13 +7273,19 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "carrier": "USPS"
+                 *       "carrier": "UPS",
+                 *       "fromPostalCode": "38118"
                  *     }
                  */
                 "application/json": {
-                    /** @enum {string} */
+                    /**
+                     * @description The carrier whose day to close.
+                     * @enum {string}
+                     */
                     carrier: "UPS" | "USPS" | "FedEx" | "DHL";
-                    /** @description Only these labels. */
+                    /** @description Without `labelIds` (not with them): only the waiting labels sent from this postal code, compared in the country's spelling (`sw1a2aa` is `SW1A 2AA`): one place's end of day when the account ships from several. None is 422 `NOTHING_TO_MANIFEST` naming the places that wait; two places sharing the postal code are 422 `MIXED_SENDERS` (then `labelIds`). */
+                    fromPostalCode?: string;
+                    /** @description Only these labels, all sent from one place. */
                     labelIds?: string[];
                 };
             };

@@ -1,17 +1,21 @@
 // The dashboard's end of day (§14, §15): the account's manifests with their documents, and "Close
 // the day" for a carrier: every active label of that carrier on no manifest yet goes onto one new
-// manifest (createManifest without labelIds, as `POST /v1/manifests {carrier}` does).
+// manifest (createManifest without labelIds, as `POST /v1/manifests {carrier}` does), or, when those
+// labels are sent from several places, each place's onto its own, one button a place.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CARRIERS, type Carrier } from '../carriers/services.ts';
 import { AppError, type FieldProblem } from '../errors.ts';
-import { createManifest, listManifests, type Manifest } from '../manifests/service.ts';
-import { confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, html, olderLink, table, time } from './html.ts';
-import { labelsWaitingForManifest } from '../labels/service.ts';
+import { createManifest, listManifests, placesWaitingForManifest, type Manifest, type SenderPlace } from '../manifests/service.ts';
+import { actionButton, confirmation, csrfField, errorSummary, field, fieldErrors, formKeyField, formKeyOf, html, olderLink, table, time } from './html.ts';
 import { onceForForm, type FormSending } from '../http/idempotency.ts';
 import { pageOf } from '../http/pagination.ts';
 import { PAGE, sentAgain, type Dashboard } from './routes.ts';
 
 const PER_PAGE = 25;
+
+const counted = (n: number) => `${n} ${n === 1 ? 'label' : 'labels'}`;
+/** What every page that asks first says of the labels it counts. */
+const WAITING = 'every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier';
 
 export function manifestPages(app: FastifyInstance, d: Dashboard): void {
   const { ctx, base } = d;
@@ -35,7 +39,7 @@ export function manifestPages(app: FastifyInstance, d: Dashboard): void {
 ${errorSummary(o.formErrors, o.message, new Map([['carrier', 'Carrier']]))}
 <section aria-labelledby="close-heading">
 <h2 id="close-heading">Close the day</h2>
-<p>Puts every active label of the carrier that is on no manifest yet onto one manifest (returns’ labels are left out: the customer hands those to the carrier): the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). The next page says how many labels that is before anything is done. A label on a manifest can no longer be invalidated.</p>
+<p>Puts every active label of the carrier that is on no manifest yet onto one manifest (returns’ labels are left out: the customer hands those to the carrier): the form the carrier’s driver scans instead of each parcel (for USPS, the SCAN form). A manifest stands for one place’s parcels: when the labels are sent from several places (two warehouses), each place gets its own. The next page says how many labels that is, and from where, before anything is done. A label on a manifest can no longer be invalidated.</p>
 <form method="post" action="${base}/manifests">
 ${csrfField(token)}
 ${formKeyField(formKeyOf(o.formKey))}
@@ -76,17 +80,36 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
         return listPage(request, reply, { status: 400, carrier, formErrors: [{ field: 'carrier', message }], formKey });
       }
       const { accountId } = d.user(request);
+      // A place's button (when the labels are sent from several places): that place's key, as the service made it.
+      const place = d.form(request).one('place') || undefined;
+      // Labels sent from several places: one manifest a place, each with its button (the form's key rides along).
+      const choosePlace = (places: SenderPlace[], changed: boolean) => {
+        const total = places.reduce((n, p) => n + p.labels.length, 0);
+        return d.send(request, reply, {
+          title: `Close the day for ${carrier}?`,
+          section: 'manifests',
+          body: (token) => html`<h1>Close the day for ${carrier}?</h1>
+<p>${changed ? 'Nothing was done yet: since this page was shown, labels from more than one place have come to wait. ' : ''}${counted(total)} of ${carrier} wait for a manifest now (${WAITING}), sent from ${places.length} places. A manifest stands for the parcels on one truck, so each place’s day is closed on a manifest of its own: press the button of each place whose parcels the driver takes. Each manifest takes the labels waiting at its place when its button is pressed. Labels on a manifest can no longer be invalidated, and a manifest cannot be undone.</p>
+${places.map((p, i) => html`<section aria-labelledby="place-${i + 1}">
+<h2 id="place-${i + 1}">${p.name}</h2>
+<p>${counted(p.labels.length)} of ${carrier} sent from here.</p>
+<div class="actions">${actionButton(`${base}/manifests`, `Close the day for ${carrier} at ${p.name}`, token, { carrier, formKey, place: p.key, confirmed: 'yes' }, true)}</div>
+</section>`)}
+<p><a href="${base}/manifests">Cancel</a></p>`,
+        });
+      };
       // Closing the day cannot be undone: first how many labels it would take, and a button that does it.
       if (d.form(request).one('confirmed') !== 'yes') {
-        const waiting = await labelsWaitingForManifest(ctx.db, accountId, carrier as Carrier);
+        const places = await placesWaitingForManifest(ctx, accountId, carrier as Carrier);
+        if (places.length > 1) return choosePlace(places, false);
+        const waiting = places[0]?.labels.length ?? 0;
         if (waiting > 0) {
-          const labels = `${waiting} ${waiting === 1 ? 'label' : 'labels'}`;
           return d.send(request, reply, {
             title: `Close the day for ${carrier}?`,
             section: 'manifests',
             body: confirmation({
               question: `Close the day for ${carrier}?`,
-              consequence: `${labels} of ${carrier} wait for a manifest now (every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier). The manifest takes those waiting when the button is pressed, for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
+              consequence: `${counted(waiting)} of ${carrier} wait for a manifest now (${WAITING}), all sent from ${places[0]!.name}. The manifest takes those waiting when the button is pressed, for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
               action: `${base}/manifests`,
               button: `Close the day for ${carrier}`,
               cancel: `${base}/manifests`,
@@ -97,15 +120,21 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
       }
       // The same form sent again (a double click on the button, Back and submit) makes no second
       // manifest, and is not told that nothing waits: it is led to the manifest the first made (its
-      // row in the list, by its number).
+      // row in the list, by its number). A place's button asks for that place: another place's button
+      // with the same key (Back, then the next place) is another manifest.
       let manifest: Manifest | undefined;
       let sending: FormSending;
       try {
-        sending = await onceForForm(ctx, accountId, formKey, { carrier }, async () => {
-          manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier });
+        sending = await onceForForm(ctx, accountId, formKey, place === undefined ? { carrier } : { carrier, place }, async () => {
+          manifest = await createManifest(ctx, accountId, { carrier: carrier as Carrier }, place);
           return `/manifests#manifest-${manifest.number}`;
         });
       } catch (err) {
+        // Labels from several places came to wait after the page that asked: that page again, with a button a place.
+        if (err instanceof AppError && err.code === 'MIXED_SENDERS' && place === undefined) {
+          const places = await placesWaitingForManifest(ctx, accountId, carrier as Carrier);
+          if (places.length > 1) return choosePlace(places, true);
+        }
         // Nothing to manifest (422) and the like: the service's message, with its status, on this page.
         if (!(err instanceof AppError) || err.status >= 500) throw err;
         return listPage(request, reply, { status: err.status, carrier, formErrors: err.details, message: err.message, formKey });
@@ -114,8 +143,12 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
         const number = sending.answer?.split('#manifest-')[1];
         return sentAgain(d, reply, sending, { made: number ? `manifest ${number}` : 'manifest', list: '/manifests' });
       }
-      const labels = `${manifest!.labelCount} ${manifest!.labelCount === 1 ? 'label' : 'labels'}`;
-      return d.redirect(reply, '/manifests', `Manifest ${manifest!.number} was made for ${manifest!.carrier} with ${labels}.`);
+      let notice = `Manifest ${manifest!.number} was made for ${manifest!.carrier} with ${counted(manifest!.labelCount)}.`;
+      if (place !== undefined) {
+        const others = (await placesWaitingForManifest(ctx, accountId, carrier as Carrier)).length;
+        if (others > 0) notice += ` Labels of ${carrier} sent from ${others} other ${others === 1 ? 'place' : 'places'} still wait: close the day for ${carrier} again for ${others === 1 ? 'it' : 'them'}.`;
+      }
+      return d.redirect(reply, '/manifests', notice);
     },
   });
 }

@@ -318,12 +318,13 @@ export function labelsForPrint(db: Db, accountId: string, ids: string[]): Promis
 
 // ---- what manifests (§14) do to labels, inside their own transactions ----
 
-/** A label as a manifest prints it. */
+/** A label as a manifest takes and prints it. */
 export interface ManifestedLabel {
   id: string;
   trackingNumber: string;
   serviceName: string;
   weight: LabelData['parcel']['weight'];
+  /** The sender as on the label: a manifest is one place's (docs/manifests.md). */
   from: LabelData['from'];
 }
 
@@ -343,37 +344,39 @@ export function trackingNumbersOnManifest(db: Db | Tx, manifestId: string): Prom
 }
 
 /**
- * How many labels a manifest of the carrier made now would take (§14): the account's active labels of
- * the carrier on no manifest yet, but returns' labels, which go to the carrier from the customer, not
- * in the sender's truck (docs/manifests.md).
+ * The labels a manifest of the carrier made now could take (§14), in id order: the account's active
+ * labels of the carrier on no manifest yet, but returns' labels, which go to the carrier from the
+ * customer, not in the sender's truck (docs/manifests.md).
  */
-export async function labelsWaitingForManifest(db: Db | Tx, accountId: string, carrier: Carrier): Promise<number> {
-  return store.countWaitingForManifest(db, accountId, carrier);
+export async function labelsWaitingForManifest(db: Db | Tx, accountId: string, carrier: Carrier): Promise<ManifestedLabel[]> {
+  return (await store.findWaitingForManifest(db, accountId, carrier)).map(manifested);
 }
 
 /**
- * Puts labels on manifest `manifestId`: with `ids`, exactly those (404 unknown or foreign, 409
- * invalidated, 400 another carrier, 409 on another manifest, 400 a return's, each naming the label);
- * without, those `labelsWaitingForManifest` counts. Labels are claimed by conditional UPDATEs (in id
- * order, as every writer locks them), so two manifests made at the same moment never share one.
+ * The labels named for a manifest, in the order given, each checked: 404 unknown or foreign (the first
+ * such, wherever it is), then in order 409 invalidated, 400 another carrier, 409 on another manifest,
+ * 400 a return's, each naming the label. Nothing is claimed here (`claimForManifest`).
  */
-export async function claimForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[] | null, manifestId: string): Promise<ManifestedLabel[]> {
-  if (ids === null) return (await store.claimWaiting(tx, accountId, carrier, manifestId)).map(manifested);
+export async function labelsNamedForManifest(tx: Tx, accountId: string, carrier: Carrier, ids: string[]): Promise<ManifestedLabel[]> {
   const rows = new Map((await store.findLabelsForManifest(tx, accountId, ids)).map((r) => [r.id, r]));
   // A label that is not the account's is named first, wherever it is in the list (as for a print file).
   const unknown = ids.find((id) => !rows.has(id));
   if (unknown) throw new NotFound('label', unknown);
-  ids.forEach((id, i) => {
+  return ids.map((id, i) => {
     const row = rows.get(id)!;
     if (row.status !== 'active') throw new Conflict(`label ${id} is invalidated and cannot go on a manifest`);
     if (row.carrier !== carrier) throw new InvalidInput(`label ${id} is a ${row.carrier} label, not ${carrier}`, [{ field: `labelIds[${i}]`, message: `is a ${row.carrier} label, not ${carrier}` }]);
     if (row.manifest_id) throw new Conflict(`label ${id} is already on manifest ${row.manifest_id}`);
     if (row.is_return) throw new InvalidInput(`label ${id} is a return's label: the customer hands it to the carrier, so it goes on no manifest`, [{ field: `labelIds[${i}]`, message: "is a return's label, which goes on no manifest" }]);
+    return manifested(row);
   });
-  const claimed = await store.claimLabels(tx, accountId, ids, manifestId);
-  if (claimed.length !== ids.length) {
-    const taken = ids.find((id) => !claimed.some((c) => c.id === id));
-    throw new Conflict(`label ${taken} went on another manifest or was invalidated at the same moment; try again`);
-  }
-  return claimed.map(manifested);
+}
+
+/**
+ * Puts the labels `ids` on manifest `manifestId` by conditional UPDATEs (in id order, as every writer
+ * locks them) and returns the ids it put on it: a label that went on another manifest or was
+ * invalidated since it was read is left out, so two manifests made at the same moment never share one.
+ */
+export async function claimForManifest(tx: Tx, accountId: string, ids: string[], manifestId: string): Promise<Set<string>> {
+  return new Set(await store.claimLabels(tx, accountId, ids, manifestId));
 }

@@ -135,42 +135,45 @@ export async function manifestOf(db: Db | Tx, accountId: string, id: string): Pr
   return (await db.selectFrom('labels').select('manifest_id').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst())?.manifest_id;
 }
 
-export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<Pick<LabelRow, 'id' | 'status' | 'carrier' | 'manifest_id' | 'is_return'>[]> {
-  return byParts(ids, (part) => db.selectFrom('labels').select(['id', 'status', 'carrier', 'manifest_id', 'is_return']).where('account_id', '=', accountId).where('id', 'in', part).execute());
+/** What a manifest needs of a label: the checks of a named one (§14), and what its document prints. */
+const manifestColumns = ['id', 'status', 'carrier', 'manifest_id', 'is_return', 'tracking_number', 'label_data'] as const;
+export type ManifestCandidateRow = Pick<LabelRow, (typeof manifestColumns)[number]>;
+
+export async function findLabelsForManifest(db: Db | Tx, accountId: string, ids: string[]): Promise<ManifestCandidateRow[]> {
+  return byParts(ids, (part) => db.selectFrom('labels').select(manifestColumns).where('account_id', '=', accountId).where('id', 'in', part).execute());
 }
 
-/** How many of the account's labels of the carrier a manifest made now would take (`claimWaiting`). */
-export async function countWaitingForManifest(db: Db | Tx, accountId: string, carrier: string): Promise<number> {
-  const row = await db
+/** The account's labels of the carrier a manifest made now could take (active, on none yet, not a return's), in id order. */
+export async function findWaitingForManifest(db: Db | Tx, accountId: string, carrier: string): Promise<ManifestCandidateRow[]> {
+  return db
     .selectFrom('labels')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select(manifestColumns)
     .where('account_id', '=', accountId)
     .where('carrier', '=', carrier)
     .where('status', '=', 'active')
     .where('manifest_id', 'is', null)
     .where('is_return', '=', 0)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .orderBy('id')
+    .execute();
 }
-
-const manifestColumns = ['id', 'tracking_number', 'label_data'] as const;
 
 /**
- * Sets the manifest on those of `ids` still active and on none; returns the labels it set it on. In
- * id order, a part at a time (`byParts`), as every writer locks labels: two overlapping lists cannot deadlock.
+ * Sets the manifest on those of `ids` still active and on none; returns the ids it set it on. In id
+ * order, a part at a time (`byParts`), as every writer locks labels: two overlapping lists cannot deadlock.
  */
-export async function claimLabels(tx: Tx, accountId: string, given: string[], manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  return byParts([...given].sort(), (part) => claiming(tx, accountId, manifestId).where('id', 'in', part).returning(manifestColumns).execute());
-}
-
-/** Sets the manifest on every active label of the carrier on none yet but returns' labels; returns them. */
-export async function claimWaiting(tx: Tx, accountId: string, carrier: string, manifestId: string): Promise<Pick<LabelRow, (typeof manifestColumns)[number]>[]> {
-  return claiming(tx, accountId, manifestId).where('carrier', '=', carrier).where('is_return', '=', 0).returning(manifestColumns).execute();
-}
-
-/** Setting the manifest on the account's labels that can go on one (active, on none yet); the caller says which. */
-function claiming(tx: Tx, accountId: string, manifestId: string) {
-  return tx.updateTable('labels').set({ manifest_id: manifestId }).where('account_id', '=', accountId).where('status', '=', 'active').where('manifest_id', 'is', null);
+export async function claimLabels(tx: Tx, accountId: string, ids: string[], manifestId: string): Promise<string[]> {
+  const claimed = await byParts([...ids].sort(), (part) =>
+    tx
+      .updateTable('labels')
+      .set({ manifest_id: manifestId })
+      .where('account_id', '=', accountId)
+      .where('id', 'in', part)
+      .where('status', '=', 'active')
+      .where('manifest_id', 'is', null)
+      .returning('id')
+      .execute(),
+  );
+  return claimed.map((r) => r.id);
 }
 
 /** The tracking numbers of a manifest's labels, in label-id order (the order every writer locks tracking states in). */

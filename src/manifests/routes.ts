@@ -4,7 +4,7 @@ import { CARRIERS } from '../carriers/services.ts';
 import { principalOf } from '../http/auth.ts';
 import { downloadHeaders, sendDownload } from '../http/downloads.ts';
 import { pageOf, paginationQuery, sendPage } from '../http/pagination.ts';
-import { dateTime, errors, idParams, uuid } from '../http/schemas.ts';
+import { POSTAL_CODE_PATTERN, dateTime, errors, idParams, uuid } from '../http/schemas.ts';
 import { signedLinkQuery } from '../http/signed-links.ts';
 import { createManifest, getManifest, listManifests, openManifestDownload, type NewManifest } from './service.ts';
 
@@ -33,15 +33,22 @@ export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
       tags: ['manifests'],
       operationId: 'createManifest',
       summary: 'Close the day for a carrier',
-      description: 'Without `labelIds`: every active label of the carrier in the account on no manifest yet, but returns\' labels, which the customer hands to the carrier (none is 422 `NOTHING_TO_MANIFEST`). With `labelIds`: each must be the account\'s (404), active (409), of the carrier (400), on no other manifest (409 naming it) and not a return\'s (400). Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility".',
+      description: 'A manifest stands for the parcels one place hands to the carrier: its labels\' senders share one address, the person aside (street lines, city, state, postal code and country; name, company, phone and e-mail do not count). Without `labelIds`: every active label of the carrier in the account on no manifest yet, but returns\' labels, which the customer hands to the carrier (none is 422 `NOTHING_TO_MANIFEST`); when those come from more than one place, 422 `MIXED_SENDERS` naming each place with its count of labels, and nothing is put on a manifest: close each place\'s day with `fromPostalCode` or `labelIds`. With `labelIds`: each must be the account\'s (404), active (409), of the carrier (400), on no other manifest (409 naming it) and not a return\'s (400), and all sent from the place of `labelIds[0]` (400 naming the first that is not). The manifest\'s shipper is that place\'s sender. Labels on a manifest can no longer be invalidated. Outside production the sandbox carrier scans the manifest one sandbox step later: each label gets `in_transit` "Accepted at origin facility" at the shipper\'s city.',
       body: {
         type: 'object',
-        examples: [{ carrier: 'USPS' }],
+        examples: [{ carrier: 'UPS', fromPostalCode: '38118' }],
         additionalProperties: false,
         required: ['carrier'],
         properties: {
-          carrier: { type: 'string', enum: [...CARRIERS] },
-          labelIds: { type: 'array', minItems: 1, maxItems: 10000, uniqueItems: true, items: uuid, description: 'Only these labels.' },
+          carrier: { type: 'string', enum: [...CARRIERS], description: 'The carrier whose day to close.' },
+          labelIds: { type: 'array', minItems: 1, maxItems: 10000, uniqueItems: true, items: uuid, description: 'Only these labels, all sent from one place.' },
+          fromPostalCode: {
+            type: 'string',
+            minLength: 2,
+            maxLength: 16,
+            pattern: POSTAL_CODE_PATTERN,
+            description: "Without `labelIds` (not with them): only the waiting labels sent from this postal code, compared in the country's spelling (`sw1a2aa` is `SW1A 2AA`): one place's end of day when the account ships from several. None is 422 `NOTHING_TO_MANIFEST` naming the places that wait; two places sharing the postal code are 422 `MIXED_SENDERS` (then `labelIds`).",
+          },
         },
       },
       response: { 201: { $ref: 'Manifest#' }, ...errors(400, 401, 403, 404, 409, 413, 415, 422) },

@@ -1,20 +1,21 @@
-// End of day (contract §14): a manifest is one form standing for every parcel handed to a carrier
-// (returns' labels are not: the customer hands those over, docs/manifests.md). Its labels are claimed
-// by conditional UPDATEs in the manifest's transaction, so two manifests
-// made at the same moment never share a label, and a label on a manifest can no longer be
-// invalidated. Outside production the sandbox carrier scans each manifest once, one sandbox step
-// after it was made: every label on it gets its "Accepted at origin facility" event.
+// End of day (contract §14): a manifest is one form standing for every parcel one place hands to a
+// carrier (returns' labels are not: the customer hands those over, docs/manifests.md). Its labels are
+// checked to come from one place, then claimed by conditional UPDATEs in the manifest's transaction,
+// so two manifests made at the same moment never share a label, and a label on a manifest can no
+// longer be invalidated. Outside production the sandbox carrier scans each manifest once, one
+// sandbox step after it was made: every label on it gets its "Accepted at origin facility" event.
 import type { AppContext } from '../context.ts';
-import { nextCounter } from '../db/index.ts';
+import { nextCounter, type Tx } from '../db/index.ts';
 import { isoNow, uuidv7 } from '../db/ids.ts';
 import type { Page } from '../db/page.ts';
-import { AppError, Gone, NotFound } from '../errors.ts';
+import { AppError, Conflict, Gone, InvalidInput, NotFound } from '../errors.ts';
+import { canonicalPostal } from '../countries.ts';
 import type { Download } from '../http/downloads.ts';
 import { cacheableUntil, linkDeadline, signedLink, verifiedLinkExpiry } from '../http/signed-links.ts';
 import { grams } from '../carriers/customs.ts';
 import type { Carrier } from '../carriers/services.ts';
 import { uspsCheckDigit } from '../carriers/usps.ts';
-import { DOWNLOAD_VALIDITY_MS, claimForManifest, trackingNumbersOnManifest, type ManifestedLabel } from '../labels/service.ts';
+import { DOWNLOAD_VALIDITY_MS, claimForManifest, labelsNamedForManifest, labelsWaitingForManifest, trackingNumbersOnManifest, type ManifestedLabel } from '../labels/service.ts';
 import type { DocumentSource } from '../render/index.ts';
 import type { ManifestData } from '../render/layouts/manifest.ts';
 import { acceptParcels } from '../tracking/service.ts';
@@ -23,6 +24,8 @@ import * as store from './store.ts';
 export interface NewManifest {
   carrier: Carrier;
   labelIds?: string[];
+  /** Without labelIds: only the waiting labels sent from this postal code. */
+  fromPostalCode?: string;
 }
 
 export interface Manifest {
@@ -62,24 +65,121 @@ function manifestNumber(carrier: Carrier, serial: number): string {
   return `${{ UPS: 'UPSM', FedEx: 'FDXM', DHL: 'DHLM' }[carrier]}${String(serial).padStart(10, '0')}`;
 }
 
-/** The shipper the manifest names: the sender most of its labels share, the first in tracking-number order on a tie. */
-function shipperOf(labels: ManifestedLabel[]): ManifestedLabel['from'] {
-  const senders = new Map<string, { from: ManifestedLabel['from']; count: number }>();
-  for (const l of labels) {
-    const key = JSON.stringify(l.from);
-    const seen = senders.get(key);
-    if (seen) seen.count++;
-    else senders.set(key, { from: l.from, count: 1 });
-  }
-  return [...senders.values()].reduce((best, s) => (s.count > best.count ? s : best)).from;
+// ---- one place a manifest ----
+
+type Sender = ManifestedLabel['from'];
+
+/** The waiting labels of one sender place, in id order. */
+export interface SenderPlace {
+  /** The place compared: its address without the person, trimmed, spaces collapsed, case folded. */
+  key: string;
+  /** The place on one line as its first label gives it: `4100 Distribution Dr, Memphis, TN 38118, US`. */
+  name: string;
+  labels: ManifestedLabel[];
 }
 
-export async function createManifest(ctx: AppContext, accountId: string, input: NewManifest): Promise<Manifest> {
+const tidy = (s: string | undefined) => (s ?? '').trim().replace(/\s+/g, ' ');
+// Upper then lower case folds case fully, so `STRASSE` and `Straße` are one street.
+const folded = (s: string | undefined) => tidy(s).normalize('NFC').toUpperCase().toLowerCase();
+
+/**
+ * Where a label's parcel is handed over: its sender's address without the person (name, company, phone
+ * and e-mail do not count: two shops in one building share a truck). The postal code is compared in its
+ * country's spelling (`sw1a2aa` is `SW1A 2AA`).
+ */
+function placeKey(from: Sender): string {
+  const country = tidy(from.country).toUpperCase();
+  const postalCode = from.postalCode ? canonicalPostal(country, from.postalCode) : '';
+  return JSON.stringify([from.street1, from.street2, from.city, from.state, postalCode, country].map(folded));
+}
+
+function placeName(from: Sender): string {
+  const locality = [tidy(from.state), tidy(from.postalCode)].filter(Boolean).join(' ');
+  return [from.street1, from.street2, from.city, locality, from.country].map(tidy).filter(Boolean).join(', ');
+}
+
+/** Whether the place's postal code is `postalCode`, both in the place's country's spelling. */
+function atPostalCode(place: SenderPlace, postalCode: string): boolean {
+  const from = place.labels[0]!.from;
+  return from.postalCode !== undefined && canonicalPostal(from.country, postalCode) === canonicalPostal(from.country, from.postalCode);
+}
+
+/** The labels grouped by place, each place in the order of its first label. */
+function placesOf(labels: ManifestedLabel[]): SenderPlace[] {
+  const places = new Map<string, SenderPlace>();
+  for (const l of labels) {
+    const key = placeKey(l.from);
+    const place = places.get(key);
+    if (place) place.labels.push(l);
+    else places.set(key, { key, name: placeName(l.from), labels: [l] });
+  }
+  return [...places.values()];
+}
+
+const counted = (n: number) => `${n} ${n === 1 ? 'label' : 'labels'}`;
+const listed = (places: SenderPlace[]) => places.map((p) => `${p.name} (${counted(p.labels.length)})`).join('; ');
+
+/** The places the carrier's waiting labels are sent from, each with its labels: the dashboard's "Close the day" asks for one. */
+export async function placesWaitingForManifest(ctx: AppContext, accountId: string, carrier: Carrier): Promise<SenderPlace[]> {
+  return placesOf(await labelsWaitingForManifest(ctx.db, accountId, carrier));
+}
+
+/**
+ * The labels a manifest takes: the named ones, from one place (400 naming the first from another place
+ * than labelIds[0]'s); or the carrier's waiting labels of one place, chosen by `fromPostalCode` or
+ * (the dashboard) by the place's key, or the only place they come from (422 MIXED_SENDERS when several).
+ */
+async function labelsFor(tx: Tx, accountId: string, input: NewManifest, place: string | undefined): Promise<{ labels: ManifestedLabel[]; named: boolean }> {
+  const { carrier } = input;
+  if (input.labelIds) {
+    if (input.fromPostalCode !== undefined) throw new InvalidInput('give labelIds or fromPostalCode, not both', [{ field: 'fromPostalCode', message: 'cannot be given with labelIds' }]);
+    const labels = await labelsNamedForManifest(tx, accountId, carrier, input.labelIds);
+    const first = placeKey(labels[0]!.from);
+    const i = labels.findIndex((l) => placeKey(l.from) !== first);
+    if (i > 0) {
+      const [here, there] = [placeName(labels[i]!.from), placeName(labels[0]!.from)];
+      throw new InvalidInput(`label ${labels[i]!.id} is sent from ${here}, labelIds[0] from ${there}: a manifest is one place's end of day, so close each place's day on its own manifest`, [{ field: `labelIds[${i}]`, message: `is sent from ${here}, not from ${there} as labelIds[0]` }]);
+    }
+    return { labels, named: true };
+  }
+  const waiting = placesOf(await labelsWaitingForManifest(tx, accountId, carrier));
+  let places = waiting;
+  const postal = input.fromPostalCode;
+  if (postal !== undefined) places = places.filter((p) => atPostalCode(p, postal));
+  if (place !== undefined) places = places.filter((p) => p.key === place);
+  if (places.length === 0) {
+    if (postal !== undefined && waiting.length > 0) throw nothingToManifest(`no active ${carrier} label of this account sent from postal code ${tidy(postal)} is waiting for a manifest; ${carrier} labels wait from ${listed(waiting)}`);
+    throw nothingToManifest(`no active ${carrier} label of this account is waiting for a manifest${place === undefined ? '' : ' from that place'}`);
+  }
+  if (places.length > 1) {
+    const how = postal === undefined ? 'close each place\'s day on its own manifest, with its labelIds (or its fromPostalCode, where no other place shares it)' : `they share postal code ${tidy(postal)}, so close each place's day with its labelIds`;
+    throw new AppError(422, 'MIXED_SENDERS', `the waiting ${carrier} labels${postal === undefined ? '' : ` sent from postal code ${tidy(postal)}`} come from ${places.length} places, and a manifest stands for one place's parcels: ${listed(places)}; ${how}; nothing was put on a manifest`);
+  }
+  return { labels: places[0]!.labels, named: false };
+}
+
+function nothingToManifest(message: string): AppError {
+  return new AppError(422, 'NOTHING_TO_MANIFEST', message);
+}
+
+/**
+ * Makes a manifest of one place's labels (`labelsFor`). `place`, a `SenderPlace` key, is the dashboard's
+ * choice among several places; API clients choose with `labelIds` or `fromPostalCode`.
+ */
+export async function createManifest(ctx: AppContext, accountId: string, input: NewManifest, place?: string): Promise<Manifest> {
   const row = await ctx.db.transaction().execute(async (tx) => {
     const now = Date.now();
     const id = uuidv7(now);
-    const labels = await claimForManifest(tx, accountId, input.carrier, input.labelIds ?? null, id);
-    if (labels.length === 0) throw new AppError(422, 'NOTHING_TO_MANIFEST', `no active ${input.carrier} label of this account is waiting for a manifest`);
+    // The place is checked before anything is claimed: a refusal leaves every label as it was.
+    const chosen = await labelsFor(tx, accountId, input, place);
+    const claimed = await claimForManifest(tx, accountId, chosen.labels.map((l) => l.id), id);
+    if (chosen.named && claimed.size !== chosen.labels.length) {
+      const taken = chosen.labels.find((l) => !claimed.has(l.id))!;
+      throw new Conflict(`label ${taken.id} went on another manifest or was invalidated at the same moment; try again`);
+    }
+    // Waiting labels another manifest took meanwhile are left to it.
+    const labels = chosen.labels.filter((l) => claimed.has(l.id));
+    if (labels.length === 0) throw nothingToManifest(`no active ${input.carrier} label of this account is waiting for a manifest`);
     labels.sort((a, b) => (a.trackingNumber < b.trackingNumber ? -1 : 1));
     const services = new Map<string, { name: string; count: number; grams: number }>();
     for (const l of labels) {
@@ -90,7 +190,8 @@ export async function createManifest(ctx: AppContext, accountId: string, input: 
     }
     const createdAt = isoNow(now);
     const number = manifestNumber(input.carrier, await nextCounter(tx, `manifest:${input.carrier}`));
-    const document: ManifestData = { number, carrier: input.carrier, createdAt, shipper: shipperOf(labels), services: [...services.values()], trackingNumbers: labels.map((l) => l.trackingNumber) };
+    // One place, so the shipper is its sender: the first label's, in tracking-number order.
+    const document: ManifestData = { number, carrier: input.carrier, createdAt, shipper: labels[0]!.from, services: [...services.values()], trackingNumbers: labels.map((l) => l.trackingNumber) };
     const r: store.ManifestRow = {
       id,
       account_id: accountId,

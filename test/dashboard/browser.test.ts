@@ -383,15 +383,29 @@ forEachDatabase((database) => {
       }
     });
 
-    it('closes the day for a carrier and downloads the manifest', async () => {
-      await page.goto(`${base}/dashboard/manifests`);
-      await page.getByRole('heading', { level: 1, name: 'Manifests' }).waitFor();
-      await page.getByLabel(label('Carrier')).selectOption('UPS');
-      await page.getByRole('button', { name: 'Close the day' }).click();
-      // It asks first, naming how many labels; its button closes the day.
-      await page.getByRole('heading', { level: 1, name: 'Close the day for UPS?' }).waitFor();
+    it('closes the day for a carrier, place by place, and downloads the manifest', async () => {
+      // The batch's UPS parcel leaves from Memphis; one more from Berlin waits too: two places, two manifests.
+      const shipment = await t.app.inject({ method: 'POST', url: '/v1/shipments', headers: { 'x-api-key': t.apiKey }, payload: sampleShipment });
+      const made = await t.app.inject({ method: 'POST', url: '/v1/labels', headers: { 'x-api-key': t.apiKey }, payload: { shipmentId: shipment.json().id } });
+      assert.equal(made.statusCode, 201, made.body);
+      const closeTheDay = async () => {
+        await page.goto(`${base}/dashboard/manifests`);
+        await page.getByRole('heading', { level: 1, name: 'Manifests' }).waitFor();
+        await page.getByLabel(label('Carrier')).selectOption('UPS');
+        await page.getByRole('button', { name: 'Close the day' }).click();
+        // It asks first, naming how many labels and from where.
+        await page.getByRole('heading', { level: 1, name: 'Close the day for UPS?' }).waitFor();
+      };
+      await closeTheDay();
+      await page.getByRole('heading', { level: 2, name: 'Hauptstraße 5, Berlin, 10115, DE' }).waitFor();
+      await accessible('manifests-places');
+      await page.getByRole('button', { name: 'Close the day for UPS at Hauptstraße 5, Berlin, 10115, DE' }).click();
+      await page.getByRole('status').waitFor();
+      assert.match((await page.getByRole('status').textContent()) ?? '', /Manifest \S+ was made for UPS with 1 label\. Labels of UPS sent from 1 other place still wait/);
+      // The other place, now the only one: one button closes its day.
+      await closeTheDay();
       await accessible('manifests-confirm');
-      await page.getByRole('button', { name: 'Close the day for UPS' }).click();
+      await page.getByRole('button', { name: 'Close the day for UPS', exact: true }).click();
       await page.getByRole('status').waitFor();
       assert.match((await page.getByRole('status').textContent()) ?? '', /Manifest \S+ was made for UPS/);
       await accessible('manifests');

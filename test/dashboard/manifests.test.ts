@@ -1,6 +1,7 @@
 // The dashboard's end of day (§14, §15): "Close the day" for a carrier makes a manifest of its waiting
-// labels, the list links to its document, nothing left to manifest is the service's refusal on the
-// page, and the form needs its token; on both databases.
+// labels, the list links to its document, labels sent from two places are closed place by place,
+// nothing left to manifest is the service's refusal on the page, and the form needs its token; on
+// both databases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
@@ -19,11 +20,17 @@ async function labelsOf(t: TestApp, apiKey: string, n: number, shipment: object 
   return out;
 }
 
+async function countManifests(t: TestApp, apiKey: string): Promise<number> {
+  return (await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': apiKey } })).json().length;
+}
+
 function textOf(res: LightMyRequestResponse): string {
   return res.body.replace(/<[^>]+>/g, ' ').replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))).replace(/\s+/g, ' ');
 }
 
 const decodeEntities = (s: string) => s.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
+/** A UPS parcel from the warehouse in Memphis to Berlin; sampleShipment's goes from Berlin to New York. */
+const MEMPHIS = { ...sampleShipment, from: { name: 'Acme Warehouse', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' }, to: sampleShipment.from };
 const USPS = { ...sampleShipment, customs: undefined, carrier: 'USPS', service: 'priority_mail', from: { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' } };
 
 forEachDatabase((database) => {
@@ -152,6 +159,73 @@ forEachDatabase((database) => {
       // A refusal keeps nothing for the key: the form comes back with it.
       const nothing = await v.post('/dashboard/manifests', { carrier: 'DHL', formKey: keyOf((await v.get('/dashboard/manifests')).body)!, confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(nothing.statusCode, 422);
+    });
+
+    it('labels sent from two places: the page that asks first groups them by place, one button a place, each making that place\'s manifest once', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      const memphis = await labelsOf(t, acct.apiKey, 3, MEMPHIS);
+      const berlin = await labelsOf(t, acct.apiKey, 1);
+      const manifests = async () => (await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json() as { number: string; labelIds: string[] }[];
+      const keyOf = (body: string) => /<input type="hidden" name="formKey" value="([0-9a-f-]{36})">/.exec(body)?.[1];
+      const formKey = keyOf((await v.get('/dashboard/manifests')).body)!;
+
+      const asked = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey }, '/dashboard/manifests');
+      assert.equal(asked.statusCode, 200, textOf(asked).slice(0, 1000));
+      assert.equal(asked.body.match(/<h1[\s>]/g)?.length, 1);
+      assert.match(textOf(asked), /Close the day for UPS\? 4 labels of UPS wait for a manifest now \(every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier\), sent from 2 places\. A manifest stands for the parcels on one truck/);
+      // One section a place, in the order of its first label, with its count and its button.
+      const places = [...asked.body.matchAll(/<section aria-labelledby="place-\d">\s*<h2 id="place-\d">([^<]+)<\/h2>\s*<p>([^<]+)<\/p>[\s\S]*?<\/section>/g)];
+      assert.deepEqual(places.map((m) => [m[1], m[2]]), [
+        ['4100 Distribution Dr, Memphis, TN 38118, US', '3 labels of UPS sent from here.'],
+        ['Hauptstraße 5, Berlin, 10115, DE', '1 label of UPS sent from here.'],
+      ]);
+      const buttons = [...asked.body.matchAll(/<form method="post" action="\/dashboard\/manifests" class="inline">([\s\S]*?)<\/form>/g)].map((m) => {
+        const hidden = Object.fromEntries([...m[1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], decodeEntities(h[2]!.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))]));
+        return { hidden, button: /<button[^>]*>([^<]+)<\/button>/.exec(m[1]!)![1] };
+      });
+      assert.deepEqual(buttons.map((b) => b.button), ['Close the day for UPS at 4100 Distribution Dr, Memphis, TN 38118, US', 'Close the day for UPS at Hauptstraße 5, Berlin, 10115, DE']);
+      for (const b of buttons) assert.deepEqual([b.hidden.carrier, b.hidden.formKey, b.hidden.confirmed], ['UPS', formKey, 'yes'], 'the form\'s key rides to each button');
+      assert.equal((await manifests()).length, 0, 'nothing is made until a button is pressed');
+      const press = (b: (typeof buttons)[number]) => v.post('/dashboard/manifests', { carrier: b.hidden.carrier!, formKey: b.hidden.formKey!, place: b.hidden.place!, confirmed: 'yes' }, '/dashboard/manifests');
+
+      // Memphis's button, pressed twice at once: one manifest of Memphis's labels; the notice says Berlin's still wait.
+      const both = await Promise.all([press(buttons[0]!), press(buttons[0]!)]);
+      assert.deepEqual(both.map((r) => r.statusCode), [303, 303], textOf(both[1]!).slice(0, 500));
+      let made = await manifests();
+      assert.equal(made.length, 1);
+      assert.deepEqual(new Set(made[0]!.labelIds), new Set(memphis.map((l) => l.id)));
+      const notices = both.map((r) => noticeOf(r)).sort();
+      assert.deepEqual(notices, [
+        `Manifest ${made[0]!.number} was made for UPS with 3 labels. Labels of UPS sent from 1 other place still wait: close the day for UPS again for it.`,
+        `This form was already sent: this is the manifest ${made[0]!.number} it made. Nothing new was created.`,
+      ]);
+      // Back, then Berlin's button with the same key: another place, another manifest.
+      const second = await press(buttons[1]!);
+      assert.equal(second.statusCode, 303);
+      made = await manifests();
+      assert.equal(made.length, 2);
+      assert.deepEqual(made[0]!.labelIds, [berlin[0]!.id]);
+      assert.equal(noticeOf(second), `Manifest ${made[0]!.number} was made for UPS with 1 label.`);
+      // Nothing waits now: the form as it comes is told so.
+      assert.equal((await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests')).statusCode, 422);
+    });
+
+    it('one place: the page that asks first names it; a press of its button after labels from a second place came to wait asks for a place, making nothing', async () => {
+      const acct = await t.newAccount();
+      const v = await signedIn(t, acct.accountId);
+      await labelsOf(t, acct.apiKey, 2, MEMPHIS);
+      const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+      assert.equal(asked.statusCode, 200);
+      assert.match(textOf(asked), /2 labels of UPS wait for a manifest now \([^)]*\), all sent from 4100 Distribution Dr, Memphis, TN 38118, US\./);
+      assert.ok(!asked.body.includes('name="place"'), 'one place: its button closes the carrier\'s day as ever');
+      const formKey = /name="formKey" value="([0-9a-f-]{36})"/.exec(asked.body)![1]!;
+      await labelsOf(t, acct.apiKey, 1);
+      const pressed = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(pressed.statusCode, 200, textOf(pressed).slice(0, 600));
+      assert.match(textOf(pressed), /Nothing was done yet: since this page was shown, labels from more than one place have come to wait\. 3 labels of UPS wait/);
+      assert.equal((pressed.body.match(/name="place"/g) ?? []).length, 2);
+      assert.equal(await countManifests(t, acct.apiKey), 0);
     });
 
     it("another account's manifests are not listed, and the form needs its token", async () => {

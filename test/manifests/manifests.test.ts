@@ -1,5 +1,5 @@
-// §14 end of day: every rule of POST /v1/manifests, two manifests at the same moment never sharing a
-// label, the document read back (every tracking number, its barcode decoded to the printed number),
+// §14 end of day: every rule of POST /v1/manifests, one sender place a manifest (MIXED_SENDERS, labelIds
+// from two places, fromPostalCode), two manifests at the same moment never sharing a label, the document read back (every tracking number, its barcode decoded to the printed number),
 // a 1,000-label USPS SCAN form, and the sandbox carrier's scan giving each label its event once,
 // also with two workers on PostgreSQL. On both databases.
 import assert from 'node:assert/strict';
@@ -21,6 +21,14 @@ import { uspsCheckDigit } from '../../src/carriers/usps.ts';
 const _run = promisify(execFile);
 const US_FROM = { name: 'Lager Süd Inc', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' };
 const USPS = { ...sampleShipment, from: US_FROM, customs: undefined, carrier: 'USPS', service: 'priority_mail' };
+/** A UPS parcel from the warehouse in Memphis to Berlin; sampleShipment's goes from Berlin to New York. */
+const MEMPHIS = { ...sampleShipment, from: { name: 'Acme Warehouse', street1: '4100 Distribution Dr', city: 'Memphis', state: 'TN', postalCode: '38118', country: 'US' }, to: sampleShipment.from, reference: 'Memphis' };
+
+/** How many of the account's labels are on a manifest. */
+async function manifested(t: TestApp, accountId: string): Promise<number> {
+  const row = await t.ctx.db.selectFrom('labels').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).where('manifest_id', 'is not', null).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 
 async function labelsOf(t: TestApp, apiKey: string, n: number, shipment: object = sampleShipment): Promise<{ id: string; trackingNumber: string }[]> {
@@ -86,6 +94,101 @@ forEachDatabase((database) => {
       assert.deepEqual((await as('GET', `/v1/manifests/${first.id}`)).json().labelIds, first.labelIds);
       assert.equal((await as('GET', '/v1/manifests')).json().length, 2);
       assert.equal((await t.request({ method: 'GET', url: `/v1/manifests/${first.id}` })).statusCode, 404);
+    });
+
+    it('one place a manifest: waiting labels from two places are refused (MIXED_SENDERS, each place named with its count) and nothing is claimed; each place is closed on its own', async () => {
+      const acct = await t.newAccount();
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const memphis = await labelsOf(t, acct.apiKey, 3, MEMPHIS);
+      const berlin = await labelsOf(t, acct.apiKey, 1);
+      const mixed = await post({ carrier: 'UPS' });
+      assert.equal(mixed.statusCode, 422, mixed.body);
+      assert.equal(mixed.json().code, 'MIXED_SENDERS');
+      const message = mixed.json().message as string;
+      assert.ok(!message.includes('\n'), 'one line');
+      assert.match(message, /4100 Distribution Dr, Memphis, TN 38118, US \(3 labels\)/);
+      assert.match(message, /Hauptstraße 5, Berlin, 10115, DE \(1 label\)/);
+      assert.match(message, /close each place's day on its own manifest, with its labelIds/);
+      assert.equal(await manifested(t, acct.accountId), 0, 'nothing claimed');
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 0);
+      // A second request a place, with its labelIds: each a manifest of its own place.
+      const first = await post({ carrier: 'UPS', labelIds: memphis.map((l) => l.id) });
+      assert.equal(first.statusCode, 201, first.body);
+      assert.deepEqual(new Set(first.json().labelIds), new Set(memphis.map((l) => l.id)));
+      const second = await post({ carrier: 'UPS', labelIds: [berlin[0]!.id] });
+      assert.equal(second.statusCode, 201, second.body);
+      // Each document names its own place's shipper and counts its own parcels.
+      const text = async (m: { url: string }) => (await pdfText((await t.app.inject({ method: 'GET', url: m.url.replace('http://localhost:8080', '') })).rawPayload)).replace(/[ \t]+/g, ' ');
+      const memphisForm = await text(first.json());
+      assert.ok(memphisForm.includes('Acme Warehouse') && memphisForm.includes('MEMPHIS TN 38118') && memphisForm.includes('Parcels: 3'), memphisForm.slice(0, 600));
+      assert.ok(!memphisForm.includes('Berlin') && !memphisForm.includes(berlin[0]!.trackingNumber), `no Berlin parcel on the Memphis form: ${memphisForm.slice(0, 600)}`);
+      const berlinForm = await text(second.json());
+      assert.ok(berlinForm.includes(sampleShipment.from.name) && berlinForm.includes('10115 Berlin') && berlinForm.includes('Parcels: 1'), berlinForm.slice(0, 600));
+      assert.equal((await post({ carrier: 'UPS' })).json().code, 'NOTHING_TO_MANIFEST');
+    });
+
+    it('one place a manifest: labelIds from two places are 400 naming the first from another place than labelIds[0], and nothing is claimed', async () => {
+      const acct = await t.newAccount();
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const memphis = await labelsOf(t, acct.apiKey, 2, MEMPHIS);
+      const berlin = await labelsOf(t, acct.apiKey, 2);
+      const res = await post({ carrier: 'UPS', labelIds: [memphis[0]!.id, memphis[1]!.id, berlin[1]!.id, berlin[0]!.id] });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().code, 'INVALID_INPUT');
+      assert.deepEqual(res.json().details, [{ field: 'labelIds[2]', message: 'is sent from Hauptstraße 5, Berlin, 10115, DE, not from 4100 Distribution Dr, Memphis, TN 38118, US as labelIds[0]' }]);
+      assert.match(res.json().message, new RegExp(`label ${berlin[1]!.id} is sent from Hauptstraße 5, Berlin`));
+      assert.equal(await manifested(t, acct.accountId), 0, 'nothing claimed');
+      // labelIds and fromPostalCode together: which would choose?
+      const both = await post({ carrier: 'UPS', labelIds: [memphis[0]!.id], fromPostalCode: '38118' });
+      assert.equal(both.statusCode, 400, both.body);
+      assert.equal(both.json().details[0].field, 'fromPostalCode');
+      assert.equal(await manifested(t, acct.accountId), 0);
+    });
+
+    it('one place a manifest: fromPostalCode closes one place\'s day, also two at the same moment; none there is 422 naming the places that wait', async () => {
+      const acct = await t.newAccount();
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const memphis = await labelsOf(t, acct.apiKey, 2, MEMPHIS);
+      const berlin = await labelsOf(t, acct.apiKey, 2);
+      const nowhere = await post({ carrier: 'UPS', fromPostalCode: '99999' });
+      assert.equal(nowhere.statusCode, 422, nowhere.body);
+      assert.equal(nowhere.json().code, 'NOTHING_TO_MANIFEST');
+      assert.match(nowhere.json().message, /sent from postal code 99999 .*UPS labels wait from 4100 Distribution Dr, Memphis, TN 38118, US \(2 labels\); Hauptstraße 5, Berlin, 10115, DE \(2 labels\)/);
+      const [m, b] = await Promise.all([post({ carrier: 'UPS', fromPostalCode: '38118' }), post({ carrier: 'UPS', fromPostalCode: ' 10115' })]);
+      assert.equal(m.statusCode, 201, m.body);
+      assert.equal(b.statusCode, 201, b.body);
+      assert.deepEqual(new Set(m.json().labelIds), new Set(memphis.map((l) => l.id)));
+      assert.deepEqual(new Set(b.json().labelIds), new Set(berlin.map((l) => l.id)));
+      // Two places sharing a postal code (each named in the order of its first label): the postal code does not tell them apart, labelIds do.
+      const across = await labelsOf(t, acct.apiKey, 1, { ...MEMPHIS, from: { ...MEMPHIS.from, street1: '4200 Distribution Dr' } });
+      await labelsOf(t, acct.apiKey, 1, MEMPHIS);
+      const shared = await post({ carrier: 'UPS', fromPostalCode: '38118' });
+      assert.equal(shared.statusCode, 422, shared.body);
+      assert.equal(shared.json().code, 'MIXED_SENDERS');
+      assert.match(shared.json().message, /4200 Distribution Dr, Memphis, TN 38118, US \(1 label\); 4100 Distribution Dr, Memphis, TN 38118, US \(1 label\); they share postal code 38118, so close each place's day with its labelIds/);
+      assert.equal((await post({ carrier: 'UPS', labelIds: [across[0]!.id] })).statusCode, 201);
+    });
+
+    it('one place a manifest: the person does not count, nor spacing or case (ß is ss), and a postal code in its country\'s spelling; the shipper is the first label\'s sender in tracking-number order', async () => {
+      const acct = await t.newAccount();
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const shops = [
+        ...(await labelsOf(t, acct.apiKey, 1)),
+        ...(await labelsOf(t, acct.apiKey, 1, { ...sampleShipment, from: { name: 'Anna Schmidt', company: 'Kaffeerösterei Schmidt', street1: '  HAUPTSTRASSE   5 ', city: 'BERLIN', postalCode: '10115', country: 'DE', phone: '+49 30 7654321', email: 'anna@example.org' } })),
+      ];
+      const m = await post({ carrier: 'UPS' });
+      assert.equal(m.statusCode, 201, m.body);
+      assert.deepEqual(new Set(m.json().labelIds), new Set(shops.map((l) => l.id)));
+      const text = (await pdfText((await t.app.inject({ method: 'GET', url: m.json().url.replace('http://localhost:8080', '') })).rawPayload)).replace(/[ \t]+/g, ' ');
+      const [firstSender, otherSender] = shops[0]!.trackingNumber < shops[1]!.trackingNumber ? [sampleShipment.from.name, 'Anna Schmidt'] : ['Anna Schmidt', sampleShipment.from.name];
+      assert.ok(text.includes(firstSender) && !text.includes(otherSender), `the shipper is ${firstSender}: ${text.slice(0, 600)}`);
+      // A London postcode written two ways is one place.
+      const london = { ...sampleShipment, from: { name: 'Tea Ltd', street1: '10 Downing Street', city: 'London', postalCode: 'SW1A 2AA', country: 'GB' } };
+      const other = await t.newAccount();
+      const teas = [...(await labelsOf(t, other.apiKey, 1, london)), ...(await labelsOf(t, other.apiKey, 1, { ...london, from: { ...london.from, name: 'Biscuits Ltd', postalCode: 'sw1a2aa' } }))];
+      const tea = await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': other.apiKey }, payload: { carrier: 'UPS', fromPostalCode: 'sw1a 2aa' } });
+      assert.equal(tea.statusCode, 201, tea.body);
+      assert.deepEqual(new Set(tea.json().labelIds), new Set(teas.map((l) => l.id)));
     });
 
     it('two manifests made at the same moment never share a label', async () => {
@@ -292,6 +395,23 @@ forEachDatabase((database) => {
       assert.equal(events.length, 5, 'one shipment.in_transit per label, for its webhooks');
       assert.equal(new Set(events.map((e) => e.shipment_id)).size, 5);
       assert.equal(m.labelCount, 5);
+    });
+
+    it('the sandbox\'s acceptance scan puts each manifest\'s parcels at its own shipper\'s place', async () => {
+      while ((await scanManifests(t.ctx)) > 0);
+      const acct = await t.newAccount();
+      const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload });
+      const [memphis] = await labelsOf(t, acct.apiKey, 1, MEMPHIS);
+      const [berlin] = await labelsOf(t, acct.apiKey, 1);
+      assert.equal((await post({ carrier: 'UPS', fromPostalCode: '38118' })).statusCode, 201);
+      assert.equal((await post({ carrier: 'UPS', fromPostalCode: '10115' })).statusCode, 201);
+      assert.equal(await scanManifests(t.ctx), 2);
+      const acceptance = async (id: string) => {
+        const res = (await t.app.inject({ method: 'GET', url: `/v1/labels/${id}/trackingnumber?format=detailed`, headers: { 'x-api-key': acct.apiKey } })).json();
+        return res.events.find((e: { description: string }) => e.description === ACCEPTED);
+      };
+      assert.equal((await acceptance(memphis!.id))?.location, 'Memphis, TN, US');
+      assert.equal((await acceptance(berlin!.id))?.location, 'Berlin, DE');
     });
   });
 });
