@@ -14,6 +14,8 @@ import { PAGE, sentAgain, type Dashboard } from './routes.ts';
 const PER_PAGE = 25;
 
 const counted = (n: number) => `${n} ${n === 1 ? 'label' : 'labels'}`;
+/** `1 label of UPS waits`, `2 labels of UPS wait`. */
+const waitingOf = (n: number, carrier: string) => `${counted(n)} of ${carrier} ${n === 1 ? 'waits' : 'wait'}`;
 /** What every page that asks first says of the labels it counts. */
 const WAITING = 'every active one on no manifest yet; returns’ labels are left out, the customer hands those to the carrier';
 
@@ -89,7 +91,7 @@ ${olderLink(`${base}/manifests`, {}, page, rows, 'Older manifests')}${cursor ? h
           title: `Close the day for ${carrier}?`,
           section: 'manifests',
           body: (token) => html`<h1>Close the day for ${carrier}?</h1>
-<p>${changed ? 'Nothing was done yet: since this page was shown, labels from more than one place have come to wait. ' : ''}${counted(total)} of ${carrier} wait for a manifest now (${WAITING}), sent from ${places.length} places. A manifest stands for the parcels on one truck, so each place’s day is closed on a manifest of its own: press the button of each place whose parcels the driver takes. Each manifest takes the labels waiting at its place when its button is pressed. Labels on a manifest can no longer be invalidated, and a manifest cannot be undone.</p>
+<p>${changed ? 'Nothing was done yet: since this page was shown, labels from more than one place have come to wait. ' : ''}${waitingOf(total, carrier)} for a manifest now (${WAITING}), sent from ${places.length} places. A manifest stands for the parcels on one truck, so each place’s day is closed on a manifest of its own: press the button of each place whose parcels the driver takes. Each manifest takes the labels waiting at its place when its button is pressed. Labels on a manifest can no longer be invalidated, and a manifest cannot be undone.</p>
 ${places.map((p, i) => html`<section aria-labelledby="place-${i + 1}">
 <h2 id="place-${i + 1}">${p.name}</h2>
 <p>${counted(p.labels.length)} of ${carrier} sent from here.</p>
@@ -109,7 +111,7 @@ ${places.map((p, i) => html`<section aria-labelledby="place-${i + 1}">
             section: 'manifests',
             body: confirmation({
               question: `Close the day for ${carrier}?`,
-              consequence: `${counted(waiting)} of ${carrier} wait for a manifest now (${WAITING}), all sent from ${places[0]!.name}. The manifest takes those waiting when the button is pressed, for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
+              consequence: `${waitingOf(waiting, carrier)} for a manifest now (${WAITING}), all sent from ${places[0]!.name}. The manifest takes those waiting when the button is pressed, for the driver to scan. Labels on a manifest can no longer be invalidated, and the manifest cannot be undone.`,
               action: `${base}/manifests`,
               button: `Close the day for ${carrier}`,
               cancel: `${base}/manifests`,

@@ -92,6 +92,8 @@ forEachDatabase((database) => {
       assert.equal(api[0].number, number);
       assert.deepEqual(new Set(api[0].labelIds), new Set(ups.map((l) => l.id)));
       assert.ok(!api[0].labelIds.includes(usps[0]!.id));
+      // One label waiting is said in the singular.
+      assert.match(textOf(await v.post('/dashboard/manifests', { carrier: 'USPS' }, '/dashboard/manifests')), /Close the day for USPS\? 1 label of USPS waits for a manifest now \(/);
 
       // A label on the manifest: its shipment's page says so instead of offering to invalidate it.
       const shipmentOf = (label: object) => (label as { shipmentId: string }).shipmentId;
