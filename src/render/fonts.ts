@@ -60,6 +60,11 @@ export function loadFace(face: Face): LoadedFont {
 function shaper(font: Font): Font {
   const f = Object.create(font) as Font;
   f.getGlyph = (id: number, codePoints: number[] = []) => Object.create(font.getGlyph(id, codePoints), { codePoints: { value: codePoints } }) as Glyph;
+  // fontkit makes a font's layout engine on first use and keeps it on that object; one inherited from
+  // `font` would call `font.getGlyph`. So this one gets its own now, made for it, whichever lays out first.
+  const engine = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(font), '_layoutEngine')?.get;
+  if (!engine) throw new Error("fontkit's layout engine is not where the text shaping expects it (src/render/fonts.ts)");
+  engine.call(f);
   return f;
 }
 
@@ -114,7 +119,13 @@ export function shape(text: string, face: Face): ShapedText {
   let s = cache.get(text);
   if (s) return s;
   const f = loadFace(face);
-  const run = f.shaper.layout(text, NO_LIGATURES);
+  const codePoints = Array.from(text, (c) => c.codePointAt(0)!);
+  let run = f.font.layout(text, NO_LIGATURES);
+  // One glyph a character, as in most text: each glyph is its character (pdf.ts). Otherwise (lam-alef,
+  // marks) shaped again through `shaper`, whose glyphs say their characters: it costs about twice as
+  // much, since fontkit's remembered glyph metrics are not reused.
+  const oneToOne = run.glyphs.length === codePoints.length;
+  if (!oneToOne) run = f.shaper.layout(text, NO_LIGATURES);
   const glyphs: number[] = [];
   const xs: number[] = [];
   const ys: number[] = [];
@@ -130,11 +141,10 @@ export function shape(text: string, face: Face): ShapedText {
     xOffset.push(p.xOffset);
     pen += p.xAdvance;
   }
-  const codePoints = Array.from(text, (c) => c.codePointAt(0)!);
-  const chars = run.glyphs.map((g) => [...g.codePoints]);
+  const chars = oneToOne ? undefined : run.glyphs.map((g) => [...g.codePoints]);
   s = {
     glyphs, x: xs, y: ys, xAdvance, xOffset, advance: pen, unitsPerEm: f.unitsPerEm,
-    rtl: run.direction === 'rtl', codePoints, chars: sameCharacters(chars.flat(), codePoints) ? chars : undefined,
+    rtl: run.direction === 'rtl', codePoints, chars: chars && sameCharacters(chars.flat(), codePoints) ? chars : undefined,
   };
   cache.set(text, s);
   return s;
