@@ -115,7 +115,8 @@ ${places.map((p, i) => html`<section aria-labelledby="place-${i + 1}">
               action: `${base}/manifests`,
               button: `Close the day for ${carrier}`,
               cancel: `${base}/manifests`,
-              hidden: { carrier, formKey },
+              // The place it names: pressed after another place's labels came to wait, it still closes this one's day.
+              hidden: { carrier, formKey, place: places[0]!.key },
             }),
           });
         }
@@ -147,7 +148,8 @@ ${places.map((p, i) => html`<section aria-labelledby="place-${i + 1}">
       }
       let notice = `Manifest ${manifest!.number} was made for ${manifest!.carrier} with ${counted(manifest!.labelCount)}.`;
       if (place !== undefined) {
-        const others = (await placesWaitingForManifest(ctx, accountId, carrier as Carrier)).length;
+        // Labels that came to wait at this place meanwhile are not another place's.
+        const others = (await placesWaitingForManifest(ctx, accountId, carrier as Carrier)).filter((p) => p.key !== place).length;
         if (others > 0) notice += ` Labels of ${carrier} sent from ${others} other ${others === 1 ? 'place' : 'places'} still wait: close the day for ${carrier} again for ${others === 1 ? 'it' : 'them'}.`;
       }
       return d.redirect(reply, '/manifests', notice);

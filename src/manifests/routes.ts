@@ -47,7 +47,7 @@ export function manifestRoutes(app: FastifyInstance, ctx: AppContext): void {
             minLength: 2,
             maxLength: 16,
             pattern: POSTAL_CODE_PATTERN,
-            description: "Without `labelIds` (not with them): only the waiting labels sent from this postal code, compared in the country's spelling (`sw1a2aa` is `SW1A 2AA`): one place's end of day when the account ships from several. None is 422 `NOTHING_TO_MANIFEST` naming the places that wait; two places sharing the postal code are 422 `MIXED_SENDERS` (then `labelIds`).",
+            description: "Without `labelIds` (not with them): every waiting label sent from this postal code, however its street is written, compared in the country's spelling (`sw1a2aa` is `SW1A 2AA`; a US ZIP+4 as its ZIP): one place's end of day when the account ships from several. None is 422 `NOTHING_TO_MANIFEST` naming the places that wait; two warehouses sharing a postal code are told apart with `labelIds`.",
           },
         },
       },

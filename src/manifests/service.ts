@@ -88,9 +88,14 @@ const folded = (s: string | undefined) => tidy(s).normalize('NFC').toUpperCase()
  * country's spelling (`sw1a2aa` is `SW1A 2AA`).
  */
 function placeKey(from: Sender): string {
-  const country = tidy(from.country).toUpperCase();
-  const postalCode = from.postalCode ? canonicalPostal(country, from.postalCode) : '';
-  return JSON.stringify([from.street1, from.street2, from.city, from.state, postalCode, country].map(folded));
+  return JSON.stringify([from.street1, from.street2, from.city, from.state, postalOf(from.country, from.postalCode), tidy(from.country).toUpperCase()].map(folded));
+}
+
+/** A postal code in its country's spelling; a US ZIP+4 as its ZIP, since the +4 names a delivery point, not a place. */
+function postalOf(country: string, postalCode: string | undefined): string {
+  if (!postalCode) return '';
+  const code = canonicalPostal(tidy(country).toUpperCase(), postalCode);
+  return tidy(country).toUpperCase() === 'US' ? code.slice(0, 5) : code;
 }
 
 function placeName(from: Sender): string {
@@ -98,10 +103,10 @@ function placeName(from: Sender): string {
   return [from.street1, from.street2, from.city, locality, from.country].map(tidy).filter(Boolean).join(', ');
 }
 
-/** Whether the place's postal code is `postalCode`, both in the place's country's spelling. */
+/** Whether the place's postal code is `postalCode`, both in the place's country's spelling (a US ZIP+4 as its ZIP). */
 function atPostalCode(place: SenderPlace, postalCode: string): boolean {
   const from = place.labels[0]!.from;
-  return from.postalCode !== undefined && canonicalPostal(from.country, postalCode) === canonicalPostal(from.country, from.postalCode);
+  return from.postalCode !== undefined && postalOf(from.country, postalCode) === postalOf(from.country, from.postalCode);
 }
 
 /** The labels grouped by place, each place in the order of its first label. */
@@ -126,8 +131,9 @@ export async function placesWaitingForManifest(ctx: AppContext, accountId: strin
 
 /**
  * The labels a manifest takes: the named ones, from one place (400 naming the first from another place
- * than labelIds[0]'s); or the carrier's waiting labels of one place, chosen by `fromPostalCode` or
- * (the dashboard) by the place's key, or the only place they come from (422 MIXED_SENDERS when several).
+ * than labelIds[0]'s); or the carrier's waiting labels of one place: every one sent from `fromPostalCode`
+ * (the caller says they are one place's, however their streets are written), those of the place the
+ * dashboard chose by its key, or of the only place they come from (422 MIXED_SENDERS when several).
  */
 async function labelsFor(tx: Tx, accountId: string, input: NewManifest, place: string | undefined): Promise<{ labels: ManifestedLabel[]; named: boolean }> {
   const { carrier } = input;
@@ -151,9 +157,14 @@ async function labelsFor(tx: Tx, accountId: string, input: NewManifest, place: s
     if (postal !== undefined && waiting.length > 0) throw nothingToManifest(`no active ${carrier} label of this account sent from postal code ${tidy(postal)} is waiting for a manifest; ${carrier} labels wait from ${listed(waiting)}`);
     throw nothingToManifest(`no active ${carrier} label of this account is waiting for a manifest${place === undefined ? '' : ' from that place'}`);
   }
+  // Named by its postal code, the place is every address written there (`Dr` and `Drive`).
+  if (postal !== undefined) return { labels: places.flatMap((p) => p.labels).sort((a, b) => (a.id < b.id ? -1 : 1)), named: false };
   if (places.length > 1) {
-    const how = postal === undefined ? 'close each place\'s day on its own manifest, with its labelIds (or its fromPostalCode, where no other place shares it)' : `they share postal code ${tidy(postal)}, so close each place's day with its labelIds`;
-    throw new AppError(422, 'MIXED_SENDERS', `the waiting ${carrier} labels${postal === undefined ? '' : ` sent from postal code ${tidy(postal)}`} come from ${places.length} places, and a manifest stands for one place's parcels: ${listed(places)}; ${how}; nothing was put on a manifest`);
+    throw new AppError(
+      422,
+      'MIXED_SENDERS',
+      `the waiting ${carrier} labels come from ${places.length} places, and a manifest stands for one place's parcels: ${listed(places)}; close each place's day on its own manifest, with its fromPostalCode (or its labelIds); nothing was put on a manifest`,
+    );
   }
   return { labels: places[0]!.labels, named: false };
 }

@@ -59,7 +59,7 @@ forEachDatabase((database) => {
       const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
       assert.equal(asked.statusCode, 200, textOf(asked).slice(0, 1000));
       assert.match(textOf(asked), /Close the day for UPS\? 2 labels of UPS wait for a manifest now \(every active one on no manifest yet; returns’ labels are left out/);
-      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="formKey" value="[0-9a-f-]{36}"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day for UPS<\/button>/);
+      assert.match(asked.body, /<input type="hidden" name="carrier" value="UPS"><input type="hidden" name="formKey" value="[0-9a-f-]{36}"><input type="hidden" name="place" value="[^"]+"><input type="hidden" name="confirmed" value="yes"><button type="submit" class="danger">Close the day for UPS<\/button>/);
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json().length, 0);
       const closed = await v.post('/dashboard/manifests', { carrier: 'UPS', confirmed: 'yes' }, '/dashboard/manifests');
       assert.equal(closed.statusCode, 303, textOf(closed).slice(0, 1000));
@@ -213,21 +213,37 @@ forEachDatabase((database) => {
       assert.equal((await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests')).statusCode, 422);
     });
 
-    it('one place: the page that asks first names it; a press of its button after labels from a second place came to wait asks for a place, making nothing', async () => {
+    it('one place: the page that asks first names it, and its button closes that place\'s day, even once labels from a second place wait, or nothing when that place has none left', async () => {
       const acct = await t.newAccount();
       const v = await signedIn(t, acct.accountId);
-      await labelsOf(t, acct.apiKey, 2, MEMPHIS);
-      const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
-      assert.equal(asked.statusCode, 200);
+      const memphis = await labelsOf(t, acct.apiKey, 2, MEMPHIS);
+      const ask = async () => {
+        const asked = await v.post('/dashboard/manifests', { carrier: 'UPS' }, '/dashboard/manifests');
+        assert.equal(asked.statusCode, 200);
+        return asked;
+      };
+      const asked = await ask();
       assert.match(textOf(asked), /2 labels of UPS wait for a manifest now \([^)]*\), all sent from 4100 Distribution Dr, Memphis, TN 38118, US\./);
-      assert.ok(!asked.body.includes('name="place"'), 'one place: its button closes the carrier\'s day as ever');
-      const formKey = /name="formKey" value="([0-9a-f-]{36})"/.exec(asked.body)![1]!;
-      await labelsOf(t, acct.apiKey, 1);
-      const pressed = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey, confirmed: 'yes' }, '/dashboard/manifests');
-      assert.equal(pressed.statusCode, 200, textOf(pressed).slice(0, 600));
-      assert.match(textOf(pressed), /Nothing was done yet: since this page was shown, labels from more than one place have come to wait\. 3 labels of UPS wait/);
-      assert.equal((pressed.body.match(/name="place"/g) ?? []).length, 2);
-      assert.equal(await countManifests(t, acct.apiKey), 0);
+      const field = (body: string, name: string) => decodeEntities(new RegExp(`name="${name}" value="([^"]+)"`).exec(body)![1]!);
+      const formKey = field(asked.body, 'formKey');
+      const place = field(asked.body, 'place');
+      // A Berlin label comes to wait before the button is pressed: the button still closes Memphis's day, and says Berlin's waits.
+      const berlin = await labelsOf(t, acct.apiKey, 1);
+      const pressed = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey, place, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(pressed.statusCode, 303, textOf(pressed).slice(0, 600));
+      const made = (await t.app.inject({ method: 'GET', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey } })).json();
+      assert.deepEqual(new Set(made[0].labelIds), new Set(memphis.map((l) => l.id)));
+      assert.equal(noticeOf(pressed), `Manifest ${made[0].number} was made for UPS with 2 labels. Labels of UPS sent from 1 other place still wait: close the day for UPS again for it.`);
+      // Memphis's day closed elsewhere meanwhile (the API), a page naming Memphis pressed later makes nothing of Berlin's labels.
+      await labelsOf(t, acct.apiKey, 1, MEMPHIS);
+      const again = await ask();
+      const secondKey = field(again.body, 'formKey');
+      assert.equal((await t.app.inject({ method: 'POST', url: '/v1/manifests', headers: { 'x-api-key': acct.apiKey }, payload: { carrier: 'UPS', fromPostalCode: '38118' } })).statusCode, 201);
+      const late = await v.post('/dashboard/manifests', { carrier: 'UPS', formKey: secondKey, place, confirmed: 'yes' }, '/dashboard/manifests');
+      assert.equal(late.statusCode, 422, textOf(late).slice(0, 600));
+      assert.match(textOf(late), /no active UPS label of this account is waiting for a manifest from that place/);
+      assert.equal(await countManifests(t, acct.apiKey), 2);
+      assert.equal((await t.ctx.db.selectFrom('labels').select('manifest_id').where('id', '=', berlin[0]!.id).executeTakeFirstOrThrow()).manifest_id, null, "Berlin's label waits still");
     });
 
     it("another account's manifests are not listed, and the form needs its token", async () => {
