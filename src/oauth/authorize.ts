@@ -186,14 +186,15 @@ export async function decide(ctx: AppContext, form: Record<string, string>, brow
   if (decision !== 'approve' && decision !== 'deny') return errorPage(400, 'Invalid answer', 'Choose Allow or Deny.');
   const user = await findUser(ctx.db, pending.user_id);
   if (!user) return errorPage(400, 'Sign-in expired', FORM_EXPIRED);
-  // Disabled since signing in: no grant (a code made in the moment of disabling is refused at the token endpoint).
-  if (user.disabled) return errorPage(403, 'User disabled', 'This user can no longer sign in or allow access. Ask the account\'s administrator.');
   const state = pending.state;
 
   if (decision === 'deny') {
     if (!(await store.completePendingRequest(ctx.db, pending.id))) return errorPage(400, 'Sign-in expired', FORM_EXPIRED);
     return redirectTo(ctx, pending.redirect_uri, { error: 'access_denied', error_description: 'the user denied the request', state });
   }
+  // Disabled since signing in: Deny still goes back to the client (above), Allow grants nothing (a code
+  // made in the moment of disabling is refused at the token endpoint).
+  if (user.disabled) return errorPage(403, 'User disabled', 'This user can no longer sign in or allow access. Ask the account\'s administrator.');
   // Prefixed, like every credential the service hands out, so one found where it should not be (a log, a request id) is known for what it is.
   const code = `ac_${randomToken(43)}`;
   const answered = await ctx.db.transaction().execute(async (tx) => {

@@ -275,7 +275,9 @@ forEachDatabase((database) => {
       assert.equal((await postForm(t, '/oauth/authorize/sign-in', { request: b.request, csrf_token: b.csrf, email: setup.email, password: PASSWORD }, b.cookie)).statusCode, 400);
     });
 
-    it('a user disabled on the consent page allows nothing: an error page, no code', async () => {
+    const enableUser = (app: typeof t, email: string) => app.ctx.db.updateTable('users').set({ disabled_at: null }).where('email', '=', email.toLowerCase()).execute();
+
+    it('a user disabled on the consent page allows nothing: an error page, no code; Deny still goes back to the client', async () => {
       const setup = await setupOAuth(t);
       const b = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
       const consent = await signIn(t, b, setup.email, PASSWORD);
@@ -287,6 +289,14 @@ forEachDatabase((database) => {
       assert.equal(res.headers.location, undefined);
       assert.match(res.body, /User disabled/);
       assert.equal(await countRows(t.ctx, 'oauth_authorization_codes'), codes);
+      // Deny still goes back to the client, so its flow ends.
+      const b2 = await openAuthorize(t, authorizeQuery(setup, pkce().challenge));
+      await enableUser(t, setup.email);
+      const consent2 = await signIn(t, b2, setup.email, PASSWORD);
+      await disableUser(t.ctx.db, setup.email);
+      const denied = await postForm(t, '/oauth/authorize/consent', { request: b2.request, csrf_token: hiddenField(consent2.body, 'csrf_token'), decision: 'deny' }, b2.cookie);
+      assert.equal(denied.statusCode, 303, denied.body);
+      assert.equal(new URL(String(denied.headers.location)).searchParams.get('error'), 'access_denied');
     });
 
     it('a code whose user was disabled after consenting is refused at the token endpoint, whether or not the grant was ended', async () => {
