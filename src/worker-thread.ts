@@ -45,16 +45,19 @@ export async function startWorkerThread(config: Config, onUnexpectedExit: (code:
     });
   });
   return {
+    // Once stopping, the thread may be gone: a scrape then has the API thread's metrics alone, at once.
     metrics: () =>
-      new Promise((resolve) => {
-        const onMessage = (m: FromThread) => {
-          if (!('metrics' in m)) return;
-          thread.off('message', onMessage);
-          resolve(m.metrics);
-        };
-        thread.on('message', onMessage);
-        send('metrics');
-      }),
+      stopping
+        ? Promise.resolve([])
+        : new Promise((resolve) => {
+            const onMessage = (m: FromThread) => {
+              if (!('metrics' in m)) return;
+              thread.off('message', onMessage);
+              resolve(m.metrics);
+            };
+            thread.on('message', onMessage);
+            send('metrics');
+          }),
     async stop() {
       stopping = true;
       unsubscribe();

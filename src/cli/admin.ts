@@ -177,7 +177,7 @@ async function run(ctx: AppContext, argv: string[]): Promise<{ json: Record<stri
         // Only active keys are revoked: one revoked earlier is named as such, not as unknown.
         const earlier = err instanceof NotFound ? (await listApiKeys(ctx.db)).find((k) => k.revoked_at && (k.prefix.startsWith(arg) || arg.startsWith(k.prefix))) : undefined;
         if (!earlier) throw err;
-        return { json: { revoked: arg, alreadyRevoked: true }, text: `api key ${arg} was already revoked on ${earlier.revoked_at}; nothing changed` };
+        return { json: { revoked: earlier.prefix, alreadyRevoked: true }, text: `api key ${earlier.prefix}…${earlier.name ? ` "${earlier.name}"` : ''} was already revoked on ${earlier.revoked_at}; nothing changed` };
       }
       return { json: { revoked: revoked.prefix }, text: `revoked ${revoked.prefix}…${revoked.name ? ` "${revoked.name}"` : ''}` };
     }

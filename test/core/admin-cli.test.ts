@@ -170,7 +170,7 @@ forEachDatabase((database) => {
       assert.deepEqual(oneJsonObject(again.stdout), { revoked: revokedKey.slice(0, 16), alreadyRevoked: true });
       const text = await runs.revokeAgainText!;
       assert.equal(text.code, 0, text.stderr);
-      assert.match(text.stdout, new RegExp(`^api key ${revokedKey.slice(0, 16)} was already revoked on \\d{4}-`));
+      assert.match(text.stdout, new RegExp(`^api key ${revokedKey.slice(0, 16)}… was already revoked on \\d{4}-`));
       assert.doesNotMatch(text.stdout + text.stderr, /not found/);
     });
 

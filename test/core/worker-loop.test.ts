@@ -94,7 +94,7 @@ describe('worker loop: when each job last ran', () => {
       idleMs: 50,
       async run() {
         runs++;
-        if (runs === 2) throw new Error('the database is down');
+        if (runs >= 2) throw new Error('the database is down');
         return 0;
       },
     };
@@ -105,9 +105,9 @@ describe('worker loop: when each job last ran', () => {
       await sleep(20);
       const first = await lastRun();
       assert.ok(first !== undefined && Math.abs(first - Date.now() / 1000) < 1, `the first run's end, in Unix seconds: ${first}`);
-      // The second run fails; the third comes after its pause (100 ms at most here).
+      // Every run after the first fails: the value moves on all the same.
       while (runs < 3) await sleep(20);
-      assert.ok((await lastRun())! > first, 'moved on by the failed run and the ones after it');
+      assert.ok((await lastRun())! > first, 'moved on by the failed runs');
     } finally {
       await worker.stop();
     }
