@@ -169,10 +169,24 @@ function faceOf(codePoint: number, bold: boolean): Face | undefined {
   return undefined;
 }
 
-/** A text's runs of one face each: DejaVu's, and the CJK faces' for what DejaVu lacks. */
+const RIGHT_TO_LEFT = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+const LEFT_TO_RIGHT = /[\p{L}\p{Nd}]/u;
+
+/** A character's own direction: right to left (Hebrew, Arabic letters and digits), left to right (other letters, digits), or none (spaces, punctuation, marks). */
+function directionOf(ch: string): 'rtl' | 'ltr' | undefined {
+  if (RIGHT_TO_LEFT.test(ch)) return 'rtl';
+  return LEFT_TO_RIGHT.test(ch) ? 'ltr' : undefined;
+}
+
+/**
+ * A text's runs of one face each (DejaVu's, and the CJK faces' for what DejaVu lacks) and of one
+ * direction: in `شارع 12` the number is a run of its own, so it is not drawn right to left (`21`).
+ */
 export function faceRuns(text: string, bold = false): { face: Face; text: string }[] {
   const dejavu: Face = bold ? 'b' : 'r';
-  const runs: { face: Face; text: string }[] = [];
+  const runs: { face: Face; text: string; direction?: 'rtl' | 'ltr' }[] = [];
+  // Directions matter only where a right-to-left character is (most text has none: one test).
+  const mixed = RIGHT_TO_LEFT.test(text);
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
     const last = runs.at(-1);
@@ -180,10 +194,23 @@ export function faceRuns(text: string, bold = false): { face: Face; text: string
     // the run's face has (else DejaVu draws it, which has every mark `cleanText` keeps).
     const joins = last && (cp === 0x20 || (/\p{M}/u.test(ch) && has(last.face, cp)));
     const face = joins ? last.face : (faceOf(cp, bold) ?? dejavu);
-    if (last?.face === face) last.text += ch;
-    else runs.push({ face, text: ch });
+    const direction = joins || !mixed ? undefined : directionOf(ch);
+    // A character with no direction of its own goes on with the run it is in.
+    if (last?.face === face && (direction === undefined || last.direction === undefined || last.direction === direction)) {
+      last.text += ch;
+      last.direction ??= direction;
+    } else runs.push({ face, text: ch, direction });
   }
-  return runs;
+  return runs.map(({ face, text }) => ({ face, text }));
+}
+
+/** Whether a line reads right to left: its first character with a direction is Hebrew, Arabic, …. */
+export function rightToLeft(text: string): boolean {
+  for (const ch of text) {
+    const direction = directionOf(ch);
+    if (direction) return direction === 'rtl';
+  }
+  return false;
 }
 
 /** A run of one face, shaped and placed: its left edge, and points per font unit. */
@@ -210,8 +237,9 @@ export function placeText(t: { text: string; size: number; x: number; bold?: boo
     runs.push({ face, text, shaped, scale: t.size / shaped.unitsPerEm, left: 0 });
   }
   // A line that starts right to left (Hebrew, Arabic) reads its runs from the right, as fontkit
-  // reads the characters inside each run: `שלום 東京` is drawn `東京 םולש`. (No full bidi algorithm.)
-  const visual = runs[0]?.shaped.rtl ? runs.toReversed() : runs;
+  // reads the characters inside each run: `שלום 東京` is drawn `東京 םולש`, `شارع 12` `12 عراش`.
+  // (Not the full bidi algorithm: a line's runs go one way, the line's.)
+  const visual = rightToLeft(t.text) ? runs.toReversed() : runs;
   for (const r of visual) {
     r.left = width;
     width += r.shaped.advance * r.scale;

@@ -11,7 +11,7 @@ import { Resvg } from '@resvg/resvg-js';
 import fc from 'fast-check';
 import { LABEL_SIZES, LABEL_FORMATS, layoutLabel, renderLabel } from '../../src/render/index.ts';
 import type { LabelData } from '../../src/render/index.ts';
-import { faceRuns, placeText, textWidth } from '../../src/render/fonts.ts';
+import { faceRuns, loadFace, placeText, textWidth } from '../../src/render/fonts.ts';
 import { cleanText, fitText, postalCapitals } from '../../src/render/text.ts';
 import { DHL_LABEL, NASTY_LABEL, UPS_LABEL } from './fixtures.ts';
 
@@ -182,6 +182,23 @@ describe('text in runs of one face', () => {
     assert.ok(Math.abs(p.width - textWidth('שלום 東京', 10)) < 1e-9);
     const ltr = placeText({ text: 'Tokyo 東京', size: 10, x: 0 });
     assert.ok(ltr.runs[0]!.left < ltr.runs[1]!.left, 'left to right otherwise');
+  });
+
+  it('a number or a Latin word inside a right-to-left line is drawn left to right: a house number is not reversed', () => {
+    const one = loadFace('r').font.glyphForCodePoint(0x31).id;
+    const two = loadFace('r').font.glyphForCodePoint(0x32).id;
+    for (const text of ['شارع الملك فهد 12', 'רחוב הרצל 12']) {
+      const p = placeText({ text, size: 10, x: 0 });
+      assert.deepEqual(p.runs.map((r) => r.text), [text.slice(0, -2), '12'], text);
+      const [words, number] = p.runs;
+      assert.ok(words!.shaped.rtl && !number!.shaped.rtl, text);
+      assert.deepEqual(number!.shaped.glyphs, [one, two], `${text}: 1 then 2, left to right`);
+      assert.ok(number!.left < words!.left, `${text}: the number at the line's left end, where a right-to-left reader ends`);
+      assert.ok(Math.abs(p.width - textWidth(text, 10)) < 1e-9);
+    }
+    // A Latin name inside Arabic keeps its letters' order; a line of Latin text with no right-to-left character is one run.
+    assert.deepEqual(faceRuns('شركة ACME للتجارة').map((r) => r.text), ['شركة ', 'ACME ', 'للتجارة']);
+    assert.deepEqual(faceRuns('Suite 12, Building 3'), [{ face: 'r', text: 'Suite 12, Building 3' }]);
   });
 });
 
