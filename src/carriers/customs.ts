@@ -283,6 +283,9 @@ export function needsCommercialInvoice(customs: Customs): boolean {
   return customs.contentsType === 'merchandise' || customs.contentsType === 'sample' || customs.contentsType === 'returned_goods';
 }
 
+/** How much two weights that add up to the same may differ by floating-point arithmetic alone (a relative share). */
+export const WEIGHT_SLACK = 1e-9;
+
 const GRAMS = { g: 1, kg: 1000, oz: 28.349523125, lb: 453.59237 } as const;
 
 export function grams(w: { value: number; unit: keyof typeof GRAMS }): number {

@@ -12,7 +12,7 @@ import type { Address, Parcel } from '../carriers/types.ts';
 import { addressSchema } from '../http/schemas.ts';
 import { customsSchema, parcelSchema } from './schemas.ts';
 export { shipmentStatuses } from './schemas.ts';
-import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, type Customs } from '../carriers/customs.ts';
+import { crossesCustomsBorder, currencyDigits, customsPlaceName, customsTerritoryOf, EEI_THRESHOLD_USD, grams, WEIGHT_SLACK, inMinorUnits, inUspsNetwork, isCurrencyCode, isMilitaryPost, isUsExport, linesNeedingEei, localPlaceOf, type Customs } from '../carriers/customs.ts';
 import { isCountryCode } from '../countries.ts';
 
 export type { Address, Parcel };
@@ -292,7 +292,7 @@ function customsProblems(input: NewShipment, prefix: string, againstParcel = tru
   });
   const net = c.items.reduce((sum, item) => sum + grams(item.netWeight), 0);
   const gross = againstParcel ? grams(input.parcel.weight) : Number.POSITIVE_INFINITY;
-  if (net > gross * (1 + 1e-9)) out.push({ field: at('items'), message: `the items' net weights add up to ${inParcelUnit(net, input.parcel.weight)}, more than the parcel's ${input.parcel.weight.value} ${input.parcel.weight.unit}` });
+  if (net > gross * (1 + WEIGHT_SLACK)) out.push({ field: at('items'), message: `the items' net weights add up to ${inParcelUnit(net, input.parcel.weight)}, more than the parcel's ${input.parcel.weight.value} ${input.parcel.weight.unit}` });
   out.push(...eeiProblems(input, c, at('eelPfc')));
   return out;
 }

@@ -3,7 +3,7 @@
 // text (pdftotext reads it back) and the tracking number is the waybill number, printed and as a
 // Code 128 barcode on every page. The items table continues on as many pages as it takes (up to 50
 // items), and the totals and the signature follow the last item.
-import { currencyDigits, eeiCitation, grams, needsCommercialInvoice, totalValue, type Customs } from '../../carriers/customs.ts';
+import { WEIGHT_SLACK, currencyDigits, eeiCitation, grams, needsCommercialInvoice, totalValue, type Customs } from '../../carriers/customs.ts';
 import type { Address } from '../../carriers/types.ts';
 import { countryName } from '../../countries.ts';
 import { linearBarcode } from '../barcodes.ts';
@@ -134,7 +134,7 @@ function grossText(gross: Weight, unit: Weight['unit'], net: NetWeights): string
   const value = inUnit(gross, unit);
   const netTotal = net.total.split(' ')[0]!;
   const printed = decimal(value, Math.max(ownDecimals(value), netTotal.split('.')[1]?.length ?? 0));
-  const notHeavier = net.exact <= value * (1 + 1e-12);
+  const notHeavier = net.exact <= value * (1 + WEIGHT_SLACK);
   return `${notHeavier && Number(netTotal) > Number(printed) ? netTotal : printed} ${unit}`;
 }
 
