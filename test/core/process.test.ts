@@ -72,30 +72,36 @@ async function startWithKey(prefix: string, env: Record<string, string>) {
   return { dir, port, key, server };
 }
 
+/**
+ * `POST /v1/shipments` in flight while the service receives SIGTERM: `Expect: 100-continue`, so the
+ * server's "100 Continue" proves it has the request; the body is sent only after the signal.
+ */
+function shipmentAcrossSigterm(server: ReturnType<typeof spawnChild>, port: number, key: string, agent: Agent | false): Promise<{ status: number; body: string; connection: string | undefined }> {
+  const body = Buffer.from(JSON.stringify(sampleShipment));
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path: '/v1/shipments', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': body.length, expect: '100-continue' } }, (r) => {
+      let text = '';
+      r.on('data', (d) => (text += d));
+      r.on('end', () => resolve({ status: r.statusCode!, body: text, connection: r.headers.connection }));
+    });
+    req.on('error', reject);
+    req.on('continue', () => {
+      server.process.kill('SIGTERM');
+      server
+        .waitFor(/shutting down: finishing in-flight requests/)
+        .then(() => req.end(body))
+        .catch(reject);
+    });
+    req.flushHeaders();
+  });
+}
+
 describe('graceful shutdown', () => {
   it('SIGTERM: a request in flight completes with 201, then the process exits 0', async () => {
     const { dir, port, key, server } = await startWithKey('shutdown-', { LOG_LEVEL: 'info' });
     try {
       await server.waitFor(/is serving/);
-      const body = Buffer.from(JSON.stringify(sampleShipment));
-      // `Expect: 100-continue`: the server's "100 Continue" proves it has the request; the body is sent
-      // only after the signal, so the request is certainly in flight while the process shuts down.
-      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/shipments', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': body.length, expect: '100-continue' } }, (r) => {
-          let text = '';
-          r.on('data', (d) => (text += d));
-          r.on('end', () => resolve({ status: r.statusCode!, body: text }));
-        });
-        req.on('error', reject);
-        req.on('continue', () => {
-          server.process.kill('SIGTERM');
-          server
-            .waitFor(/shutting down: finishing in-flight requests/)
-            .then(() => req.end(body))
-            .catch(reject);
-        });
-        req.flushHeaders();
-      });
+      const res = await shipmentAcrossSigterm(server, port, key, false);
       assert.equal(res.status, 201, res.body);
       assert.equal(JSON.parse(res.body).carrier, 'UPS');
       assert.deepEqual(await server.exited, { code: 0, signal: null });
@@ -118,23 +124,8 @@ describe('graceful shutdown with kept-alive connections', () => {
       // A connection kept alive and idle from an earlier request, and one with a request in flight.
       const health = await fetchWith(agent, port, 'GET', '/v1/health');
       assert.equal(health.headers.connection, 'keep-alive');
-      const body = Buffer.from(JSON.stringify(sampleShipment));
-      const answered = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-        const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path: '/v1/shipments', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': body.length, expect: '100-continue' } }, (r) => {
-          r.resume();
-          r.on('end', () => resolve({ status: r.statusCode!, connection: r.headers.connection }));
-        });
-        req.on('error', reject);
-        req.on('continue', () => {
-          server.process.kill('SIGTERM');
-          server
-            .waitFor(/shutting down: finishing in-flight requests/)
-            .then(() => req.end(body))
-            .catch(reject);
-        });
-        req.flushHeaders();
-      });
-      assert.deepEqual(await answered, { status: 201, connection: 'close' });
+      const answered = await shipmentAcrossSigterm(server, port, key, agent);
+      assert.deepEqual([answered.status, answered.connection], [201, 'close']);
       // Closed by the service once answered, though the client would have kept it: no 20 s wait, no exit 1.
       assert.deepEqual(await server.exited, { code: 0, signal: null });
       assert.match(server.stdout(), /"msg":"stopped"/);
