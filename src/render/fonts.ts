@@ -187,20 +187,31 @@ export function faceRuns(text: string, bold = false): { face: Face; text: string
   const runs: { face: Face; text: string; direction?: 'rtl' | 'ltr' }[] = [];
   // Directions matter only where a right-to-left character is (most text has none: one test).
   const mixed = RIGHT_TO_LEFT.test(text);
+  const line = mixed && rightToLeft(text) ? 'rtl' : 'ltr';
+  // Spaces after a run that goes against the line wait for the next character: they go on with that
+  // run if it goes on (`ACME Corp`), else they begin the next run, which then takes the line's way
+  // (`شقة 345 الطابق`: the space after 345 belongs to the Arabic words on either side of it).
+  let waiting = '';
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
     const last = runs.at(-1);
+    if (mixed && cp === 0x20 && last?.direction !== undefined && last.direction !== line) {
+      waiting += ch;
+      continue;
+    }
     // A space goes on with the run it is in, so a CJK line is not cut at every space; so does a mark
     // the run's face has (else DejaVu draws it, which has every mark `cleanText` keeps).
-    const joins = last && (cp === 0x20 || (/\p{M}/u.test(ch) && has(last.face, cp)));
+    const joins = last && waiting === '' && (cp === 0x20 || (/\p{M}/u.test(ch) && has(last.face, cp)));
     const face = joins ? last.face : (faceOf(cp, bold) ?? dejavu);
     const direction = joins || !mixed ? undefined : directionOf(ch);
     // A character with no direction of its own goes on with the run it is in.
     if (last?.face === face && (direction === undefined || last.direction === undefined || last.direction === direction)) {
-      last.text += ch;
+      last.text += waiting + ch;
       last.direction ??= direction;
-    } else runs.push({ face, text: ch, direction });
+    } else runs.push({ face, text: waiting + ch, direction });
+    waiting = '';
   }
+  if (waiting) runs.at(-1)!.text += waiting;
   return runs.map(({ face, text }) => ({ face, text }));
 }
 

@@ -197,7 +197,9 @@ describe('text in runs of one face', () => {
       assert.ok(Math.abs(p.width - textWidth(text, 10)) < 1e-9);
     }
     // A Latin name inside Arabic keeps its letters' order; a line of Latin text with no right-to-left character is one run.
-    assert.deepEqual(faceRuns('شركة ACME للتجارة').map((r) => r.text), ['شركة ', 'ACME ', 'للتجارة']);
+    assert.deepEqual(faceRuns('شركة ACME Corp للتجارة').map((r) => r.text), ['شركة ', 'ACME Corp', ' للتجارة']);
+    // A space between a number and the Arabic after it goes with the Arabic: one space each side of 345 when drawn.
+    assert.deepEqual(faceRuns('شقة 345 الطابق 7').map((r) => r.text), ['شقة ', '345', ' الطابق ', '7']);
     assert.deepEqual(faceRuns('Suite 12, Building 3'), [{ face: 'r', text: 'Suite 12, Building 3' }]);
   });
 });
