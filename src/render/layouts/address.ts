@@ -21,6 +21,16 @@ const printedIn = (line: string, part: string): boolean => {
 /** Stands in a template for a state that was not sent, so that the separator written before it goes with it. */
 const NO_STATE = '\uE000';
 
+/**
+ * A template's line without what stands for nothing sent: the country's code where a template prints
+ * it (the country has a line of its own, or none at home), the state that was not sent with the
+ * separator before it (`Chiyoda-ku, 100-0005`, `Sao Paulo -`), and a separator left at either end.
+ */
+function withoutUnsent(line: string, country: string): string {
+  const parts = line.replace(new RegExp(`[\\s,–-]*${NO_STATE}`, 'g'), '').replace(new RegExp(`(^|,\\s*)${country}$`), '');
+  return cleanText(parts).replace(/^[\s,–-]+|[\s,–-]+$/g, '');
+}
+
 /** The US and the places whose address templates are the US's (its territories, Micronesia, the Marshall Islands): the USPS form. */
 const USPS_ADDRESSED = new Set(['US', 'PR', 'VI', 'GU', 'AS', 'MP', 'UM', 'FM', 'MH']);
 
@@ -47,10 +57,7 @@ export function localityLines(a: Address, international = false): string[] {
     lines = [];
   }
   lines = lines
-    // The country has a line of its own (or none at home): drop the code where a template prints it,
-    // and what a template left of a part that was not sent: the separator before a state (`Chiyoda-ku,
-    // 100-0005`, `Sao Paulo -`), one at either end.
-    .map((l) => cleanText(l.replace(new RegExp(`[\\s,–-]*${NO_STATE}`, 'g'), '').replace(new RegExp(`(^|,\\s*)${country}$`), '')).replace(/^[\s,–-]+|[\s,–-]+$/g, ''))
+    .map((l) => withoutUnsent(l, country))
     // A territory's template adds its country's line (`United States of America` for Puerto Rico,
     // `La Réunion, France`): a line with none of the parts sent is not the address's.
     .filter((l) => l && [city, postcode, state].some((part) => part && l.includes(part)));

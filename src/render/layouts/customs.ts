@@ -97,8 +97,9 @@ const MOST_EXTRA_DECIMALS = 6;
 interface NetWeights {
   /** Each item's line: `0.02835 kg`. */
   lines: string[];
-  /** Their total as printed: `1.4175 kg`. */
+  /** Their total as printed, in the total's unit: `1.4175`. */
   total: string;
+  unit: Weight['unit'];
   /** The items' true total, in the total's unit. */
   exact: number;
 }
@@ -120,22 +121,21 @@ function netWeights(items: Customs['items'], lineUnit: (w: Weight) => Weight['un
     const sum = printed.reduce((acc, p, k) => acc + inUnit({ value: Number(p), unit: shown[k]!.unit }, totalUnit), 0);
     if (Math.abs(sum - exact) < 0.5 * 10 ** -totalDigits || extra === MOST_EXTRA_DECIMALS) {
       const total = shown.every((w) => w.unit === totalUnit) ? addDecimals(printed) : decimal(sum, totalDigits);
-      return { lines: printed.map((p, k) => `${p} ${shown[k]!.unit}`), total: `${total} ${totalUnit}`, exact };
+      return { lines: printed.map((p, k) => `${p} ${shown[k]!.unit}`), total, unit: totalUnit, exact };
     }
   }
 }
 
 /**
- * The parcel's (gross) weight in `unit`, with at least the decimals of the net total, so that the two
+ * The parcel's (gross) weight in the net total's unit, with at least the decimals of the net total, so that the two
  * compare digit for digit; never less than that total when the items are not heavier than the parcel
  * (weighing all it does, their printed sum may be up to half a gram over the truth, and so over it).
  */
-function grossText(gross: Weight, unit: Weight['unit'], net: NetWeights): string {
-  const value = inUnit(gross, unit);
-  const netTotal = net.total.split(' ')[0]!;
-  const printed = decimal(value, Math.max(ownDecimals(value), netTotal.split('.')[1]?.length ?? 0));
+function grossText(gross: Weight, net: NetWeights): string {
+  const value = inUnit(gross, net.unit);
+  const printed = decimal(value, Math.max(ownDecimals(value), net.total.split('.')[1]?.length ?? 0));
   const notHeavier = net.exact <= value * (1 + WEIGHT_SLACK);
-  return `${notHeavier && Number(netTotal) > Number(printed) ? netTotal : printed} ${unit}`;
+  return `${notHeavier && Number(net.total) > Number(printed) ? net.total : printed} ${net.unit}`;
 }
 
 /** Sender and addressee as their posts read them (§16), each with its country: the documents cross a border. */
@@ -309,8 +309,8 @@ function declarationForm(d: LabelData, c: Customs, form: 'CN 22' | 'CN 23'): Dra
     { title: 'Country of origin', w: W - 2 * M - 435, value: (i) => `${i.originCountry} ${countryName(i.originCountry)}` },
   ]);
   keepTogether(f, (s, y) => {
-    s.text(M, y + 14, `Total net weight: ${net.total}`, 9, { bold: true });
-    s.text(M + 170, y + 14, `Total gross weight: ${grossText(d.parcel.weight, 'kg', net)}`, 9, { bold: true });
+    s.text(M, y + 14, `Total net weight: ${net.total} ${net.unit}`, 9, { bold: true });
+    s.text(M + 170, y + 14, `Total gross weight: ${grossText(d.parcel.weight, net)}`, 9, { bold: true });
     s.text(W - M, y + 14, `Total value: ${money(total.amount, total.currency)}`, 9, { bold: true, anchor: 'end' });
     s.text(M, y + 28, `Currency: ${total.currency}`, 9);
     y += 44;
@@ -339,8 +339,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   f.s.text(W - M, y + 23, `Waybill number: ${d.trackingNumber}`, 9, { anchor: 'end' });
   f.y = y + 32;
   // Each line in its own unit, both totals in the parcel's, so that they compare.
-  const unit = d.parcel.weight.unit;
-  const net = netWeights(c.items, (w) => w.unit, unit);
+  const net = netWeights(c.items, (w) => w.unit, d.parcel.weight.unit);
   itemsTable(f, c, [
     { title: 'Description', w: 150, wrap: true, value: (i) => i.description },
     { title: 'HS code', w: 70, value: (i) => i.hsCode },
@@ -354,7 +353,7 @@ function commercialInvoice(d: LabelData, c: Customs): Drawing[] {
   keepTogether(f, (s, y) => {
     s.text(W - M, y + 14, `Invoice total: ${money(total.amount, total.currency)}`, 10, { bold: true, anchor: 'end' });
     s.text(M, y + 14, `Currency: ${total.currency}`, 9);
-    s.text(M, y + 28, `Total net weight: ${net.total}   Gross weight: ${grossText(d.parcel.weight, unit, net)}   Packages: 1`, 9);
+    s.text(M, y + 28, `Total net weight: ${net.total} ${net.unit}   Gross weight: ${grossText(d.parcel.weight, net)}   Packages: 1`, 9);
     y += 44;
     for (const line of references(c, d).slice(2)) {
       s.text(M, y, line, 8.5, { maxWidth: W - 2 * M });
